@@ -1,0 +1,680 @@
+//! Message layouts: where each field of each message type lives inside a block.
+
+use std::collections::HashMap;
+
+use prost_reflect::{
+    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor,
+    OneofDescriptor, Syntax,
+};
+
+use crate::raw::{RawStr, RawVec};
+
+/// "No such index" for the `u32` index fields of [`FieldSlot`].
+pub const NO_INDEX: u32 = u32::MAX;
+
+/// Index of a [`MessageLayout`] in its [`Layouts`] table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LayoutIndex(u32);
+
+impl LayoutIndex {
+    /// The layout at position `index`.
+    pub const fn new(index: u32) -> LayoutIndex {
+        LayoutIndex(index)
+    }
+    /// Position in the table.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+    /// Position as `u32` (what compiled code carries).
+    pub const fn as_u32(self) -> u32 {
+        self.0
+    }
+}
+
+/// Index of a [`FieldSlot`] in its [`MessageLayout`] (slots are sorted by field number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SlotIndex(u32);
+
+impl SlotIndex {
+    /// The slot at position `index`.
+    pub const fn new(index: u32) -> SlotIndex {
+        SlotIndex(index)
+    }
+    /// Position in the layout.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A field's type, numbered as `FieldDescriptorProto.Type`.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum FieldKind {
+    Double = 1,
+    Float = 2,
+    Int64 = 3,
+    Uint64 = 4,
+    Int32 = 5,
+    Fixed64 = 6,
+    Fixed32 = 7,
+    Bool = 8,
+    String = 9,
+    Group = 10,
+    Message = 11,
+    Bytes = 12,
+    Uint32 = 13,
+    Enum = 14,
+    Sfixed32 = 15,
+    Sfixed64 = 16,
+    Sint32 = 17,
+    Sint64 = 18,
+}
+
+impl FieldKind {
+    /// The kind of a prost-reflect field kind (`is_group` tells groups from messages).
+    pub fn of(kind: &Kind, is_group: bool) -> FieldKind {
+        match kind {
+            Kind::Double => FieldKind::Double,
+            Kind::Float => FieldKind::Float,
+            Kind::Int64 => FieldKind::Int64,
+            Kind::Uint64 => FieldKind::Uint64,
+            Kind::Int32 => FieldKind::Int32,
+            Kind::Fixed64 => FieldKind::Fixed64,
+            Kind::Fixed32 => FieldKind::Fixed32,
+            Kind::Bool => FieldKind::Bool,
+            Kind::String => FieldKind::String,
+            Kind::Bytes => FieldKind::Bytes,
+            Kind::Uint32 => FieldKind::Uint32,
+            Kind::Enum(_) => FieldKind::Enum,
+            Kind::Sfixed32 => FieldKind::Sfixed32,
+            Kind::Sfixed64 => FieldKind::Sfixed64,
+            Kind::Sint32 => FieldKind::Sint32,
+            Kind::Sint64 => FieldKind::Sint64,
+            Kind::Message(_) if is_group => FieldKind::Group,
+            Kind::Message(_) => FieldKind::Message,
+        }
+    }
+
+    /// The wire type a single value of this kind is written with.
+    pub const fn wire_type(self) -> u8 {
+        match self {
+            FieldKind::Double | FieldKind::Fixed64 | FieldKind::Sfixed64 => 1,
+            FieldKind::Float | FieldKind::Fixed32 | FieldKind::Sfixed32 => 5,
+            FieldKind::String | FieldKind::Bytes | FieldKind::Message => 2,
+            FieldKind::Group => 3,
+            _ => 0,
+        }
+    }
+
+    /// Bytes of one value inline in a block (a pointer for singular messages).
+    pub const fn value_size(self) -> u32 {
+        match self {
+            FieldKind::Bool => 1,
+            FieldKind::Float
+            | FieldKind::Fixed32
+            | FieldKind::Sfixed32
+            | FieldKind::Int32
+            | FieldKind::Uint32
+            | FieldKind::Sint32
+            | FieldKind::Enum => 4,
+            FieldKind::Double
+            | FieldKind::Fixed64
+            | FieldKind::Sfixed64
+            | FieldKind::Int64
+            | FieldKind::Uint64
+            | FieldKind::Sint64 => 8,
+            FieldKind::String | FieldKind::Bytes => std::mem::size_of::<RawStr>() as u32,
+            FieldKind::Message | FieldKind::Group => std::mem::size_of::<usize>() as u32,
+        }
+    }
+
+    /// Whether repeated fields of this kind may use packed encoding.
+    pub const fn is_packable(self) -> bool {
+        !matches!(
+            self,
+            FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group
+        )
+    }
+
+    /// Whether this is a message or group (a child block).
+    pub const fn is_message(self) -> bool {
+        matches!(self, FieldKind::Message | FieldKind::Group)
+    }
+
+    /// Fixed encoded width of a packable kind (0 for varints).
+    pub const fn fixed_width(self) -> u32 {
+        match self.wire_type() {
+            1 => 8,
+            5 => 4,
+            _ => 0,
+        }
+    }
+}
+
+/// How many values a field holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Repetition {
+    /// One value, inline (or a child pointer).
+    Singular,
+    /// A [`RawVec`] of values (message values are inline child blocks).
+    Repeated,
+    /// A [`RawVec`] of map-entry blocks, in wire order; lookups take the last key.
+    Map,
+}
+
+/// Where one field lives in its message's block, and how to decode it. Plain data: the
+/// descriptor it came from is kept in the layout's cold table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldSlot {
+    /// Field number.
+    pub number: u32,
+    /// Byte offset of the value (or of the `RawVec`, or of the child pointer) in the block.
+    pub offset: u32,
+    /// Field type.
+    pub kind: FieldKind,
+    /// Singular, repeated or map.
+    pub repetition: Repetition,
+    /// Presence bit (index into the presence words), or [`NO_INDEX`]: fields without
+    /// explicit presence, messages (a non-null pointer is presence), repeated fields,
+    /// oneof members (the case word is presence).
+    pub hasbit: u32,
+    /// Index of the containing (non-synthetic) oneof in the layout, or [`NO_INDEX`].
+    pub oneof: u32,
+    /// Layout of the message / group / map-entry type, or [`NO_INDEX`].
+    pub child: u32,
+    /// Bytes per element of a repeated field (a whole child block for messages).
+    pub elem_size: u32,
+    /// Written packed by an encoder (decoders accept both forms regardless).
+    pub packed: bool,
+    /// An enum whose unknown values go to unknown fields (proto2 enums).
+    pub closed_enum: bool,
+    /// A `string` that must be valid UTF-8 (proto3).
+    pub validate_utf8: bool,
+    /// An extension field (proto2), rather than a declared field.
+    pub is_extension: bool,
+}
+
+impl SlotDescriptor {
+    /// Field name (the full name, for extensions).
+    pub fn name(&self) -> &str {
+        match self {
+            SlotDescriptor::Field(f) => f.name(),
+            SlotDescriptor::Extension(e) => e.full_name(),
+        }
+    }
+    /// Field number.
+    pub fn number(&self) -> u32 {
+        match self {
+            SlotDescriptor::Field(f) => f.number(),
+            SlotDescriptor::Extension(e) => e.number(),
+        }
+    }
+    /// Field type.
+    pub fn kind(&self) -> Kind {
+        match self {
+            SlotDescriptor::Field(f) => f.kind(),
+            SlotDescriptor::Extension(e) => e.kind(),
+        }
+    }
+    /// JSON name.
+    pub fn json_name(&self) -> &str {
+        match self {
+            SlotDescriptor::Field(f) => f.json_name(),
+            SlotDescriptor::Extension(e) => e.json_name(),
+        }
+    }
+    /// Whether the field distinguishes "absent" from its default value.
+    pub fn supports_presence(&self) -> bool {
+        match self {
+            SlotDescriptor::Field(f) => f.supports_presence(),
+            SlotDescriptor::Extension(e) => e.supports_presence(),
+        }
+    }
+}
+
+impl FieldSlot {
+    /// The one-or-two-byte tag this slot's non-packed values are written with.
+    pub const fn tag(&self) -> u32 {
+        (self.number << 3) | self.kind.wire_type() as u32
+    }
+}
+
+/// The descriptor a slot was made from.
+#[derive(Clone, Debug)]
+pub enum SlotDescriptor {
+    /// A field declared in the message.
+    Field(FieldDescriptor),
+    /// An extension of the message.
+    Extension(ExtensionDescriptor),
+}
+
+/// One message type's block layout: `[presence words][oneof case words][unknown fields +
+/// 16-byte slots][8-byte slots][4-byte slots][1-byte slots]`, padded to 8.
+#[derive(Clone, Debug)]
+pub struct MessageLayout {
+    size: u32,
+    hasbit_words: u32,
+    oneof_case_offset: u32,
+    unknown_offset: u32,
+    is_map_entry: bool,
+    slots: Vec<FieldSlot>,
+    /// `dense[n]` = slot index of field number `n`, `u16::MAX` if none (small numbers).
+    dense: Vec<u16>,
+    // Cold data.
+    descriptor: MessageDescriptor,
+    slot_descriptors: Vec<SlotDescriptor>,
+    oneofs: Vec<OneofDescriptor>,
+    /// Per slot: the sorted values of a closed enum (empty for other slots).
+    closed_enum_values: Vec<Box<[i32]>>,
+    /// Per slot: the value a singular scalar field reads as when absent.
+    defaults: Vec<Option<prost_reflect::Value>>,
+}
+
+impl MessageLayout {
+    /// Block size in bytes (a multiple of 8).
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    /// Number of `u32` presence words at the start of the block.
+    pub fn hasbit_words(&self) -> u32 {
+        self.hasbit_words
+    }
+    /// Byte offset of the case word of oneof `i` (it holds the active field number, 0 = none).
+    pub fn oneof_case_offset(&self, oneof: u32) -> u32 {
+        self.oneof_case_offset + 4 * oneof
+    }
+    /// Byte offset of the unknown-fields [`RawVec`] of [`RawStr`] spans.
+    pub fn unknown_offset(&self) -> u32 {
+        self.unknown_offset
+    }
+    /// Whether this is a synthetic map entry (key = field 1, value = field 2).
+    pub fn is_map_entry(&self) -> bool {
+        self.is_map_entry
+    }
+    /// All slots, sorted by field number.
+    pub fn slots(&self) -> &[FieldSlot] {
+        &self.slots
+    }
+    /// The slot at `index`.
+    pub fn slot(&self, index: SlotIndex) -> &FieldSlot {
+        &self.slots[index.index()]
+    }
+    /// The slot of field `number`, if the message declares (or is extended with) it.
+    #[inline]
+    pub fn slot_by_number(&self, number: u32) -> Option<SlotIndex> {
+        if let Some(&i) = self.dense.get(number as usize) {
+            return (i != u16::MAX).then_some(SlotIndex(i as u32));
+        }
+        self.slots
+            .binary_search_by_key(&number, |s| s.number)
+            .ok()
+            .map(|i| SlotIndex(i as u32))
+    }
+    /// The message type this layout is for.
+    pub fn descriptor(&self) -> &MessageDescriptor {
+        &self.descriptor
+    }
+    /// The descriptor of the slot at `index`.
+    pub fn slot_descriptor(&self, index: SlotIndex) -> &SlotDescriptor {
+        &self.slot_descriptors[index.index()]
+    }
+    /// Whether `value` is a declared value of the closed enum in slot `index`.
+    #[inline]
+    pub fn closed_enum_has(&self, index: SlotIndex, value: i32) -> bool {
+        self.closed_enum_values[index.index()].binary_search(&value).is_ok()
+    }
+    /// The sorted declared values of the closed enum in slot `index` (empty otherwise).
+    pub fn closed_enum_values(&self, index: SlotIndex) -> &[i32] {
+        &self.closed_enum_values[index.index()]
+    }
+    /// The value an absent singular scalar field reads as (proto2 declared defaults,
+    /// else the zero value); `None` for messages and repeated fields.
+    pub fn slot_default(&self, index: SlotIndex) -> Option<&prost_reflect::Value> {
+        self.defaults[index.index()].as_ref()
+    }
+    /// The oneofs (non-synthetic), indexed as [`FieldSlot::oneof`].
+    pub fn oneofs(&self) -> &[OneofDescriptor] {
+        &self.oneofs
+    }
+}
+
+/// A layout could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// A message type has more fields than a layout indexes.
+    #[error("message type `{0}` has more than 65534 fields and extensions")]
+    TooManyFields(String),
+}
+
+/// The layouts of every message type in a descriptor pool, indexed by [`LayoutIndex`].
+#[derive(Clone, Debug)]
+pub struct Layouts {
+    pool: DescriptorPool,
+    layouts: Vec<MessageLayout>,
+    by_name: HashMap<String, LayoutIndex>,
+    /// One zeroed block per layout: the default instance an absent message reads as.
+    empty_blocks: std::sync::Arc<Vec<Box<[u64]>>>,
+}
+
+impl Layouts {
+    /// Computes the layout of every message type in `pool`, in O(fields + extensions).
+    pub fn new(pool: &DescriptorPool) -> Result<Layouts, LayoutError> {
+        let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
+        let by_name: HashMap<String, LayoutIndex> = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32)))
+            .collect();
+        let mut extensions: Vec<Vec<ExtensionDescriptor>> = vec![Vec::new(); messages.len()];
+        for ext in pool.all_extensions() {
+            if let Some(&li) = by_name.get(ext.containing_message().full_name()) {
+                extensions[li.index()].push(ext);
+            }
+        }
+        // Sizes first: a repeated message field stores child blocks inline, so its element
+        // size is the child's block size, which depends only on the child's own fields.
+        let mut layouts = Vec::with_capacity(messages.len());
+        for (i, msg) in messages.iter().enumerate() {
+            layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name)?);
+        }
+        for li in 0..layouts.len() {
+            for si in 0..layouts[li].slots.len() {
+                let slot = layouts[li].slots[si];
+                if slot.kind.is_message() && slot.repetition != Repetition::Singular {
+                    layouts[li].slots[si].elem_size = layouts[slot.child as usize].size;
+                }
+            }
+        }
+        for layout in &layouts {
+            check_layout(layout);
+        }
+        let empty_blocks = layouts.iter().map(|l| vec![0u64; l.size as usize / 8].into_boxed_slice()).collect();
+        Ok(Layouts { pool: pool.clone(), layouts, by_name, empty_blocks: std::sync::Arc::new(empty_blocks) })
+    }
+
+    /// The pool these layouts were computed from.
+    pub fn pool(&self) -> &DescriptorPool {
+        &self.pool
+    }
+    /// Number of layouts.
+    pub fn len(&self) -> usize {
+        self.layouts.len()
+    }
+    /// Whether the pool has no message types.
+    pub fn is_empty(&self) -> bool {
+        self.layouts.is_empty()
+    }
+    /// The layout at `index`.
+    #[inline]
+    pub fn get(&self, index: LayoutIndex) -> &MessageLayout {
+        &self.layouts[index.index()]
+    }
+    /// The default instance of layout `index`: a zeroed block (every field absent).
+    pub fn empty_block(&self, index: LayoutIndex) -> crate::BlockRef<'_> {
+        let block = &self.empty_blocks[index.index()];
+        // SAFETY: a zeroed, 8-aligned block of the layout's size is a valid empty message
+        // (invariant 1); it is never written and lives as long as `self`.
+        unsafe {
+            crate::BlockRef::from_raw(
+                std::ptr::NonNull::new(block.as_ptr() as *mut u8).unwrap(),
+                &self.layouts[index.index()],
+            )
+        }
+    }
+    /// The layout of the message type with this full name.
+    pub fn index_of(&self, full_name: &str) -> Option<LayoutIndex> {
+        self.by_name.get(full_name.trim_start_matches('.')).copied()
+    }
+    /// All layouts in index order.
+    pub fn iter(&self) -> impl Iterator<Item = (LayoutIndex, &MessageLayout)> {
+        self.layouts.iter().enumerate().map(|(i, l)| (LayoutIndex(i as u32), l))
+    }
+    /// Every layout reachable from `root` through message, group and map fields (root
+    /// first, then breadth-first).
+    pub fn reachable(&self, root: LayoutIndex) -> Vec<LayoutIndex> {
+        let mut seen = vec![false; self.layouts.len()];
+        let mut order = vec![root];
+        seen[root.index()] = true;
+        let mut i = 0;
+        while i < order.len() {
+            for slot in &self.layouts[order[i].index()].slots {
+                if slot.child != NO_INDEX && !seen[slot.child as usize] {
+                    seen[slot.child as usize] = true;
+                    order.push(LayoutIndex(slot.child));
+                }
+            }
+            i += 1;
+        }
+        order
+    }
+}
+
+fn is_closed_enum(kind: &Kind) -> bool {
+    matches!(kind, Kind::Enum(e) if e.parent_file().syntax() == Syntax::Proto2)
+}
+
+struct Pending {
+    slot: FieldSlot,
+    desc: SlotDescriptor,
+    /// Bytes this slot needs in the block (oneof members are placed once per oneof).
+    size: u32,
+}
+
+fn build_layout(
+    msg: &MessageDescriptor,
+    extensions: Vec<ExtensionDescriptor>,
+    by_name: &HashMap<String, LayoutIndex>,
+) -> Result<MessageLayout, LayoutError> {
+    let child_of = |kind: &Kind| match kind {
+        Kind::Message(m) => by_name[m.full_name()].0,
+        _ => NO_INDEX,
+    };
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut hasbits = 0u32;
+    let oneofs: Vec<OneofDescriptor> = msg.oneofs().filter(|o| !o.is_synthetic()).collect();
+    let oneof_index = |f: &FieldDescriptor| -> u32 {
+        match f.containing_oneof() {
+            Some(o) if !o.is_synthetic() => {
+                oneofs.iter().position(|x| x.name() == o.name()).unwrap() as u32
+            }
+            _ => NO_INDEX,
+        }
+    };
+    let mut add = |number: u32,
+                   kind: Kind,
+                   is_group: bool,
+                   cardinality: Cardinality,
+                   is_map: bool,
+                   is_packed: bool,
+                   supports_presence: bool,
+                   oneof: u32,
+                   desc: SlotDescriptor| {
+        let fk = FieldKind::of(&kind, is_group);
+        let repetition = if is_map {
+            Repetition::Map
+        } else if cardinality == Cardinality::Repeated {
+            Repetition::Repeated
+        } else {
+            Repetition::Singular
+        };
+        let hasbit = if repetition == Repetition::Singular
+            && supports_presence
+            && oneof == NO_INDEX
+            && !fk.is_message()
+        {
+            hasbits += 1;
+            hasbits - 1
+        } else {
+            NO_INDEX
+        };
+        let size = if repetition == Repetition::Singular {
+            fk.value_size()
+        } else {
+            std::mem::size_of::<RawVec>() as u32
+        };
+        let proto3 = msg.parent_file().syntax() == Syntax::Proto3;
+        pending.push(Pending {
+            slot: FieldSlot {
+                number,
+                offset: 0,
+                kind: fk,
+                repetition,
+                hasbit,
+                oneof,
+                child: child_of(&kind),
+                elem_size: fk.value_size(),
+                packed: is_packed,
+                closed_enum: is_closed_enum(&kind),
+                validate_utf8: fk == FieldKind::String && proto3,
+                is_extension: matches!(desc, SlotDescriptor::Extension(_)),
+            },
+            desc,
+            size,
+        });
+    };
+    for f in msg.fields() {
+        let oneof = oneof_index(&f);
+        add(
+            f.number(),
+            f.kind(),
+            f.is_group(),
+            f.cardinality(),
+            f.is_map(),
+            f.is_packed(),
+            f.supports_presence(),
+            oneof,
+            SlotDescriptor::Field(f),
+        );
+    }
+    for e in extensions {
+        add(
+            e.number(),
+            e.kind(),
+            e.is_group(),
+            e.cardinality(),
+            e.is_map(),
+            e.is_packed(),
+            true,
+            NO_INDEX,
+            SlotDescriptor::Extension(e),
+        );
+    }
+    if pending.len() >= u16::MAX as usize {
+        return Err(LayoutError::TooManyFields(msg.full_name().to_owned()));
+    }
+    pending.sort_by_key(|p| p.slot.number);
+
+    // Header: presence words, then one case word per oneof, then 8-byte alignment.
+    let hasbit_words = hasbits.div_ceil(32);
+    let oneof_case_offset = 4 * hasbit_words;
+    let mut cursor = (oneof_case_offset + 4 * oneofs.len() as u32).next_multiple_of(8);
+
+    // Oneof members share one slot sized for the widest member.
+    let mut oneof_size = vec![0u32; oneofs.len()];
+    for p in &pending {
+        if p.slot.oneof != NO_INDEX {
+            let s = &mut oneof_size[p.slot.oneof as usize];
+            *s = (*s).max(p.size);
+        }
+    }
+    // Place by descending alignment class so that nothing needs padding: 16-byte values
+    // (8-aligned), then 8, 4, 1. The unknown-field vector opens the 16-byte class.
+    let unknown_offset = cursor;
+    cursor += std::mem::size_of::<RawVec>() as u32;
+    let mut oneof_offset = vec![NO_INDEX; oneofs.len()];
+    for class in [16u32, 8, 4, 1] {
+        for (o, &size) in oneof_size.iter().enumerate() {
+            if size == class {
+                oneof_offset[o] = cursor;
+                cursor += size;
+            }
+        }
+        for p in pending.iter_mut() {
+            if p.slot.oneof == NO_INDEX && p.size == class {
+                p.slot.offset = cursor;
+                cursor += p.size;
+            }
+        }
+    }
+    for p in pending.iter_mut() {
+        if p.slot.oneof != NO_INDEX {
+            p.slot.offset = oneof_offset[p.slot.oneof as usize];
+        }
+    }
+    let size = cursor.next_multiple_of(8);
+
+    let max_number = pending.last().map_or(0, |p| p.slot.number);
+    let dense_len = (max_number as usize + 1).min(1024);
+    let mut dense = vec![u16::MAX; dense_len];
+    for (i, p) in pending.iter().enumerate() {
+        if (p.slot.number as usize) < dense_len {
+            dense[p.slot.number as usize] = i as u16;
+        }
+    }
+    let closed_enum_values = pending
+        .iter()
+        .map(|p| {
+            let kind = match &p.desc {
+                SlotDescriptor::Field(f) => f.kind(),
+                SlotDescriptor::Extension(e) => e.kind(),
+            };
+            match kind {
+                Kind::Enum(e) if p.slot.closed_enum => {
+                    let mut v: Vec<i32> = e.values().map(|v| v.number()).collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v.into_boxed_slice()
+                }
+                _ => Box::default(),
+            }
+        })
+        .collect();
+    let defaults = pending
+        .iter()
+        .map(|p| {
+            if p.slot.repetition != Repetition::Singular || p.slot.kind.is_message() {
+                return None;
+            }
+            Some(match &p.desc {
+                SlotDescriptor::Field(f) => f.default_value(),
+                SlotDescriptor::Extension(e) => e.default_value(),
+            })
+        })
+        .collect();
+    let (slots, slot_descriptors) = pending.into_iter().map(|p| (p.slot, p.desc)).unzip();
+    Ok(MessageLayout {
+        size,
+        hasbit_words,
+        oneof_case_offset,
+        unknown_offset,
+        is_map_entry: msg.is_map_entry(),
+        slots,
+        dense,
+        descriptor: msg.clone(),
+        slot_descriptors,
+        oneofs,
+        closed_enum_values,
+        defaults,
+    })
+}
+
+/// Crate invariant 2: every slot inside the block, naturally aligned. A layout bug here
+/// would let the decoders write out of bounds, so this is checked in release builds too.
+fn check_layout(layout: &MessageLayout) {
+    assert!(layout.size % 8 == 0 && layout.size >= 16);
+    assert!(layout.unknown_offset % 8 == 0 && layout.unknown_offset + 16 <= layout.size);
+    for slot in &layout.slots {
+        let size = match slot.repetition {
+            Repetition::Singular => slot.kind.value_size(),
+            _ => 16,
+        };
+        let align = size.min(8);
+        assert!(slot.offset % align == 0, "misaligned slot in {}", layout.descriptor.full_name());
+        assert!(slot.offset + size <= layout.size, "slot outside block");
+        assert!(slot.offset >= layout.oneof_case_offset(layout.oneofs.len() as u32));
+        assert!(slot.hasbit == NO_INDEX || slot.hasbit < 32 * layout.hasbit_words);
+        assert!(slot.oneof == NO_INDEX || (slot.oneof as usize) < layout.oneofs.len());
+        assert!(slot.elem_size > 0);
+    }
+}

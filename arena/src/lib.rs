@@ -1,0 +1,46 @@
+//! protojit's memory model: how a decoded message lives in memory.
+//!
+//! Data flows one way through protojit: schema → **layout** → engine → tree → views.
+//! This crate owns the first link and the shape of the tree:
+//!
+//! - [`Layouts`] / [`MessageLayout`] / [`FieldSlot`]: one layout per message type of a
+//!   [`prost_reflect::DescriptorPool`], computed once, telling where every field lives
+//!   inside a message block.
+//! - [`Arena`]: the bump allocator every block and vector of one decoded tree lives in.
+//! - [`RawStr`] / [`RawVec`]: the raw field representations inside blocks.
+//! - [`BlockMut`]: the only writer of blocks, used by both decode engines.
+//! - [`runtime`]: `extern "C"` slow-path helpers shared by the interpreter and compiled code.
+//! - [`DecodeError`]: what a decoder reports for malformed input (kind + byte offset).
+//!
+//! # Invariants
+//!
+//! These hold for every block reachable from a decoded root; everything `unsafe` in
+//! protojit relies on them and nothing else:
+//!
+//! 1. A block of layout `L` is `L.size()` bytes, 8-byte aligned, zero-initialised at
+//!    allocation, and lives in the [`Arena`] of its tree.
+//! 2. Every [`FieldSlot`] of `L` lies inside `L.size()` and is naturally aligned
+//!    ([`Layouts::new`] checks this once per layout).
+//! 3. A singular message slot holds null or a pointer to a block of the slot's child layout;
+//!    for a oneof member this holds only while the oneof's case word names that member.
+//! 4. A [`RawVec`] holds `cap` elements of the slot's element size, the first `len`
+//!    initialised (message elements are whole child blocks, stored inline).
+//! 5. A [`RawStr`] points at `len` bytes inside the input or the arena of its tree.
+
+mod arena;
+mod block;
+mod error;
+mod layout;
+mod raw;
+pub mod runtime;
+pub mod wire;
+
+pub use arena::Arena;
+
+pub use error::{DecodeError, DecodeErrorKind};
+pub use layout::{
+    FieldKind, FieldSlot, LayoutError, SlotDescriptor, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex,
+    NO_INDEX,
+};
+pub use raw::{RawStr, RawVec};
+pub use block::{BlockMut, BlockRef, Inline};

@@ -1,0 +1,152 @@
+//! Wire-format primitives shared by both decode engines and the encoders.
+
+use crate::error::{DecodeError, DecodeErrorKind};
+
+/// Wire type 0: varint.
+pub const VARINT: u8 = 0;
+/// Wire type 1: 8 bytes little-endian.
+pub const FIXED64: u8 = 1;
+/// Wire type 2: length-delimited.
+pub const LEN: u8 = 2;
+/// Wire type 3: start group.
+pub const SGROUP: u8 = 3;
+/// Wire type 4: end group.
+pub const EGROUP: u8 = 4;
+/// Wire type 5: 4 bytes little-endian.
+pub const FIXED32: u8 = 5;
+
+/// Largest valid field number.
+pub const MAX_FIELD_NUMBER: u32 = (1 << 29) - 1;
+
+/// Reads a varint starting at `buf[pos]`; returns the value and the position after it.
+/// Bits past 64 are dropped (as protobuf does for 10-byte varints).
+#[inline]
+pub fn read_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> {
+    if let Some(&b) = buf.get(pos) {
+        if b < 0x80 {
+            return Ok((b as u64, pos + 1));
+        }
+    }
+    read_varint_slow(buf, pos)
+}
+
+#[cold]
+fn read_varint_slow(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let Some(&b) = buf.get(pos + i) else {
+            return Err(DecodeError::new(DecodeErrorKind::Truncated, pos));
+        };
+        value |= ((b & 0x7f) as u64).wrapping_shl(7 * i as u32);
+        if b < 0x80 {
+            return Ok((value, pos + i + 1));
+        }
+    }
+    Err(DecodeError::new(DecodeErrorKind::VarintTooLong, pos))
+}
+
+/// Reads a tag at `buf[pos]`: `(field number, wire type, next position)`, checking the
+/// number (1..=2^29-1) and the wire type (0..=5).
+#[inline]
+pub fn read_tag(buf: &[u8], pos: usize) -> Result<(u32, u8, usize), DecodeError> {
+    let (tag, next) = read_varint(buf, pos)?;
+    let wire_type = (tag & 7) as u8;
+    let number = tag >> 3;
+    if number == 0 {
+        return Err(DecodeError::new(DecodeErrorKind::FieldNumberZero, pos));
+    }
+    if number > MAX_FIELD_NUMBER as u64 {
+        return Err(DecodeError::new(DecodeErrorKind::FieldNumberTooLarge, pos));
+    }
+    if wire_type > 5 {
+        return Err(DecodeError::new(DecodeErrorKind::InvalidWireType, pos));
+    }
+    Ok((number as u32, wire_type, next))
+}
+
+/// Zigzag-decodes a 32-bit value.
+#[inline]
+pub const fn zigzag32(v: u32) -> i32 {
+    ((v >> 1) as i32) ^ -((v & 1) as i32)
+}
+
+/// Zigzag-decodes a 64-bit value.
+#[inline]
+pub const fn zigzag64(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Appends `v` as a varint.
+pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Encoded length of a varint.
+pub const fn varint_len(v: u64) -> usize {
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+/// Skips the value of a field of `wire_type` whose tag ended at `pos`, within `buf[..end]`.
+/// Groups are skipped to their matching end tag; `depth` counts toward `max_depth`.
+/// Returns the position after the value (after the end-group tag for groups).
+pub fn skip_value(
+    buf: &[u8],
+    tag_pos: usize,
+    pos: usize,
+    end: usize,
+    number: u32,
+    wire_type: u8,
+    depth: u32,
+    max_depth: u32,
+) -> Result<usize, DecodeError> {
+    let buf = &buf[..end];
+    match wire_type {
+        VARINT => Ok(read_varint(buf, pos)?.1),
+        FIXED64 => {
+            if end - pos < 8 {
+                Err(DecodeError::new(DecodeErrorKind::Truncated, pos))
+            } else {
+                Ok(pos + 8)
+            }
+        }
+        FIXED32 => {
+            if end - pos < 4 {
+                Err(DecodeError::new(DecodeErrorKind::Truncated, pos))
+            } else {
+                Ok(pos + 4)
+            }
+        }
+        LEN => {
+            let (len, next) = read_varint(buf, pos)?;
+            if len > (end - next) as u64 {
+                return Err(DecodeError::new(DecodeErrorKind::LengthOutOfBounds, pos));
+            }
+            Ok(next + len as usize)
+        }
+        SGROUP => {
+            if depth >= max_depth {
+                return Err(DecodeError::new(DecodeErrorKind::DepthLimitExceeded, tag_pos));
+            }
+            let mut p = pos;
+            loop {
+                if p >= end {
+                    return Err(DecodeError::new(DecodeErrorKind::UnterminatedGroup, tag_pos));
+                }
+                let (n, wt, next) = read_tag(buf, p)?;
+                if wt == EGROUP {
+                    if n != number {
+                        return Err(DecodeError::new(DecodeErrorKind::UnmatchedEndGroup, p));
+                    }
+                    return Ok(next);
+                }
+                p = skip_value(buf, p, next, end, n, wt, depth + 1, max_depth)?;
+            }
+        }
+        _ => Err(DecodeError::new(DecodeErrorKind::UnmatchedEndGroup, tag_pos)),
+    }
+}

@@ -1,0 +1,249 @@
+//! The table interpreter: decodes any message over its [`MessageLayout`], the oracle for
+//! the compiled decoder and its fallback.
+//!
+//! Positions are absolute offsets into the whole input, so an error's offset is always
+//! relative to the start of the input, and compiled code can hand any sub-range over.
+
+use protojit_arena::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use protojit_arena::{
+    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Layouts,
+    RawStr, Repetition, SlotIndex,
+};
+
+use crate::DecodeOptions;
+
+/// One decode run of the interpreter over one input.
+pub struct Interp<'a> {
+    layouts: &'a Layouts,
+    arena: &'a Arena,
+    buf: &'a [u8],
+    max_depth: u32,
+    validate_utf8: bool,
+}
+
+impl<'a> Interp<'a> {
+    /// An interpreter run over `buf`, allocating into `arena`.
+    pub fn new(layouts: &'a Layouts, arena: &'a Arena, buf: &'a [u8], opts: &DecodeOptions) -> Self {
+        Interp { layouts, arena, buf, max_depth: opts.max_depth, validate_utf8: opts.validate_utf8 }
+    }
+
+    /// Decodes `buf[pos..end]` as the fields of `block` (merging into what it holds).
+    /// `depth` is the block's nesting depth (root = 0). With `group = Some((number,
+    /// tag_pos))` the fields end at the matching end-group tag instead of at `end`;
+    /// returns the position after the fields (after the end-group tag for groups).
+    pub fn message(
+        &self,
+        block: &mut BlockMut<'_>,
+        mut pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<(u32, usize)>,
+    ) -> Result<usize, DecodeError> {
+        let buf = &self.buf[..end];
+        let layout = block.layout();
+        while pos < end {
+            let tag_pos = pos;
+            let (number, wt, next) = read_tag(buf, pos)?;
+            pos = next;
+            if wt == wire::EGROUP {
+                return match group {
+                    Some((n, _)) if n == number => Ok(pos),
+                    _ => Err(DecodeError::new(K::UnmatchedEndGroup, tag_pos)),
+                };
+            }
+            if let Some(si) = layout.slot_by_number(number) {
+                let slot = layout.slot(si);
+                if wt == slot.kind.wire_type() {
+                    pos = self.value(block, si, slot, tag_pos, pos, end, depth)?;
+                    continue;
+                }
+                if wt == wire::LEN && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
+                    pos = self.packed(block, si, slot, pos, end)?;
+                    continue;
+                }
+            }
+            // Unknown number, or a known number with the wrong wire type: kept as raw bytes.
+            let after = skip_value(buf, tag_pos, pos, end, number, wt, depth, self.max_depth)?;
+            block.push_unknown(RawStr::from_slice(&buf[tag_pos..after]), self.arena);
+            pos = after;
+        }
+        match group {
+            Some((_, tag_pos)) => Err(DecodeError::new(K::UnterminatedGroup, tag_pos)),
+            None => Ok(pos),
+        }
+    }
+
+    /// Decodes one non-packed value of slot `si` whose tag ended at `pos`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn value(
+        &self,
+        block: &mut BlockMut<'_>,
+        si: SlotIndex,
+        slot: &FieldSlot,
+        tag_pos: usize,
+        pos: usize,
+        end: usize,
+        depth: u32,
+    ) -> Result<usize, DecodeError> {
+        let buf = &self.buf[..end];
+        let repeated = slot.repetition != Repetition::Singular;
+        macro_rules! put {
+            ($v:expr) => {{
+                if repeated {
+                    block.push(si, $v, self.arena)
+                } else {
+                    block.set(si, $v)
+                }
+            }};
+        }
+        match slot.kind {
+            FieldKind::Int32 | FieldKind::Int64 | FieldKind::Uint32 | FieldKind::Uint64
+            | FieldKind::Sint32 | FieldKind::Sint64 | FieldKind::Bool | FieldKind::Enum => {
+                let (v, next) = read_varint(buf, pos)?;
+                match slot.kind {
+                    FieldKind::Int32 => put!(v as i32),
+                    FieldKind::Int64 => put!(v as i64),
+                    FieldKind::Uint32 => put!(v as u32),
+                    FieldKind::Uint64 => put!(v),
+                    FieldKind::Sint32 => put!(zigzag32(v as u32)),
+                    FieldKind::Sint64 => put!(zigzag64(v)),
+                    FieldKind::Bool => put!(v != 0),
+                    _ => {
+                        if slot.closed_enum && !block.layout().closed_enum_has(si, v as i32) {
+                            block.push_unknown(RawStr::from_slice(&buf[tag_pos..next]), self.arena);
+                        } else {
+                            put!(v as i32)
+                        }
+                    }
+                }
+                Ok(next)
+            }
+            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => {
+                let b: [u8; 4] = buf
+                    .get(pos..pos + 4)
+                    .ok_or(DecodeError::new(K::Truncated, pos))?
+                    .try_into()
+                    .unwrap();
+                match slot.kind {
+                    FieldKind::Fixed32 => put!(u32::from_le_bytes(b)),
+                    FieldKind::Sfixed32 => put!(i32::from_le_bytes(b)),
+                    _ => put!(f32::from_le_bytes(b)),
+                }
+                Ok(pos + 4)
+            }
+            FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
+                let b: [u8; 8] = buf
+                    .get(pos..pos + 8)
+                    .ok_or(DecodeError::new(K::Truncated, pos))?
+                    .try_into()
+                    .unwrap();
+                match slot.kind {
+                    FieldKind::Fixed64 => put!(u64::from_le_bytes(b)),
+                    FieldKind::Sfixed64 => put!(i64::from_le_bytes(b)),
+                    _ => put!(f64::from_le_bytes(b)),
+                }
+                Ok(pos + 8)
+            }
+            FieldKind::String | FieldKind::Bytes => {
+                let (start, stop) = self.length(buf, pos, end)?;
+                let bytes = &buf[start..stop];
+                if slot.validate_utf8 && self.validate_utf8 && !runtime::is_utf8(bytes) {
+                    return Err(DecodeError::new(K::InvalidUtf8, pos));
+                }
+                put!(RawStr::from_slice(bytes));
+                Ok(stop)
+            }
+            FieldKind::Message => {
+                let (start, stop) = self.length(buf, pos, end)?;
+                if depth >= self.max_depth {
+                    return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
+                }
+                let mut child = if repeated {
+                    block.push_child(si, self.arena, self.layouts)
+                } else {
+                    block.child(si, self.arena, self.layouts)
+                };
+                self.message(&mut child, start, stop, depth + 1, None)
+            }
+            FieldKind::Group => {
+                if depth >= self.max_depth {
+                    return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
+                }
+                let mut child = if repeated {
+                    block.push_child(si, self.arena, self.layouts)
+                } else {
+                    block.child(si, self.arena, self.layouts)
+                };
+                self.message(&mut child, pos, end, depth + 1, Some((slot.number, tag_pos)))
+            }
+        }
+    }
+
+    /// Reads a length prefix at `pos`: the value's `(start, end)`.
+    #[inline]
+    fn length(&self, buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
+        let (len, start) = read_varint(buf, pos)?;
+        if len > (end - start) as u64 {
+            return Err(DecodeError::new(K::LengthOutOfBounds, pos));
+        }
+        Ok((start, start + len as usize))
+    }
+
+    /// Decodes a packed run of slot `si` whose length prefix is at `pos`.
+    fn packed(
+        &self,
+        block: &mut BlockMut<'_>,
+        si: SlotIndex,
+        slot: &FieldSlot,
+        pos: usize,
+        end: usize,
+    ) -> Result<usize, DecodeError> {
+        let buf = &self.buf[..end];
+        let (start, stop) = self.length(buf, pos, end)?;
+        let width = slot.kind.fixed_width() as usize;
+        if width != 0 {
+            let whole = (stop - start) / width * width;
+            block.extend_fixed(si, &buf[start..start + whole], self.arena);
+            if start + whole != stop {
+                return Err(DecodeError::new(K::Truncated, start + whole));
+            }
+            return Ok(stop);
+        }
+        // Every varint takes at least one byte: the byte count bounds the element count.
+        block.reserve(si, stop - start, self.arena);
+        let data = &self.buf[..stop];
+        let mut p = start;
+        while p < stop {
+            let (v, next) = read_varint(data, p)?;
+            match slot.kind {
+                FieldKind::Int32 => block.push(si, v as i32, self.arena),
+                FieldKind::Int64 => block.push(si, v as i64, self.arena),
+                FieldKind::Uint32 => block.push(si, v as u32, self.arena),
+                FieldKind::Uint64 => block.push(si, v, self.arena),
+                FieldKind::Sint32 => block.push(si, zigzag32(v as u32), self.arena),
+                FieldKind::Sint64 => block.push(si, zigzag64(v), self.arena),
+                FieldKind::Bool => block.push(si, v != 0, self.arena),
+                _ => {
+                    if slot.closed_enum && !block.layout().closed_enum_has(si, v as i32) {
+                        let span = unknown_varint(self.arena, slot.number, v);
+                        block.push_unknown(span, self.arena);
+                    } else {
+                        block.push(si, v as i32, self.arena)
+                    }
+                }
+            }
+            p = next;
+        }
+        Ok(stop)
+    }
+}
+
+/// Wire bytes of an unknown varint field synthesised in the arena: a closed enum's
+/// unknown value found inside a packed run has no bytes of its own in the input.
+pub fn unknown_varint(arena: &Arena, number: u32, value: u64) -> RawStr {
+    let mut tmp = Vec::with_capacity(16);
+    wire::write_varint(&mut tmp, (number as u64) << 3);
+    wire::write_varint(&mut tmp, value);
+    RawStr::from_slice(arena.alloc_bytes(&tmp))
+}

@@ -1,0 +1,17 @@
+//! protojit's read side: views over decoded trees.
+//!
+//! - [`MessageRef`]: one decoded message (`get`, `get_by_number`, `has`, `fields`,
+//!   `unknown_fields`, `to_dynamic`, `to_text_format`).
+//! - [`Value`], [`ListRef`], [`MapRef`], [`MapKey`], [`EnumValue`]: what fields hold.
+//!
+//! Views never write into a tree.
+
+mod dynamic;
+mod list;
+mod message;
+mod text;
+mod value;
+
+pub use list::{ListRef, MapRef};
+pub use message::MessageRef;
+pub use value::{EnumValue, MapKey, Value};

@@ -1,0 +1,274 @@
+//! `MessageRef`: a read-only view of one decoded message.
+
+use std::fmt;
+use std::ptr::NonNull;
+
+use prost_reflect::{Kind, MessageDescriptor};
+use protojit_arena::{
+    BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, RawStr, Repetition, SlotDescriptor,
+    SlotIndex,
+};
+
+use crate::value::EnumValue;
+use crate::{ListRef, MapRef, Value};
+
+/// A decoded message, borrowed from its tree (which borrows the input and the arena).
+#[derive(Clone, Copy)]
+pub struct MessageRef<'a> {
+    pub(crate) layouts: &'a Layouts,
+    pub(crate) block: BlockRef<'a>,
+    /// Whether the decoder validated UTF-8 of proto3 strings (else views check on read).
+    pub(crate) utf8_validated: bool,
+}
+
+impl fmt::Debug for MessageRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessageRef")
+            .field("type", &self.descriptor().full_name())
+            .field("block", &self.block.as_ptr())
+            .finish()
+    }
+}
+
+impl<'a> MessageRef<'a> {
+    /// A view of the root block of a decoded tree.
+    ///
+    /// # Safety
+    /// `block` is a finished tree's block of layout `layout` in `layouts` (the arena crate's
+    /// invariants 1-5), and the tree's input and arena live for `'a`. If `utf8_validated`,
+    /// every proto3 string in the tree was checked to be UTF-8.
+    pub unsafe fn from_raw(
+        layouts: &'a Layouts,
+        layout: LayoutIndex,
+        block: NonNull<u8>,
+        utf8_validated: bool,
+    ) -> MessageRef<'a> {
+        // SAFETY: forwarded from the caller.
+        let block = unsafe { BlockRef::from_raw(block, layouts.get(layout)) };
+        MessageRef { layouts, block, utf8_validated }
+    }
+
+    /// The default instance of a message type: every field absent.
+    pub fn empty(layouts: &'a Layouts, layout: LayoutIndex) -> MessageRef<'a> {
+        MessageRef { layouts, block: layouts.empty_block(layout), utf8_validated: true }
+    }
+
+    /// The message type.
+    pub fn descriptor(&self) -> &'a MessageDescriptor {
+        self.block.layout().descriptor()
+    }
+
+    /// The message type's layout.
+    pub fn layout(&self) -> &'a MessageLayout {
+        self.block.layout()
+    }
+
+    /// The layouts of the whole schema.
+    pub fn layouts(&self) -> &'a Layouts {
+        self.layouts
+    }
+
+    /// The raw block (for engines and tests).
+    pub fn block(&self) -> BlockRef<'a> {
+        self.block
+    }
+
+    fn slot_by_name(&self, name: &str) -> Option<SlotIndex> {
+        let field = self.descriptor().get_field_by_name(name)?;
+        self.layout().slot_by_number(field.number())
+    }
+
+    /// The value of the field called `name`: `None` if the message has no such field;
+    /// an absent field reads as its default (declared proto2 default, zero, empty list,
+    /// empty message).
+    pub fn get(&self, name: &str) -> Option<Value<'a>> {
+        self.slot_by_name(name).map(|si| self.value(si))
+    }
+
+    /// The value of field `number` (fields and extensions), like [`get`](Self::get).
+    pub fn get_by_number(&self, number: u32) -> Option<Value<'a>> {
+        self.layout().slot_by_number(number).map(|si| self.value(si))
+    }
+
+    /// The value of the extension with this full name, like [`get`](Self::get).
+    pub fn get_extension(&self, full_name: &str) -> Option<Value<'a>> {
+        let ext = self.layouts.pool().get_extension_by_name(full_name.trim_start_matches('.'))?;
+        if ext.containing_message().full_name() != self.descriptor().full_name() {
+            return None;
+        }
+        self.get_by_number(ext.number())
+    }
+
+    /// Whether the field called `name` is present: set on the wire (fields with
+    /// presence), non-default (proto3 fields without presence), non-empty (repeated).
+    pub fn has(&self, name: &str) -> bool {
+        self.slot_by_name(name).is_some_and(|si| self.is_present(si))
+    }
+
+    /// Whether field `number` is present, like [`has`](Self::has).
+    pub fn has_by_number(&self, number: u32) -> bool {
+        self.layout().slot_by_number(number).is_some_and(|si| self.is_present(si))
+    }
+
+    /// The present fields (and extensions), in field-number order.
+    pub fn fields(&self) -> impl Iterator<Item = (&'a SlotDescriptor, Value<'a>)> + 'a {
+        let this = *self;
+        let layout = self.layout();
+        (0..layout.slots().len() as u32).filter_map(move |i| {
+            let si = SlotIndex::new(i);
+            this.is_present(si).then(|| (layout.slot_descriptor(si), this.value(si)))
+        })
+    }
+
+    /// The unknown fields, each as its complete wire bytes (tag and value), in wire order.
+    pub fn unknown_fields(&self) -> impl ExactSizeIterator<Item = &'a [u8]> + 'a {
+        self.block.unknown_fields()
+    }
+
+    /// Whether slot `si` is present (see [`has`](Self::has)).
+    pub fn is_present(&self, si: SlotIndex) -> bool {
+        let slot = self.layout().slot(si);
+        if slot.repetition != Repetition::Singular {
+            return self.block.vec_len(si) > 0;
+        }
+        if !self.block.is_set(si) {
+            return false;
+        }
+        if slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX || slot.kind.is_message() {
+            return true;
+        }
+        // No explicit presence: present when not the zero value (bitwise, so -0.0 counts).
+        match slot.kind {
+            FieldKind::Bool => self.block.get::<bool>(si),
+            FieldKind::String | FieldKind::Bytes => self.block.get::<RawStr>(si).len != 0,
+            k if k.value_size() == 4 => self.block.get::<u32>(si) != 0,
+            _ => self.block.get::<u64>(si) != 0,
+        }
+    }
+
+    /// The value of slot `si`, the default when absent.
+    pub fn value(&self, si: SlotIndex) -> Value<'a> {
+        let slot = self.layout().slot(si);
+        match slot.repetition {
+            Repetition::Repeated => return Value::List(ListRef { msg: *self, slot: si }),
+            Repetition::Map => return Value::Map(MapRef { msg: *self, slot: si }),
+            Repetition::Singular => {}
+        }
+        if slot.kind.is_message() {
+            let layout = LayoutIndex::new(slot.child);
+            return Value::Message(match self.block.child(si, self.layouts) {
+                Some(block) => MessageRef { block, ..*self },
+                None => MessageRef { block: self.layouts.empty_block(layout), ..*self },
+            });
+        }
+        if !self.block.is_set(si) {
+            let default = self.layout().slot_default(si).expect("scalar slots have defaults");
+            return self.from_default(si, default);
+        }
+        self.scalar(si, slot.kind, |t| t.get_inline(si))
+    }
+
+    /// A scalar read through `read` (from the block, or from a vector element).
+    pub(crate) fn scalar(&self, si: SlotIndex, kind: FieldKind, read: impl Fn(Reader<'a>) -> Inline) -> Value<'a> {
+        let r = Reader { block: self.block, kind };
+        match (kind, read(r)) {
+            (FieldKind::String, Inline::Str(b)) => self.string(si, b),
+            (FieldKind::Enum, Inline::I32(n)) => Value::Enum(EnumValue { number: n, descriptor: self.enum_type(si) }),
+            (_, v) => v.into_value(),
+        }
+    }
+
+    fn string(&self, si: SlotIndex, bytes: &'a [u8]) -> Value<'a> {
+        if self.utf8_validated && self.layout().slot(si).validate_utf8 {
+            // SAFETY: the decoder validated this proto3 string (`from_raw`'s contract).
+            Value::String(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            match std::str::from_utf8(bytes) {
+                Ok(s) => Value::String(s),
+                Err(_) => Value::Bytes(bytes),
+            }
+        }
+    }
+
+    fn enum_type(&self, si: SlotIndex) -> prost_reflect::EnumDescriptor {
+        match self.layout().slot_descriptor(si).kind() {
+            Kind::Enum(e) => e,
+            _ => unreachable!("enum slot without enum type"),
+        }
+    }
+
+    fn from_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
+        use prost_reflect::Value as P;
+        match default {
+            P::Bool(v) => Value::Bool(*v),
+            P::I32(v) => Value::I32(*v),
+            P::I64(v) => Value::I64(*v),
+            P::U32(v) => Value::U32(*v),
+            P::U64(v) => Value::U64(*v),
+            P::F32(v) => Value::F32(*v),
+            P::F64(v) => Value::F64(*v),
+            P::String(s) => Value::String(s),
+            P::Bytes(b) => Value::Bytes(b),
+            P::EnumNumber(n) => Value::Enum(EnumValue { number: *n, descriptor: self.enum_type(si) }),
+            P::Message(_) | P::List(_) | P::Map(_) => unreachable!("scalar default"),
+        }
+    }
+}
+
+/// A raw inline value, before it becomes a [`Value`].
+pub(crate) enum Inline<'a> {
+    Bool(bool),
+    I32(i32),
+    I64(i64),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+    Str(&'a [u8]),
+}
+
+impl<'a> Inline<'a> {
+    fn into_value(self) -> Value<'a> {
+        match self {
+            Inline::Bool(v) => Value::Bool(v),
+            Inline::I32(v) => Value::I32(v),
+            Inline::I64(v) => Value::I64(v),
+            Inline::U32(v) => Value::U32(v),
+            Inline::U64(v) => Value::U64(v),
+            Inline::F32(v) => Value::F32(v),
+            Inline::F64(v) => Value::F64(v),
+            Inline::Str(v) => Value::Bytes(v),
+        }
+    }
+}
+
+/// Reads one inline value of a kind from a block slot or vector element.
+pub(crate) struct Reader<'a> {
+    block: BlockRef<'a>,
+    kind: FieldKind,
+}
+
+macro_rules! read_kind {
+    ($self:ident, $get:ident, $bytes:ident, $($arg:expr),*) => {
+        match $self.kind {
+            FieldKind::Bool => Inline::Bool($self.block.$get($($arg),*)),
+            FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 | FieldKind::Enum => Inline::I32($self.block.$get($($arg),*)),
+            FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 => Inline::I64($self.block.$get($($arg),*)),
+            FieldKind::Uint32 | FieldKind::Fixed32 => Inline::U32($self.block.$get($($arg),*)),
+            FieldKind::Uint64 | FieldKind::Fixed64 => Inline::U64($self.block.$get($($arg),*)),
+            FieldKind::Float => Inline::F32($self.block.$get($($arg),*)),
+            FieldKind::Double => Inline::F64($self.block.$get($($arg),*)),
+            FieldKind::String | FieldKind::Bytes => Inline::Str($self.block.$bytes($($arg),*)),
+            FieldKind::Message | FieldKind::Group => unreachable!("messages are not inline"),
+        }
+    };
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn get_inline(&self, si: SlotIndex) -> Inline<'a> {
+        read_kind!(self, get, get_bytes, si)
+    }
+    pub(crate) fn vec_inline(&self, si: SlotIndex, i: usize) -> Inline<'a> {
+        read_kind!(self, vec_get, vec_get_bytes, si, i)
+    }
+}

@@ -1,0 +1,265 @@
+//! `Schema`: message types loaded at run time.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use prost_reflect::DescriptorPool;
+use protojit_arena::{LayoutError, Layouts};
+use protojit_jit::{DecodeOptions, EngineKind};
+
+use crate::Decoder;
+
+/// Why a schema could not be loaded or a type not found.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid `FileDescriptorSet`.
+    #[error("{origin} is not a valid FileDescriptorSet ({source}); pass a file written by `protoc --descriptor_set_out` / `protoc -o`, or use .proto files instead")]
+    DescriptorSet {
+        /// Where the bytes came from.
+        origin: String,
+        /// The reason.
+        source: prost_reflect::DescriptorError,
+    },
+    /// `.proto` files did not compile.
+    #[error("{message}")]
+    Compile {
+        /// What the compiler said, with a hint.
+        message: String,
+    },
+    /// No message type with that name.
+    #[error("no message type `{name}` in the schema{hint}")]
+    UnknownType {
+        /// The name asked for.
+        name: String,
+        /// Suggestions (may be empty).
+        hint: String,
+    },
+    /// A short name matches several types.
+    #[error("message type name `{name}` is ambiguous: {candidates}; use the full name")]
+    AmbiguousType {
+        /// The name asked for.
+        name: String,
+        /// The matching full names.
+        candidates: String,
+    },
+    /// A layout could not be computed.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+}
+
+/// A set of message types loaded at run time, with their layouts.
+#[derive(Clone, Debug)]
+pub struct Schema {
+    layouts: Arc<Layouts>,
+}
+
+impl Schema {
+    /// A schema from a descriptor pool.
+    pub fn from_pool(pool: &DescriptorPool) -> Result<Schema, SchemaError> {
+        Ok(Schema { layouts: Arc::new(Layouts::new(pool)?) })
+    }
+
+    /// A schema from the bytes of a serialized `FileDescriptorSet`.
+    pub fn from_descriptor_set(bytes: &[u8]) -> Result<Schema, SchemaError> {
+        Self::descriptor_set(bytes, "input")
+    }
+
+    fn descriptor_set(bytes: &[u8], origin: &str) -> Result<Schema, SchemaError> {
+        let pool = DescriptorPool::decode(bytes)
+            .map_err(|source| SchemaError::DescriptorSet { origin: origin.to_owned(), source })?;
+        Self::from_pool(&pool)
+    }
+
+    /// A schema from one or more `FileDescriptorSet` files (later files may depend on
+    /// earlier ones).
+    pub fn from_descriptor_set_files(paths: &[impl AsRef<Path>]) -> Result<Schema, SchemaError> {
+        let mut pool = DescriptorPool::new();
+        for path in paths {
+            let path = path.as_ref();
+            let bytes = std::fs::read(path).map_err(|source| SchemaError::Io { path: path.to_owned(), source })?;
+            pool.decode_file_descriptor_set(bytes.as_slice()).map_err(|source| SchemaError::DescriptorSet {
+                origin: path.display().to_string(),
+                source,
+            })?;
+        }
+        Self::from_pool(&pool)
+    }
+
+    /// A schema from `.proto` files, resolving imports through `includes` (and the
+    /// well-known types). With no include directories, each file's own directory is used.
+    ///
+    /// Compiles with protox; when protox rejects a file (it lags protoc on the newest
+    /// syntax) and a `protoc` is on `PATH`, compiles with protoc instead and says so on
+    /// stderr.
+    pub fn from_proto_files(files: &[impl AsRef<Path>], includes: &[impl AsRef<Path>]) -> Result<Schema, SchemaError> {
+        let files: Vec<PathBuf> = files.iter().map(|f| f.as_ref().to_owned()).collect();
+        let mut includes: Vec<PathBuf> = includes.iter().map(|i| i.as_ref().to_owned()).collect();
+        for f in &files {
+            if !f.exists() {
+                return Err(SchemaError::Io {
+                    path: f.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+                });
+            }
+        }
+        if includes.is_empty() {
+            for f in &files {
+                let dir = f.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+                if !includes.contains(&dir) {
+                    includes.push(dir);
+                }
+            }
+        }
+        let compiled = protox::Compiler::new(&includes)
+            .and_then(|mut c| {
+                c.include_imports(true);
+                c.open_files(&files)?;
+                Ok(c.descriptor_pool())
+            });
+        match compiled {
+            Ok(pool) => Self::from_pool(&pool),
+            Err(err) => {
+                let protox_msg = one_line(&format!("{err}"));
+                match compile_with_protoc(&files, &includes) {
+                    ProtocResult::Compiled(bytes) => {
+                        eprintln!("protojit: protox could not compile the schema ({protox_msg}); compiled it with protoc instead");
+                        Self::descriptor_set(&bytes, "protoc output")
+                    }
+                    ProtocResult::Failed(protoc_msg) => Err(SchemaError::Compile {
+                        message: format!("cannot compile the schema: {protoc_msg} (protox said: {protox_msg})"),
+                    }),
+                    ProtocResult::NotFound => Err(SchemaError::Compile {
+                        message: format!(
+                            "cannot compile the schema: {protox_msg}; if the file is valid for protoc, install protoc (it is used when found on PATH) or pass a descriptor set from `protoc --include_imports -o FILE.pb`"
+                        ),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// A schema from `.proto` source text held in memory (imports resolve to the
+    /// well-known types only).
+    pub fn from_proto_source(name: &str, source: &str) -> Result<Schema, SchemaError> {
+        let dir = std::env::temp_dir().join(format!("protojit-src-{}-{}", std::process::id(), unique()));
+        std::fs::create_dir_all(&dir).map_err(|source| SchemaError::Io { path: dir.clone(), source })?;
+        let path = dir.join(name);
+        let result = std::fs::write(&path, source)
+            .map_err(|source| SchemaError::Io { path: path.clone(), source })
+            .and_then(|()| Self::from_proto_files(&[&path], &[&dir]));
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    /// The descriptor pool.
+    pub fn pool(&self) -> &DescriptorPool {
+        self.layouts.pool()
+    }
+
+    /// The layouts of every message type.
+    pub fn layouts(&self) -> &Arc<Layouts> {
+        &self.layouts
+    }
+
+    /// Full names of every message type (map entries excluded).
+    pub fn message_names(&self) -> Vec<String> {
+        self.pool().all_messages().filter(|m| !m.is_map_entry()).map(|m| m.full_name().to_owned()).collect()
+    }
+
+    /// Resolves a full name (leading dot optional) or a unique short name.
+    pub fn resolve_type(&self, name: &str) -> Result<String, SchemaError> {
+        let name = name.trim_start_matches('.');
+        if self.layouts.index_of(name).is_some() {
+            return Ok(name.to_owned());
+        }
+        let names = self.message_names();
+        let suffix = format!(".{name}");
+        let matches: Vec<&String> = names.iter().filter(|n| n.ends_with(&suffix)).collect();
+        match matches.len() {
+            1 => Ok(matches[0].clone()),
+            0 => {
+                let mut scored: Vec<(usize, &String)> = names.iter().map(|n| (edit_distance(&n.to_lowercase(), &name.to_lowercase()).min(edit_distance(n.rsplit('.').next().unwrap_or(n), name) ), n)).collect();
+                scored.sort();
+                let close: Vec<String> = scored.iter().take(3).filter(|(d, _)| *d <= name.len().max(3) / 2 + 1).map(|(_, n)| format!("`{n}`")).collect();
+                let hint = if close.is_empty() { String::new() } else { format!("; did you mean {}?", close.join(", ")) };
+                Err(SchemaError::UnknownType { name: name.to_owned(), hint })
+            }
+            _ => Err(SchemaError::AmbiguousType {
+                name: name.to_owned(),
+                candidates: matches.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    /// A decoder for message type `name` (full or unique short name), default options.
+    pub fn decoder(&self, name: &str) -> Result<Decoder, SchemaError> {
+        self.decoder_with(name, DecodeOptions::default(), EngineKind::Auto)
+    }
+
+    /// A decoder for message type `name` with explicit options and engine.
+    pub fn decoder_with(&self, name: &str, options: DecodeOptions, engine: EngineKind) -> Result<Decoder, SchemaError> {
+        let full = self.resolve_type(name)?;
+        let root = self.layouts.index_of(&full).expect("resolved names exist");
+        Ok(Decoder::new(self.layouts.clone(), root, options, engine))
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push((prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+enum ProtocResult {
+    Compiled(Vec<u8>),
+    Failed(String),
+    NotFound,
+}
+
+/// Compiles with `protoc` from `PATH` (or `$PROTOC`) into a temporary descriptor set.
+fn compile_with_protoc(files: &[PathBuf], includes: &[PathBuf]) -> ProtocResult {
+    let protoc = std::env::var_os("PROTOC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("protoc"));
+    let out = std::env::temp_dir().join(format!("protojit-protoc-{}-{}.pb", std::process::id(), unique()));
+    let mut cmd = std::process::Command::new(&protoc);
+    for i in includes {
+        cmd.arg(format!("-I{}", i.display()));
+    }
+    cmd.arg("--include_imports").arg(format!("--descriptor_set_out={}", out.display())).args(files);
+    match cmd.output() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ProtocResult::NotFound,
+        Err(e) => ProtocResult::Failed(format!("protoc could not run: {e}")),
+        Ok(o) if o.status.success() => match std::fs::read(&out) {
+            Ok(bytes) => {
+                let _ = std::fs::remove_file(&out);
+                ProtocResult::Compiled(bytes)
+            }
+            Err(e) => ProtocResult::Failed(format!("protoc wrote no descriptor set: {e}")),
+        },
+        Ok(o) => ProtocResult::Failed(format!("protoc: {}", one_line(&String::from_utf8_lossy(&o.stderr)))),
+    }
+}
