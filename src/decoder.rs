@@ -1,10 +1,8 @@
 //! `Decoder`: a prepared decoder for one root message type.
 
-use std::sync::Arc;
-
 use prost_reflect::MessageDescriptor;
-use protojit_arena::{Arena, DecodeError, Layouts};
-use protojit_jit::{DecodeOptions, Engine, EngineKind};
+use protojit_arena::{Arena, DecodeError};
+use protojit_jit::{Engine, EngineStats};
 use protojit_reflect::MessageRef;
 
 /// Decodes messages of one type. Cheap to share: `Send + Sync`, reusable across threads.
@@ -23,8 +21,14 @@ impl std::fmt::Debug for Decoder {
 }
 
 impl Decoder {
-    pub(crate) fn new(layouts: Arc<Layouts>, root: protojit_arena::LayoutIndex, options: DecodeOptions, kind: EngineKind) -> Decoder {
-        Decoder { engine: Engine::new(layouts, root, options, kind) }
+    pub(crate) fn new(engine: Engine) -> Decoder {
+        Decoder { engine }
+    }
+
+    /// Per reachable message type: which engine decodes it (and why, for the
+    /// interpreter), machine-code bytes and compile time.
+    pub fn stats(&self) -> EngineStats {
+        self.engine.stats()
     }
 
     /// The message type this decoder reads.

@@ -33,7 +33,7 @@ pub use decoder::Decoder;
 pub use schema::{Schema, SchemaError};
 
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind};
-pub use protojit_jit::{DecodeOptions, EngineKind};
+pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, TypeEngine, TypeStats};
 pub use protojit_reflect::{EnumValue, ListRef, MapKey, MapRef, MessageRef, Value};
 
 /// The layers underneath, for engines, tools and tests that need them.

@@ -1,11 +1,12 @@
 //! `Schema`: message types loaded at run time.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use prost_reflect::DescriptorPool;
-use protojit_arena::{LayoutError, Layouts};
-use protojit_jit::{DecodeOptions, EngineKind};
+use protojit_arena::{LayoutError, LayoutIndex, Layouts};
+use protojit_jit::{CompileOptions, Compiled, DecodeOptions, Engine, EngineKind, JitError};
 
 use crate::Decoder;
 
@@ -59,12 +60,14 @@ pub enum SchemaError {
 #[derive(Clone, Debug)]
 pub struct Schema {
     layouts: Arc<Layouts>,
+    /// Compiled code per root type, shared by every decoder of that type.
+    compiled: Arc<Mutex<HashMap<LayoutIndex, Result<Arc<Compiled>, JitError>>>>,
 }
 
 impl Schema {
     /// A schema from a descriptor pool.
     pub fn from_pool(pool: &DescriptorPool) -> Result<Schema, SchemaError> {
-        Ok(Schema { layouts: Arc::new(Layouts::new(pool)?) })
+        Ok(Schema { layouts: Arc::new(Layouts::new(pool)?), compiled: Default::default() })
     }
 
     /// A schema from the bytes of a serialized `FileDescriptorSet`.
@@ -208,7 +211,20 @@ impl Schema {
     pub fn decoder_with(&self, name: &str, options: DecodeOptions, engine: EngineKind) -> Result<Decoder, SchemaError> {
         let full = self.resolve_type(name)?;
         let root = self.layouts.index_of(&full).expect("resolved names exist");
-        Ok(Decoder::new(self.layouts.clone(), root, options, engine))
+        let code = match engine {
+            EngineKind::Interpreter => Err(JitError::UnsupportedHost("unused".into())),
+            EngineKind::Auto | EngineKind::Jit => self.compiled(root),
+        };
+        Ok(Decoder::new(Engine::with_code(self.layouts.clone(), root, options, engine, code)))
+    }
+
+    /// Compiled code for every type reachable from `root`, compiled on first use.
+    fn compiled(&self, root: LayoutIndex) -> Result<Arc<Compiled>, JitError> {
+        let mut cache = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(root)
+            .or_insert_with(|| Compiled::compile(&self.layouts, root, &CompileOptions::default()).map(Arc::new))
+            .clone()
     }
 }
 

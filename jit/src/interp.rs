@@ -12,6 +12,15 @@ use protojit_arena::{
 
 use crate::DecodeOptions;
 
+/// What decoding one field led to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Continue with the next field at this position.
+    Next(usize),
+    /// The enclosing group ended; its fields resume after this position.
+    GroupEnd(usize),
+}
+
 /// One decode run of the interpreter over one input.
 pub struct Interp<'a> {
     layouts: &'a Layouts,
@@ -39,33 +48,11 @@ impl<'a> Interp<'a> {
         depth: u32,
         group: Option<(u32, usize)>,
     ) -> Result<usize, DecodeError> {
-        let buf = &self.buf[..end];
-        let layout = block.layout();
         while pos < end {
-            let tag_pos = pos;
-            let (number, wt, next) = read_tag(buf, pos)?;
-            pos = next;
-            if wt == wire::EGROUP {
-                return match group {
-                    Some((n, _)) if n == number => Ok(pos),
-                    _ => Err(DecodeError::new(K::UnmatchedEndGroup, tag_pos)),
-                };
+            match self.field(block, pos, end, depth, group.map(|g| g.0))? {
+                Step::Next(next) => pos = next,
+                Step::GroupEnd(next) => return Ok(next),
             }
-            if let Some(si) = layout.slot_by_number(number) {
-                let slot = layout.slot(si);
-                if wt == slot.kind.wire_type() {
-                    pos = self.value(block, si, slot, tag_pos, pos, end, depth)?;
-                    continue;
-                }
-                if wt == wire::LEN && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
-                    pos = self.packed(block, si, slot, pos, end)?;
-                    continue;
-                }
-            }
-            // Unknown number, or a known number with the wrong wire type: kept as raw bytes.
-            let after = skip_value(buf, tag_pos, pos, end, number, wt, depth, self.max_depth)?;
-            block.push_unknown(RawStr::from_slice(&buf[tag_pos..after]), self.arena);
-            pos = after;
         }
         match group {
             Some((_, tag_pos)) => Err(DecodeError::new(K::UnterminatedGroup, tag_pos)),
@@ -73,10 +60,46 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Decodes the one field whose tag starts at `pos` (< `end`) into `block`: a known
+    /// field, an unknown field (kept as raw bytes), or the end-group tag `group` names.
+    #[inline]
+    pub fn field(
+        &self,
+        block: &mut BlockMut<'_>,
+        pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<u32>,
+    ) -> Result<Step, DecodeError> {
+        let buf = &self.buf[..end];
+        let layout = block.layout();
+        let tag_pos = pos;
+        let (number, wt, pos) = read_tag(buf, pos)?;
+        if wt == wire::EGROUP {
+            return match group {
+                Some(n) if n == number => Ok(Step::GroupEnd(pos)),
+                _ => Err(DecodeError::new(K::UnmatchedEndGroup, tag_pos)),
+            };
+        }
+        if let Some(si) = layout.slot_by_number(number) {
+            let slot = layout.slot(si);
+            if wt == slot.kind.wire_type() {
+                return self.value(block, si, slot, tag_pos, pos, end, depth).map(Step::Next);
+            }
+            if wt == wire::LEN && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
+                return self.packed(block, si, slot, pos, end).map(Step::Next);
+            }
+        }
+        // Unknown number, or a known number with the wrong wire type: kept as raw bytes.
+        let after = skip_value(buf, tag_pos, pos, end, number, wt, depth, self.max_depth)?;
+        block.push_unknown(RawStr::from_slice(&buf[tag_pos..after]), self.arena);
+        Ok(Step::Next(after))
+    }
+
     /// Decodes one non-packed value of slot `si` whose tag ended at `pos`.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn value(
+    pub fn value(
         &self,
         block: &mut BlockMut<'_>,
         si: SlotIndex,
@@ -191,7 +214,7 @@ impl<'a> Interp<'a> {
     }
 
     /// Decodes a packed run of slot `si` whose length prefix is at `pos`.
-    fn packed(
+    pub fn packed(
         &self,
         block: &mut BlockMut<'_>,
         si: SlotIndex,

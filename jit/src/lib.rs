@@ -2,12 +2,19 @@
 //!
 //! - [`interp`]: the table interpreter over [`MessageLayout`](protojit_arena::MessageLayout)s,
 //!   the correctness oracle and the fallback.
+//! - `lower` / [`compile`]: one Cranelift function per message type (peek hub + field-order
+//!   threading), all in one module.
+//! - [`runtime`]: the context compiled code runs with and its slow-path helpers.
 //! - [`Engine`]: decodes one root message type with the chosen engine.
 
-pub mod interp;
+pub mod compile;
 mod engine;
+pub mod interp;
+mod lower;
+pub mod runtime;
 
-pub use engine::{Engine, EngineKind};
+pub use compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
+pub use engine::{Engine, EngineKind, EngineStats};
 
 /// Decoder settings shared by both engines.
 #[derive(Clone, Debug, PartialEq, Eq)]

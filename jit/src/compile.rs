@@ -1,0 +1,223 @@
+//! Compiling: every message type reachable from a root becomes a function in one
+//! `JITModule`, so message functions call each other directly.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{FuncRef, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use protojit_arena::{LayoutIndex, Layouts};
+
+use crate::lower::{message_signature, ChildFns, Translator};
+use crate::runtime::MessageFn;
+
+/// Why compiled code is not available.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JitError {
+    /// Cranelift has no backend for this host (or it failed to configure).
+    #[error("no compiled decoder for this host: {0}")]
+    UnsupportedHost(String),
+    /// Code generation failed (a lowering bug; the decoder uses the interpreter instead).
+    #[error("compiling `{message_type}` failed: {reason}")]
+    Codegen {
+        /// The message type being compiled.
+        message_type: String,
+        /// What Cranelift reported.
+        reason: String,
+    },
+}
+
+/// Which engine decodes one message type, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeEngine {
+    /// Compiled machine code.
+    Jit,
+    /// The interpreter, with the reason.
+    Interpreter(String),
+}
+
+/// What compiling one message type produced.
+#[derive(Clone, Debug)]
+pub struct TypeStats {
+    /// Full name of the message type.
+    pub message_type: String,
+    /// Engine that decodes it.
+    pub engine: TypeEngine,
+    /// Machine-code bytes of its function (0 for the interpreter).
+    pub code_bytes: u32,
+    /// Time spent lowering and compiling it.
+    pub compile_time: Duration,
+    /// The Cranelift IR, when requested (`CompileOptions::keep_clif` or `PROTOJIT_DUMP_CLIF`).
+    pub clif: Option<String>,
+}
+
+/// Settings for compilation.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Cranelift optimisation level: `"none"`, `"speed"` or `"speed_and_size"`.
+    pub opt_level: &'static str,
+    /// Keep each function's Cranelift IR in the stats. Also turned on by the environment
+    /// variable `PROTOJIT_DUMP_CLIF` (any value), which prints it to stderr as well.
+    pub keep_clif: bool,
+    /// Message types with more fields than this run on the interpreter (bounds compile
+    /// time and code size for huge generated schemas).
+    pub max_fields: usize,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { opt_level: "speed", keep_clif: false, max_fields: 4096 }
+    }
+}
+
+/// Machine code for every message type reachable from one root.
+pub struct Compiled {
+    /// Owns the code; taken and freed on drop. Behind a mutex only so that `Compiled`
+    /// is `Sync` (the module is never used after finalization).
+    module: Mutex<Option<JITModule>>,
+    root: MessageFn,
+    stats: Vec<TypeStats>,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled").field("stats", &self.stats).finish()
+    }
+}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(module) = module {
+            // SAFETY: `&mut self` proves no decode is running, and the function pointers
+            // die with `self`.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+struct Children<'m> {
+    module: &'m mut JITModule,
+    ids: &'m [Option<FuncId>],
+    refs: HashMap<LayoutIndex, FuncRef>,
+}
+
+impl ChildFns for Children<'_> {
+    fn child_fn(&mut self, b: &mut FunctionBuilder<'_>, layout: LayoutIndex) -> FuncRef {
+        if let Some(&f) = self.refs.get(&layout) {
+            return f;
+        }
+        let id = self.ids[layout.index()].expect("reachable layouts have functions");
+        let f = self.module.declare_func_in_func(id, b.func);
+        self.refs.insert(layout, f);
+        f
+    }
+}
+
+impl Compiled {
+    /// Compiles every message type reachable from `root`.
+    pub fn compile(layouts: &Layouts, root: LayoutIndex, options: &CompileOptions) -> Result<Compiled, JitError> {
+        if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) || !cfg!(target_endian = "little") {
+            return Err(JitError::UnsupportedHost(format!("{} is not x86_64 or aarch64", std::env::consts::ARCH)));
+        }
+        let dump = std::env::var_os("PROTOJIT_DUMP_CLIF").is_some();
+        let mut flags = settings::builder();
+        let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
+        flags.set("opt_level", options.opt_level).map_err(|e| host(&e))?;
+        flags.set("is_pic", "false").map_err(|e| host(&e))?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| host(&e))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| host(&e))?;
+        let reachable = layouts.reachable(root);
+        // One reservation for all functions, so direct calls (32-bit displacements on
+        // x86_64) always reach. Reserved address space only; pages are committed on use.
+        let reserve = (1 << 20) + reachable.len() * (256 << 10);
+        let provider = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| host(&e))?;
+        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+        builder.memory_provider(Box::new(provider));
+        let mut module = JITModule::new(builder);
+        let frontend = module.isa().frontend_config();
+        let sig = message_signature(frontend.pointer_type(), frontend.default_call_conv);
+
+        let mut ids: Vec<Option<FuncId>> = vec![None; layouts.len()];
+        for &li in &reachable {
+            let name = format!("protojit:{}", layouts.get(li).descriptor().full_name());
+            let id = module
+                .declare_function(&name, Linkage::Local, &sig)
+                .map_err(|e| JitError::Codegen { message_type: name.clone(), reason: e.to_string() })?;
+            ids[li.index()] = Some(id);
+        }
+
+        let mut ctx = module.make_context();
+        let mut fctx = FunctionBuilderContext::new();
+        let mut stats = Vec::with_capacity(reachable.len());
+        for &li in &reachable {
+            let layout = layouts.get(li);
+            let id = ids[li.index()].unwrap();
+            let started = Instant::now();
+            ctx.func.signature = sig.clone();
+            ctx.func.name = UserFuncName::user(0, id.as_u32());
+            let fallback = (layout.slots().len() > options.max_fields)
+                .then(|| format!("{} fields exceed the compile limit of {}", layout.slots().len(), options.max_fields));
+            {
+                let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+                let t = Translator::new(b, frontend, layouts, li);
+                if fallback.is_some() {
+                    t.translate_fallback();
+                } else {
+                    let mut children = Children { module: &mut module, ids: &ids, refs: HashMap::new() };
+                    t.translate(&mut children);
+                }
+            }
+            let clif = (options.keep_clif || dump).then(|| ctx.func.display().to_string());
+            if dump {
+                eprintln!("; protojit: {}\n{}", layout.descriptor().full_name(), clif.as_deref().unwrap_or(""));
+            }
+            module.define_function(id, &mut ctx).map_err(|e| JitError::Codegen {
+                message_type: layout.descriptor().full_name().to_owned(),
+                reason: match e {
+                    cranelift_module::ModuleError::Compilation(c) => {
+                        cranelift_codegen::print_errors::pretty_error(&ctx.func, c)
+                    }
+                    other => other.to_string(),
+                },
+            })?;
+            let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+            module.clear_context(&mut ctx);
+            stats.push(TypeStats {
+                message_type: layout.descriptor().full_name().to_owned(),
+                engine: match fallback {
+                    Some(reason) => TypeEngine::Interpreter(reason),
+                    None => TypeEngine::Jit,
+                },
+                code_bytes,
+                compile_time: started.elapsed(),
+                clif,
+            });
+        }
+        module.finalize_definitions().map_err(|e| JitError::Codegen {
+            message_type: layouts.get(root).descriptor().full_name().to_owned(),
+            reason: e.to_string(),
+        })?;
+        let code = module.get_finalized_function(ids[root.index()].unwrap());
+        // SAFETY: the function was defined with `message_signature`, which is `MessageFn`'s
+        // ABI (the host's default C calling convention, pointer-sized arguments).
+        let root_fn = unsafe { std::mem::transmute::<*const u8, MessageFn>(code) };
+        Ok(Compiled { module: Mutex::new(Some(module)), root: root_fn, stats })
+    }
+
+    /// The root message type's function.
+    pub fn root_fn(&self) -> MessageFn {
+        self.root
+    }
+
+    /// Per message type: engine, code size, compile time (root first).
+    pub fn stats(&self) -> &[TypeStats] {
+        &self.stats
+    }
+}

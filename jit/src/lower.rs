@@ -1,0 +1,711 @@
+//! Lowering: one message layout becomes one Cranelift function with a peek hub and
+//! field-order threading.
+//!
+//! Shape of every function (`MessageFn`: `ctx, block, ptr, end, meta, gtag`):
+//!
+//! ```text
+//! entry ─► dispatch(p): p == end ? at_end : table(p, byte *p)
+//! table(p, b): br_table over 256 tag bytes ─► label[slot, wire type](p + 1, p)
+//!                                           ├► two_byte(p)   (b >= 0x80: tags of fields 16..2047)
+//!                                           └► slow(p)       (anything else: the interpreter's field step)
+//! label: decode one value inline, then thread: compare the next byte with the tags the
+//!        next fields are expected to have and jump straight there; on a miss, table(p, b).
+//! ```
+//!
+//! Only bytes of the input between `ptr` and `end` are ever loaded: every load is preceded
+//! by a bounds check, and every slow case calls a helper in `runtime`, which shares the
+//! interpreter's code.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, BlockArg, FuncRef, InstBuilder, JumpTableData, MemFlagsData, SigRef,
+    Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
+};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::FunctionBuilder;
+use protojit_arena::{
+    DecodeErrorKind, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition,
+    SlotIndex, NO_INDEX,
+};
+
+use crate::runtime::{self, ctx_offset};
+
+/// Message functions callable from the function being built, by layout index.
+pub(crate) trait ChildFns {
+    /// The function reference for the message function of `layout`.
+    fn child_fn(&mut self, b: &mut FunctionBuilder<'_>, layout: LayoutIndex) -> FuncRef;
+}
+
+/// Signature of every message function.
+pub(crate) fn message_signature(ptr: Type, call_conv: cranelift_codegen::isa::CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    for t in [ptr, ptr, ptr, ptr, types::I64, ptr] {
+        sig.params.push(AbiParam::new(t));
+    }
+    sig.returns.push(AbiParam::new(ptr));
+    sig
+}
+
+/// Signatures of the runtime helpers, imported into one function.
+struct Helpers {
+    slow_field: SigRef,
+    varint: SigRef,
+    utf8: SigRef,
+    reserve: SigRef,
+    child: SigRef,
+    packed: SigRef,
+    interp_message: SigRef,
+}
+
+fn sig(b: &mut FunctionBuilder<'_>, cc: cranelift_codegen::isa::CallConv, params: &[Type], ret: Option<Type>) -> SigRef {
+    let mut s = Signature::new(cc);
+    s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+    s.returns.extend(ret.map(AbiParam::new));
+    b.import_signature(s)
+}
+
+/// The wire type a label decodes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Form {
+    /// One value in the slot kind's own wire type.
+    Single,
+    /// A packed run (wire type 2 on a packable repeated field).
+    Packed,
+}
+
+/// Builds the function for one message layout. Owns the `FunctionBuilder`.
+pub(crate) struct Translator<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    ptr: Type,
+    cc: cranelift_codegen::isa::CallConv,
+    frontend: TargetFrontendConfig,
+    layouts: &'a Layouts,
+    li: LayoutIndex,
+    layout: &'a MessageLayout,
+    helpers: Helpers,
+    // Entry parameters and values computed once.
+    ctx: Value,
+    blk: Value,
+    end: Value,
+    meta: Value,
+    gtag: Value,
+    depth: Value,
+    max_depth: Value,
+    // Shared blocks.
+    dispatch: Block,
+    table: Block,
+    slow: Block,
+    ret_null: Block,
+    fail: HashMap<u32, Block>,
+    labels: HashMap<(u32, Form), Block>,
+    pending: Vec<(u32, Form)>,
+    varint_out: StackSlot,
+}
+
+fn input_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_readonly()
+}
+
+fn tree_flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// Whether the lowering compiles this slot's values inline (else the label defers to the
+/// interpreter's field step).
+fn inline_single(slot: &FieldSlot) -> bool {
+    !(slot.kind == FieldKind::Enum && slot.closed_enum)
+}
+
+/// The wire-format tag a label of `slot` in `form` expects.
+fn tag_of(slot: &FieldSlot, form: Form) -> u32 {
+    match form {
+        Form::Single => slot.tag(),
+        Form::Packed => (slot.number << 3) | 2,
+    }
+}
+
+/// The form the next occurrence of `slot` most likely has on the wire.
+fn expected_form(slot: &FieldSlot) -> Form {
+    if slot.repetition == Repetition::Repeated && slot.kind.is_packable() && slot.packed {
+        Form::Packed
+    } else {
+        Form::Single
+    }
+}
+
+impl<'a, 'b> Translator<'a, 'b> {
+    /// Starts the function for layout `li` in `b` (whose signature is the message signature).
+    pub(crate) fn new(
+        mut b: FunctionBuilder<'b>,
+        frontend: TargetFrontendConfig,
+        layouts: &'a Layouts,
+        li: LayoutIndex,
+    ) -> Self {
+        let ptr = frontend.pointer_type();
+        let cc = frontend.default_call_conv;
+        let helpers = Helpers {
+            slow_field: sig(&mut b, cc, &[ptr, types::I32, ptr, ptr, ptr, types::I64], Some(ptr)),
+            varint: sig(&mut b, cc, &[ptr, ptr, ptr, ptr], Some(ptr)),
+            utf8: sig(&mut b, cc, &[ptr, ptr, ptr, ptr], Some(types::I32)),
+            reserve: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, types::I32], None),
+            child: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr], Some(ptr)),
+            packed: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, ptr, ptr], Some(ptr)),
+            interp_message: sig(&mut b, cc, &[ptr, types::I32, ptr, ptr, ptr, types::I64, ptr], Some(ptr)),
+        };
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let (ctx, blk, p0, end, meta, gtag) = (params[0], params[1], params[2], params[3], params[4], params[5]);
+        let depth = b.ins().ireduce(types::I32, meta);
+        let max_depth = b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::MAX_DEPTH);
+        let dispatch = b.create_block();
+        b.append_block_param(dispatch, ptr);
+        let table = b.create_block();
+        b.append_block_param(table, ptr);
+        b.append_block_param(table, types::I32);
+        let slow = b.create_block();
+        b.append_block_param(slow, ptr);
+        let ret_null = b.create_block();
+        b.set_cold_block(ret_null);
+        let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        b.ins().jump(dispatch, &[BlockArg::Value(p0)]);
+        let layout = layouts.get(li);
+        Translator {
+            b,
+            ptr,
+            cc,
+            frontend,
+            layouts,
+            li,
+            layout,
+            helpers,
+            ctx,
+            blk,
+            end,
+            meta,
+            gtag,
+            depth,
+            max_depth,
+            dispatch,
+            table,
+            slow,
+            ret_null,
+            fail: HashMap::new(),
+            labels: HashMap::new(),
+            pending: Vec::new(),
+            varint_out,
+        }
+    }
+
+    /// Emits the whole function and finalizes the builder.
+    pub(crate) fn translate(mut self, children: &mut dyn ChildFns) {
+        self.emit_dispatch();
+        self.emit_table();
+        self.emit_slow();
+        while let Some((si, form)) = self.pending.pop() {
+            self.emit_label(si, form, children);
+        }
+        self.b.switch_to_block(self.ret_null);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        self.b.ins().return_(&[null]);
+        self.b.seal_all_blocks();
+        self.b.finalize(self.frontend);
+    }
+
+    /// A function body that hands the whole message to the interpreter (the explicit
+    /// fallback; see `Compiled::stats`).
+    pub(crate) fn translate_fallback(mut self) {
+        // The entry block already jumped to `dispatch`; make dispatch the interpreter call.
+        self.b.switch_to_block(self.dispatch);
+        let p = self.b.block_params(self.dispatch)[0];
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let f = self.helper_addr(runtime::pj_interp_message as *const u8);
+        let args = [self.ctx, li, self.blk, p, self.end, self.meta, self.gtag];
+        let call = self.b.ins().call_indirect(self.helpers.interp_message, f, &args);
+        let r = self.b.inst_results(call)[0];
+        self.b.ins().return_(&[r]);
+        for blk in [self.table, self.slow, self.ret_null] {
+            self.b.switch_to_block(blk);
+            let null = self.b.ins().iconst(self.ptr, 0);
+            self.b.ins().return_(&[null]);
+        }
+        self.b.seal_all_blocks();
+        self.b.finalize(self.frontend);
+    }
+
+    fn helper_addr(&mut self, f: *const u8) -> Value {
+        self.b.ins().iconst(self.ptr, f as usize as i64)
+    }
+
+    fn slot(&self, si: u32) -> &'a FieldSlot {
+        self.layout.slot(SlotIndex::new(si))
+    }
+
+    /// The label for slot `si` in `form`, created (and queued for emission) on first use.
+    fn label(&mut self, si: u32, form: Form) -> Block {
+        if let Some(&blk) = self.labels.get(&(si, form)) {
+            return blk;
+        }
+        let blk = self.b.create_block();
+        self.b.append_block_param(blk, self.ptr); // position after the tag
+        self.b.append_block_param(blk, self.ptr); // position of the tag
+        self.labels.insert((si, form), blk);
+        self.pending.push((si, form));
+        blk
+    }
+
+    /// Which label decodes the field with this tag, if compiled code handles it.
+    fn label_for_tag(&mut self, tag: u32) -> Option<Block> {
+        let number = tag >> 3;
+        let wt = (tag & 7) as u8;
+        let si = self.layout.slot_by_number(number)?.index() as u32;
+        let slot = self.slot(si);
+        if wt == slot.kind.wire_type() && inline_single(slot) {
+            Some(self.label(si, Form::Single))
+        } else if wt == 2 && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
+            Some(self.label(si, Form::Packed))
+        } else {
+            None
+        }
+    }
+
+    /// A cold block recording error `kind` at the position passed as its parameter.
+    fn fail_block(&mut self, kind: DecodeErrorKind) -> Block {
+        if let Some(&blk) = self.fail.get(&(kind as u32)) {
+            return blk;
+        }
+        let cur = self.b.current_block();
+        let blk = self.b.create_block();
+        self.b.append_block_param(blk, self.ptr);
+        self.b.set_cold_block(blk);
+        self.b.switch_to_block(blk);
+        let at = self.b.block_params(blk)[0];
+        let k = self.b.ins().iconst(types::I32, kind as i64);
+        self.b.ins().store(tree_flags(), k, self.ctx, ctx_offset::ERROR_KIND);
+        let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+        let off = self.b.ins().isub(at, start);
+        self.b.ins().store(tree_flags(), off, self.ctx, ctx_offset::ERROR_OFFSET);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        self.b.ins().return_(&[null]);
+        if let Some(cur) = cur {
+            self.b.switch_to_block(cur);
+        }
+        self.fail.insert(kind as u32, blk);
+        blk
+    }
+
+    /// Branches to `fail(kind, at)` when `cond` holds, else continues in a new block.
+    fn fail_if(&mut self, cond: Value, kind: DecodeErrorKind, at: Value) {
+        let fail = self.fail_block(kind);
+        let ok = self.b.create_block();
+        self.b.ins().brif(cond, fail, &[BlockArg::Value(at)], ok, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    /// Returns null when `r` is null (a helper or callee recorded an error).
+    fn null_check(&mut self, r: Value) {
+        let ok = self.b.create_block();
+        self.b.ins().brif(r, ok, &[], self.ret_null, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    fn emit_dispatch(&mut self) {
+        self.b.switch_to_block(self.dispatch);
+        let p = self.b.block_params(self.dispatch)[0];
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
+        let more = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(at_end, done, &[], more, &[]);
+        self.b.switch_to_block(more);
+        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+        // The end of the input: fine for a message, an error inside a group.
+        self.b.switch_to_block(done);
+        let gnum = self.b.ins().ushr_imm_u(self.meta, 32);
+        let unterminated = self.fail_block(DecodeErrorKind::UnterminatedGroup);
+        let ret = self.b.create_block();
+        self.b.ins().brif(gnum, unterminated, &[BlockArg::Value(self.gtag)], ret, &[]);
+        self.b.switch_to_block(ret);
+        self.b.ins().return_(&[p]);
+    }
+
+    fn emit_table(&mut self) {
+        self.b.switch_to_block(self.table);
+        let p = self.b.block_params(self.table)[0];
+        let byte = self.b.block_params(self.table)[1];
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let two_byte = self.b.create_block();
+        let mut entries = Vec::with_capacity(256);
+        for t in 0..256u32 {
+            let call = if t >= 0x80 {
+                self.b.func.dfg.block_call(two_byte, &[BlockArg::Value(p)])
+            } else if let Some(label) = self.label_for_tag(t) {
+                self.b.func.dfg.block_call(label, &[BlockArg::Value(p1), BlockArg::Value(p)])
+            } else {
+                self.b.func.dfg.block_call(self.slow, &[BlockArg::Value(p)])
+            };
+            entries.push(call);
+        }
+        let default = self.b.func.dfg.block_call(self.slow, &[BlockArg::Value(p)]);
+        let jt = self.b.create_jump_table(JumpTableData::new(default, &entries));
+        self.b.ins().br_table(byte, jt);
+
+        // Two-byte tags (fields 16..2047): compare against the compiled ones.
+        self.b.switch_to_block(two_byte);
+        let two: Vec<(u32, Block)> = {
+            let mut v = Vec::new();
+            for si in 0..self.layout.slots().len() as u32 {
+                let slot = *self.slot(si);
+                if !(16..2048).contains(&slot.number) {
+                    continue;
+                }
+                for wt in [slot.kind.wire_type() as u32, 2] {
+                    let tag = (slot.number << 3) | wt;
+                    if let Some(label) = self.label_for_tag(tag) {
+                        if !v.iter().any(|(t, _)| *t == tag) {
+                            v.push((tag, label));
+                        }
+                    }
+                }
+            }
+            v
+        };
+        if two.is_empty() {
+            self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+            return;
+        }
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
+        let load = self.b.create_block();
+        self.b.ins().brif(fits, load, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(load);
+        let b0 = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let b1 = self.b.ins().uload8(types::I32, input_flags(), p, 1);
+        let lo = self.b.ins().band_imm_u(b0, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(b1, 7);
+        // b1 < 0x80 makes the tag exactly two bytes; a larger b1 yields a tag >= 2^14,
+        // which matches no compared tag (all < 2^14) and falls to the slow path.
+        let tag = self.b.ins().bor(lo, hi);
+        for (t, label) in two {
+            let hit = self.b.ins().icmp_imm_u(IntCC::Equal, tag, t as i64);
+            let next = self.b.create_block();
+            self.b.ins().brif(hit, label, &[BlockArg::Value(p2), BlockArg::Value(p)], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+    }
+
+    fn emit_slow(&mut self) {
+        self.b.switch_to_block(self.slow);
+        self.b.set_cold_block(self.slow);
+        let p = self.b.block_params(self.slow)[0];
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let f = self.helper_addr(runtime::pj_slow_field as *const u8);
+        let args = [self.ctx, li, self.blk, p, self.end, self.meta];
+        let call = self.b.ins().call_indirect(self.helpers.slow_field, f, &args);
+        let r = self.b.inst_results(call)[0];
+        self.null_check(r);
+        let done = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::GROUP_DONE);
+        let ended = self.b.create_block();
+        self.b.ins().brif(done, ended, &[], self.dispatch, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(ended);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().store(tree_flags(), zero, self.ctx, ctx_offset::GROUP_DONE);
+        self.b.ins().return_(&[r]);
+    }
+
+    /// Reads a varint at `p` (< or = `end`): `(value as i64, position after)`.
+    fn varint(&mut self, p: Value) -> (Value, Value) {
+        let join = self.b.create_block();
+        let v = self.b.append_block_param(join, types::I64);
+        let np = self.b.append_block_param(join, self.ptr);
+        let load = self.b.create_block();
+        let second = self.b.create_block();
+        let second_load = self.b.create_block();
+        let two = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p, self.end);
+        self.b.ins().brif(inside, load, &[], slow, &[]);
+
+        self.b.switch_to_block(load);
+        let v0 = self.b.ins().uload8(types::I64, input_flags(), p, 0);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v0, 0x80);
+        self.b.ins().brif(short, join, &[BlockArg::Value(v0), BlockArg::Value(p1)], second, &[]);
+
+        self.b.switch_to_block(second);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, self.end);
+        self.b.ins().brif(inside, second_load, &[], slow, &[]);
+
+        self.b.switch_to_block(second_load);
+        let v1 = self.b.ins().uload8(types::I64, input_flags(), p, 1);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v1, 0x80);
+        self.b.ins().brif(short, two, &[], slow, &[]);
+
+        self.b.switch_to_block(two);
+        let lo = self.b.ins().band_imm_u(v0, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(v1, 7);
+        let val = self.b.ins().bor(lo, hi);
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        self.b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(p2)]);
+
+        self.b.switch_to_block(slow);
+        let out = self.b.ins().stack_addr(self.ptr, self.varint_out, 0);
+        let f = self.helper_addr(runtime::pj_varint as *const u8);
+        let call = self.b.ins().call_indirect(self.helpers.varint, f, &[self.ctx, p, self.end, out]);
+        let r = self.b.inst_results(call)[0];
+        self.null_check(r);
+        let val = self.b.ins().stack_load(self.ptr, types::I64, self.varint_out, 0);
+        self.b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(r)]);
+
+        self.b.switch_to_block(join);
+        (v, np)
+    }
+
+    /// Reads a length prefix at `p`: `(start, end)` of the value, checked against `end`.
+    fn length(&mut self, p: Value) -> (Value, Value) {
+        let (len, start) = self.varint(p);
+        let avail = self.b.ins().isub(self.end, start);
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, avail);
+        self.fail_if(over, DecodeErrorKind::LengthOutOfBounds, p);
+        let stop = self.b.ins().iadd(start, len);
+        (start, stop)
+    }
+
+    /// Sets the presence bit and oneof case of singular `slot`.
+    fn mark_present(&mut self, slot: &FieldSlot) {
+        if slot.hasbit != NO_INDEX {
+            let off = (4 * (slot.hasbit / 32)) as i32;
+            let w = self.b.ins().load(types::I32, tree_flags(), self.blk, off);
+            let w = self.b.ins().bor_imm_u(w, 1i64 << (slot.hasbit % 32));
+            self.b.ins().store(tree_flags(), w, self.blk, off);
+        }
+        if slot.oneof != NO_INDEX {
+            let n = self.b.ins().iconst(types::I32, slot.number as i64);
+            let off = self.layout.oneof_case_offset(slot.oneof) as i32;
+            self.b.ins().store(tree_flags(), n, self.blk, off);
+        }
+    }
+
+    /// Address of a new last element of repeated slot `si` (`elem_size` bytes), growing
+    /// the vector through a helper when it is full.
+    fn push_addr(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        let off = slot.offset as i32;
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let cap = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 12);
+        let full = self.b.ins().icmp(IntCC::Equal, len, cap);
+        let grow = self.b.create_block();
+        let room = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(full, grow, &[], room, &[]);
+        self.b.switch_to_block(grow);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let one = self.b.ins().iconst(types::I32, 1);
+        let f = self.helper_addr(runtime::pj_reserve as *const u8);
+        self.b.ins().call_indirect(self.helpers.reserve, f, &[self.ctx, li, s, self.blk, one]);
+        self.b.ins().jump(room, &[]);
+        self.b.switch_to_block(room);
+        let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let len1 = self.b.ins().iadd_imm_s(len, 1);
+        self.b.ins().store(tree_flags(), len1, self.blk, off + 8);
+        let len = self.b.ins().uextend(self.ptr, len);
+        let bytes = self.b.ins().imul_imm_u(len, slot.elem_size as i64);
+        self.b.ins().iadd(base, bytes)
+    }
+
+    /// Stores scalar `v` into slot `si` (singular: the slot; repeated: a pushed element).
+    fn put(&mut self, si: u32, slot: &FieldSlot, v: Value) {
+        if slot.repetition == Repetition::Singular {
+            self.b.ins().store(tree_flags(), v, self.blk, slot.offset as i32);
+            self.mark_present(slot);
+        } else {
+            let addr = self.push_addr(si, slot);
+            self.b.ins().store(tree_flags(), v, addr, 0);
+        }
+    }
+
+    /// Jumps to the label of the field expected after slot `si`, given position `p`.
+    fn thread(&mut self, si: u32, p: Value) {
+        let slot = *self.slot(si);
+        let mut candidates: Vec<(u32, Form)> = Vec::new();
+        if slot.repetition != Repetition::Singular && expected_form(&slot) == Form::Single {
+            candidates.push((si, Form::Single));
+        }
+        let mut next = si + 1;
+        while candidates.len() < 3 && (next as usize) < self.layout.slots().len() {
+            let n = self.slot(next);
+            let sibling = slot.oneof != NO_INDEX && n.oneof == slot.oneof;
+            if !sibling {
+                candidates.push((next, expected_form(n)));
+            }
+            next += 1;
+        }
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
+        let more = self.b.create_block();
+        self.b.ins().brif(at_end, self.dispatch, &[BlockArg::Value(p)], more, &[]);
+        self.b.switch_to_block(more);
+        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        for (csi, form) in candidates {
+            let cslot = *self.slot(csi);
+            let tag = tag_of(&cslot, form);
+            if tag >= 0x80 || (form == Form::Single && !inline_single(&cslot)) {
+                continue;
+            }
+            let label = self.label(csi, form);
+            let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
+            let miss = self.b.create_block();
+            self.b.ins().brif(hit, label, &[BlockArg::Value(p1), BlockArg::Value(p)], miss, &[]);
+            self.b.switch_to_block(miss);
+        }
+        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+    }
+
+    fn call_helper_child(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let f = if slot.repetition == Repetition::Singular {
+            self.helper_addr(runtime::pj_child as *const u8)
+        } else {
+            self.helper_addr(runtime::pj_push_child as *const u8)
+        };
+        let call = self.b.ins().call_indirect(self.helpers.child, f, &[self.ctx, li, s, self.blk]);
+        self.b.inst_results(call)[0]
+    }
+
+    fn depth_check(&mut self, tag_pos: Value) {
+        let deep = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, self.depth, self.max_depth);
+        self.fail_if(deep, DecodeErrorKind::DepthLimitExceeded, tag_pos);
+    }
+
+    fn emit_label(&mut self, si: u32, form: Form, children: &mut dyn ChildFns) {
+        let label = self.labels[&(si, form)];
+        self.b.switch_to_block(label);
+        let p = self.b.block_params(label)[0];
+        let tag_pos = self.b.block_params(label)[1];
+        let slot = *self.slot(si);
+        if form == Form::Packed {
+            let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+            let s = self.b.ins().iconst(types::I32, si as i64);
+            let f = self.helper_addr(runtime::pj_packed as *const u8);
+            let call = self.b.ins().call_indirect(self.helpers.packed, f, &[self.ctx, li, s, self.blk, p, self.end]);
+            let r = self.b.inst_results(call)[0];
+            self.null_check(r);
+            self.thread(si, r);
+            return;
+        }
+        match slot.kind {
+            FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum | FieldKind::Sint32 => {
+                let (v, np) = self.varint(p);
+                let v = self.b.ins().ireduce(types::I32, v);
+                let v = if slot.kind == FieldKind::Sint32 { self.zigzag(v) } else { v };
+                self.put(si, &slot, v);
+                self.thread(si, np);
+            }
+            FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64 => {
+                let (v, np) = self.varint(p);
+                let v = if slot.kind == FieldKind::Sint64 { self.zigzag(v) } else { v };
+                self.put(si, &slot, v);
+                self.thread(si, np);
+            }
+            FieldKind::Bool => {
+                let (v, np) = self.varint(p);
+                let v = self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0);
+                self.put(si, &slot, v);
+                self.thread(si, np);
+            }
+            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float
+            | FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
+                let width = slot.kind.fixed_width();
+                let ty = if width == 4 { types::I32 } else { types::I64 };
+                let avail = self.b.ins().isub(self.end, p);
+                let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, avail, width as i64);
+                self.fail_if(short, DecodeErrorKind::Truncated, p);
+                // Little-endian hosts only (x86_64, aarch64): the wire bytes are the value.
+                let v = self.b.ins().load(ty, input_flags(), p, 0);
+                self.put(si, &slot, v);
+                let np = self.b.ins().iadd_imm_s(p, width as i64);
+                self.thread(si, np);
+            }
+            FieldKind::String | FieldKind::Bytes => {
+                let (start, stop) = self.length(p);
+                let len = self.b.ins().isub(stop, start);
+                if slot.validate_utf8 {
+                    let check = self.b.create_block();
+                    let ok = self.b.create_block();
+                    let on = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::VALIDATE_UTF8);
+                    self.b.ins().brif(on, check, &[], ok, &[]);
+                    self.b.switch_to_block(check);
+                    let f = self.helper_addr(runtime::pj_utf8 as *const u8);
+                    let call = self.b.ins().call_indirect(self.helpers.utf8, f, &[self.ctx, start, len, p]);
+                    let valid = self.b.inst_results(call)[0];
+                    self.b.ins().brif(valid, ok, &[], self.ret_null, &[]);
+                    self.b.switch_to_block(ok);
+                }
+                let addr = if slot.repetition == Repetition::Singular {
+                    let off = slot.offset as i32;
+                    self.b.ins().store(tree_flags(), start, self.blk, off);
+                    self.b.ins().store(tree_flags(), len, self.blk, off + 8);
+                    self.mark_present(&slot);
+                    None
+                } else {
+                    Some(self.push_addr(si, &slot))
+                };
+                if let Some(addr) = addr {
+                    self.b.ins().store(tree_flags(), start, addr, 0);
+                    self.b.ins().store(tree_flags(), len, addr, 8);
+                }
+                self.thread(si, stop);
+            }
+            FieldKind::Message => {
+                let (start, stop) = self.length(p);
+                self.depth_check(tag_pos);
+                let child = self.call_helper_child(si, &slot);
+                let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
+                let d = self.b.ins().iadd_imm_s(self.depth, 1);
+                let meta = self.b.ins().uextend(types::I64, d);
+                let null = self.b.ins().iconst(self.ptr, 0);
+                let call = self.b.ins().call(f, &[self.ctx, child, start, stop, meta, null]);
+                let r = self.b.inst_results(call)[0];
+                self.null_check(r);
+                self.thread(si, stop);
+            }
+            FieldKind::Group => {
+                self.depth_check(tag_pos);
+                let child = self.call_helper_child(si, &slot);
+                let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
+                let d = self.b.ins().iadd_imm_s(self.depth, 1);
+                let d = self.b.ins().uextend(types::I64, d);
+                let meta = self.b.ins().bor_imm_u(d, (slot.number as i64) << 32);
+                let call = self.b.ins().call(f, &[self.ctx, child, p, self.end, meta, tag_pos]);
+                let r = self.b.inst_results(call)[0];
+                self.null_check(r);
+                self.thread(si, r);
+            }
+        }
+    }
+
+    fn zigzag(&mut self, v: Value) -> Value {
+        let half = self.b.ins().ushr_imm_u(v, 1);
+        let low = self.b.ins().band_imm_u(v, 1);
+        let mask = self.b.ins().ineg(low);
+        self.b.ins().bxor(half, mask)
+    }
+
+    #[allow(dead_code)]
+    fn call_conv(&self) -> cranelift_codegen::isa::CallConv {
+        self.cc
+    }
+
+    #[allow(dead_code)]
+    fn layouts(&self) -> &'a Layouts {
+        self.layouts
+    }
+}

@@ -1,0 +1,32 @@
+//! Differential test: every corpus payload decodes with every engine to the same tree as
+//! prost-reflect's `DynamicMessage::decode`.
+
+mod common;
+
+use prost_reflect::DynamicMessage;
+use protojit::{Arena, DecodeOptions};
+
+#[test]
+fn corpus_payloads_match_prost_reflect() {
+    let Some(dir) = common::corpus_dir("corpus_payloads_match_prost_reflect") else { return };
+    for (proto, type_name, file) in common::PAYLOADS {
+        let schema = common::corpus_schema(&dir, proto);
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let desc = schema.pool().get_message_by_name(type_name).unwrap();
+        let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
+        for engine in common::ENGINES {
+            let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine).unwrap();
+            if engine == protojit::EngineKind::Jit && cfg!(target_arch = "x86_64") {
+                let stats = decoder.stats();
+                assert_eq!(stats.interpreted(), 0, "{file}: {:?}", stats.types);
+                assert!(stats.code_bytes() > 0);
+            }
+            let arena = Arena::new();
+            let msg = decoder.decode(&bytes, &arena).unwrap_or_else(|e| panic!("{file} ({engine:?}): {e}"));
+            assert_eq!(msg.to_dynamic_lossy_count(), 0, "{file}");
+            if let Some(path) = common::dyn_diff(&msg.to_dynamic(), &expected) {
+                panic!("{file} ({engine:?}): differs from prost-reflect at {path}");
+            }
+        }
+    }
+}
