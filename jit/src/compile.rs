@@ -118,6 +118,20 @@ impl ChildFns for Children<'_> {
     }
 }
 
+/// Keeps an error report readable: verifier dumps can run to megabytes.
+fn clip(mut s: String) -> String {
+    const MAX: usize = 4000;
+    if s.len() > MAX {
+        let mut cut = MAX;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str(" [...]");
+    }
+    s
+}
+
 impl Compiled {
     /// Compiles every message type reachable from `root`.
     pub fn compile(layouts: &Layouts, root: LayoutIndex, options: &CompileOptions) -> Result<Compiled, JitError> {
@@ -180,12 +194,12 @@ impl Compiled {
             }
             module.define_function(id, &mut ctx).map_err(|e| JitError::Codegen {
                 message_type: layout.descriptor().full_name().to_owned(),
-                reason: match e {
+                reason: clip(match e {
                     cranelift_module::ModuleError::Compilation(c) => {
                         cranelift_codegen::print_errors::pretty_error(&ctx.func, c)
                     }
                     other => other.to_string(),
-                },
+                }),
             })?;
             let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
             module.clear_context(&mut ctx);

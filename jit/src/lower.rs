@@ -208,6 +208,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         while let Some((si, form)) = self.pending.pop() {
             self.emit_label(si, form, children);
         }
+        self.emit_fail_blocks();
         self.b.switch_to_block(self.ret_null);
         let null = self.b.ins().iconst(self.ptr, 0);
         self.b.ins().return_(&[null]);
@@ -272,29 +273,33 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
     }
 
-    /// A cold block recording error `kind` at the position passed as its parameter.
+    /// A cold block recording error `kind` at the position passed as its parameter
+    /// (its body is emitted at the end, by `emit_fail_blocks`).
     fn fail_block(&mut self, kind: DecodeErrorKind) -> Block {
         if let Some(&blk) = self.fail.get(&(kind as u32)) {
             return blk;
         }
-        let cur = self.b.current_block();
         let blk = self.b.create_block();
         self.b.append_block_param(blk, self.ptr);
         self.b.set_cold_block(blk);
-        self.b.switch_to_block(blk);
-        let at = self.b.block_params(blk)[0];
-        let k = self.b.ins().iconst(types::I32, kind as i64);
-        self.b.ins().store(tree_flags(), k, self.ctx, ctx_offset::ERROR_KIND);
-        let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
-        let off = self.b.ins().isub(at, start);
-        self.b.ins().store(tree_flags(), off, self.ctx, ctx_offset::ERROR_OFFSET);
-        let null = self.b.ins().iconst(self.ptr, 0);
-        self.b.ins().return_(&[null]);
-        if let Some(cur) = cur {
-            self.b.switch_to_block(cur);
-        }
         self.fail.insert(kind as u32, blk);
         blk
+    }
+
+    fn emit_fail_blocks(&mut self) {
+        let mut blocks: Vec<(u32, Block)> = self.fail.iter().map(|(&k, &b)| (k, b)).collect();
+        blocks.sort_by_key(|&(k, _)| k);
+        for (kind, blk) in blocks {
+            self.b.switch_to_block(blk);
+            let at = self.b.block_params(blk)[0];
+            let k = self.b.ins().iconst(types::I32, kind as i64);
+            self.b.ins().store(tree_flags(), k, self.ctx, ctx_offset::ERROR_KIND);
+            let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+            let off = self.b.ins().isub(at, start);
+            self.b.ins().store(tree_flags(), off, self.ctx, ctx_offset::ERROR_OFFSET);
+            let null = self.b.ins().iconst(self.ptr, 0);
+            self.b.ins().return_(&[null]);
+        }
     }
 
     /// Branches to `fail(kind, at)` when `cond` holds, else continues in a new block.
@@ -341,7 +346,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let mut entries = Vec::with_capacity(256);
         for t in 0..256u32 {
             let call = if t >= 0x80 {
-                self.b.func.dfg.block_call(two_byte, &[BlockArg::Value(p)])
+                // `p` is the table block's parameter, which dominates `two_byte`.
+                self.b.func.dfg.block_call(two_byte, &[])
             } else if let Some(label) = self.label_for_tag(t) {
                 self.b.func.dfg.block_call(label, &[BlockArg::Value(p1), BlockArg::Value(p)])
             } else {
