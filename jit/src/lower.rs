@@ -559,19 +559,81 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.switch_to_block(more);
         let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
         let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let mut two_byte: Vec<(u32, Block)> = Vec::new();
         for (csi, form) in candidates {
             let cslot = *self.slot(csi);
             let tag = tag_of(&cslot, form);
-            if tag >= 0x80 || (form == Form::Single && !inline_single(&cslot)) {
+            if tag >= 0x4000 || (form == Form::Single && !inline_single(&cslot)) {
                 continue;
             }
             let label = self.label(csi, form);
+            if tag >= 0x80 {
+                // Two bytes on the wire: low 7 bits with the continuation bit, then the rest.
+                two_byte.push(((tag & 0x7f) | 0x80 | ((tag >> 7) << 8), label));
+                continue;
+            }
             let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
             let miss = self.b.create_block();
             self.b.ins().brif(hit, label, &[BlockArg::Value(p1), BlockArg::Value(p)], miss, &[]);
             self.b.switch_to_block(miss);
         }
+        if !two_byte.is_empty() {
+            let p2 = self.b.ins().iadd_imm_s(p, 2);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
+            let load = self.b.create_block();
+            self.b.ins().brif(fits, load, &[], self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+            self.b.switch_to_block(load);
+            let word = self.b.ins().uload16(types::I32, input_flags(), p, 0);
+            for (encoded, label) in two_byte {
+                let hit = self.b.ins().icmp_imm_u(IntCC::Equal, word, encoded as i64);
+                let miss = self.b.create_block();
+                self.b.ins().brif(hit, label, &[BlockArg::Value(p2), BlockArg::Value(p)], miss, &[]);
+                self.b.switch_to_block(miss);
+            }
+        }
         self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+    }
+
+    /// The child block for a message or group value of slot `si`: the existing child of
+    /// a singular field (merge), else a new one. Common cases inline; allocation and
+    /// vector growth call helpers.
+    fn child_block(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        if slot.repetition == Repetition::Singular {
+            return self.singular_child(si, slot);
+        }
+        if slot.elem_size > 256 {
+            return self.call_helper_child(si, slot);
+        }
+        // Repeated: push a zeroed inline block (as `BlockMut::push_child`).
+        let addr = self.push_addr(si, slot);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        for off in (0..slot.elem_size).step_by(8) {
+            self.b.ins().store(tree_flags(), zero, addr, off as i32);
+        }
+        addr
+    }
+
+    fn singular_child(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        let join = self.b.create_block();
+        let child = self.b.append_block_param(join, self.ptr);
+        let alloc = self.b.create_block();
+        self.b.set_cold_block(alloc);
+        let existing = self.b.ins().load(self.ptr, tree_flags(), self.blk, slot.offset as i32);
+        if slot.oneof != NO_INDEX {
+            // The shared slot holds this member's child only while the case names it.
+            let check = self.b.create_block();
+            let off = self.layout.oneof_case_offset(slot.oneof) as i32;
+            let case = self.b.ins().load(types::I32, tree_flags(), self.blk, off);
+            let active = self.b.ins().icmp_imm_u(IntCC::Equal, case, slot.number as i64);
+            self.b.ins().brif(active, check, &[], alloc, &[]);
+            self.b.switch_to_block(check);
+        }
+        self.b.ins().brif(existing, join, &[BlockArg::Value(existing)], alloc, &[]);
+        self.b.switch_to_block(alloc);
+        let fresh = self.call_helper_child(si, slot);
+        self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
+        self.b.switch_to_block(join);
+        child
     }
 
     fn call_helper_child(&mut self, si: u32, slot: &FieldSlot) -> Value {
@@ -673,7 +735,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             FieldKind::Message => {
                 let (start, stop) = self.length(p);
                 self.depth_check(tag_pos);
-                let child = self.call_helper_child(si, &slot);
+                let child = self.child_block(si, &slot);
                 let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
                 let d = self.b.ins().iadd_imm_s(self.depth, 1);
                 let meta = self.b.ins().uextend(types::I64, d);
@@ -685,7 +747,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             FieldKind::Group => {
                 self.depth_check(tag_pos);
-                let child = self.call_helper_child(si, &slot);
+                let child = self.child_block(si, &slot);
                 let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
                 let d = self.b.ins().iadd_imm_s(self.depth, 1);
                 let d = self.b.ins().uextend(types::I64, d);
