@@ -1,0 +1,149 @@
+//! The engine's contract: thread safety, stats, shared compiled code, CLIF dumps.
+
+use std::sync::Arc;
+
+use protojit::raw::jit::{CompileOptions, Compiled, TypeEngine};
+use protojit::{Arena, DecodeErrorKind, DecodeOptions, Decoder, EngineKind, Schema};
+
+const NESTED: &str = r#"
+    syntax = "proto3";
+    package t;
+    message Node { Node child = 1; int32 value = 2; repeated Node kids = 3; string name = 4; }
+"#;
+
+fn schema() -> Schema {
+    Schema::from_proto_source("nested.proto", NESTED).unwrap()
+}
+
+/// `depth` nested `child` messages, innermost value 7.
+fn nested(depth: usize) -> Vec<u8> {
+    let mut msg = vec![0x10, 0x07];
+    for _ in 0..depth {
+        let mut outer = vec![0x0a];
+        protojit::raw::arena::wire::write_varint(&mut outer, msg.len() as u64);
+        outer.extend_from_slice(&msg);
+        msg = outer;
+    }
+    msg
+}
+
+#[test]
+fn decoder_is_send_and_sync_and_usable_from_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Decoder>();
+    let decoder = Arc::new(schema().decoder_with("t.Node", DecodeOptions::default(), EngineKind::Jit).unwrap());
+    let input = Arc::new(nested(50));
+    let expected = {
+        let arena = Arena::new();
+        decoder.decode(&input, &arena).unwrap().to_text_format()
+    };
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (decoder, input) = (decoder.clone(), input.clone());
+            std::thread::spawn(move || {
+                let mut arena = Arena::new();
+                let mut last = String::new();
+                for _ in 0..200 {
+                    arena.reset();
+                    last = decoder.decode(&input, &arena).unwrap().to_text_format();
+                }
+                last
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), expected);
+    }
+}
+
+#[test]
+fn stats_name_every_reachable_type_and_engine() {
+    let schema = schema();
+    let jit = schema.decoder_with("Node", DecodeOptions::default(), EngineKind::Jit).unwrap();
+    let stats = jit.stats();
+    assert_eq!(stats.types.len(), 1);
+    assert_eq!(stats.types[0].message_type, "t.Node");
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        assert_eq!(stats.types[0].engine, TypeEngine::Jit);
+        assert!(stats.types[0].code_bytes > 0);
+        assert_eq!(stats.interpreted(), 0);
+    }
+    let interp = schema.decoder_with("Node", DecodeOptions::default(), EngineKind::Interpreter).unwrap();
+    assert_eq!(
+        interp.stats().types[0].engine,
+        TypeEngine::Interpreter("the interpreter was requested".into())
+    );
+    assert_eq!(interp.stats().code_bytes(), 0);
+}
+
+#[test]
+fn compiled_code_is_shared_and_reads_options_at_run_time() {
+    let schema = schema();
+    let input = nested(5);
+    let strict = schema.decoder_with("Node", DecodeOptions { max_depth: 4, ..Default::default() }, EngineKind::Jit).unwrap();
+    let loose = schema.decoder_with("Node", DecodeOptions { max_depth: 5, ..Default::default() }, EngineKind::Jit).unwrap();
+    let arena = Arena::new();
+    let err = strict.decode(&input, &arena).unwrap_err();
+    assert_eq!(err.kind, DecodeErrorKind::DepthLimitExceeded);
+    // The fifth `child` tag is at offset 4 * 2 (each level adds a tag and a 1-byte length).
+    assert_eq!(err.offset, 8);
+    assert!(loose.decode(&input, &arena).is_ok());
+    // Both decoders run the same machine code (compiled once per root type).
+    assert_eq!(strict.stats().types[0].compile_time, loose.stats().types[0].compile_time);
+}
+
+#[test]
+fn utf8_validation_can_be_turned_off() {
+    let schema = schema();
+    let input = [0x22, 0x02, 0xff, 0xfe];
+    for engine in [EngineKind::Jit, EngineKind::Interpreter] {
+        let arena = Arena::new();
+        let on = schema.decoder_with("Node", DecodeOptions::default(), engine).unwrap();
+        let err = on.decode(&input, &arena).unwrap_err();
+        assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1));
+        let off = schema.decoder_with("Node", DecodeOptions { validate_utf8: false, ..Default::default() }, engine).unwrap();
+        let msg = off.decode(&input, &arena).unwrap();
+        // Unvalidated text that is not UTF-8 reads as bytes, never as a broken `&str`.
+        assert_eq!(msg.get("name").unwrap().as_bytes(), Some(&[0xff, 0xfe][..]));
+    }
+}
+
+#[test]
+fn clif_is_kept_on_request_and_shows_the_peek_hub() {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        println!("SKIPPED clif test: no compiled code on this host");
+        return;
+    }
+    let schema = schema();
+    let root = schema.layouts().index_of("t.Node").unwrap();
+    let options = CompileOptions { keep_clif: true, ..Default::default() };
+    let compiled = Compiled::compile(schema.layouts(), root, &options).unwrap();
+    let clif = compiled.stats()[0].clif.as_deref().unwrap();
+    assert!(clif.contains("br_table"), "{clif}");
+}
+
+#[test]
+fn message_types_over_the_field_limit_fall_back_explicitly() {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        return;
+    }
+    let schema = schema();
+    let root = schema.layouts().index_of("t.Node").unwrap();
+    let options = CompileOptions { max_fields: 2, ..Default::default() };
+    let compiled = Compiled::compile(schema.layouts(), root, &options).unwrap();
+    assert_eq!(
+        compiled.stats()[0].engine,
+        TypeEngine::Interpreter("4 fields exceed the compile limit of 2".into())
+    );
+    // The fallback still decodes, through the interpreter at the message boundary.
+    let engine = protojit::raw::jit::Engine::with_code(
+        schema.layouts().clone(),
+        root,
+        DecodeOptions::default(),
+        EngineKind::Jit,
+        Ok(Arc::new(compiled)),
+    );
+    let arena = Arena::new();
+    assert!(engine.decode(&nested(3), &arena).is_ok());
+    assert_eq!(engine.decode(&[0x0a, 0x05], &arena).unwrap_err().kind, DecodeErrorKind::LengthOutOfBounds);
+}
