@@ -1,0 +1,610 @@
+//! Benchmark-only support for protojit: the payload cases, the `prost` structs generated at
+//! build time from the same `.proto` files, and one checksum every decode arm computes over
+//! its own representation, so that no arm can be fast by doing less work.
+//!
+//! # The checksum
+//!
+//! Over the *present* fields of a message (fields with presence: set on the wire; proto3
+//! fields without presence: not the default value, compared bitwise for floats; repeated
+//! and map fields: each element), unknown fields excluded:
+//!
+//! ```text
+//! checksum(message) = Σ contrib(field number, v)   (wrapping u64 sum)
+//! v = integer / enum number  → the value as u64 (signed values sign-extended)
+//!     bool                   → 0 or 1
+//!     float / double         → the IEEE bits
+//!     string / bytes         → the length
+//!     message / group        → checksum(child)
+//!     map entry              → contrib(1, key) + contrib(2, value)
+//! contrib(n, v) = splitmix64_finalizer(v ^ n·0x9E3779B97F4A7C15)
+//! ```
+//!
+//! A sum is order-free, so maps (kept in hash order by prost and prost-reflect) and the
+//! tree's wire order agree; the mixing makes a wrong value, number or nesting show.
+//!
+//! The `scan` arm stores nothing, so it cannot compute this; it counts the messages it
+//! walks into (nested messages, groups and map entries), which is checked against the
+//! same count over the interpreter's tree.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use protojit::{MessageRef, Schema, Value};
+
+/// The prost structs generated from the benchmark schemas (module per protobuf package).
+#[allow(clippy::all, missing_docs, deprecated, non_camel_case_types)]
+pub mod gen {
+    include!(concat!(env!("OUT_DIR"), "/_all.rs"));
+}
+
+#[allow(clippy::all, deprecated, unused_parens)]
+mod arms {
+    include!(concat!(env!("OUT_DIR"), "/_arms.rs"));
+}
+pub use arms::prost_arm;
+
+/// Whether the shared corpus was found when the prost code was generated.
+pub const SHARED_CORPUS_AT_BUILD: bool = include!(concat!(env!("OUT_DIR"), "/_shared_found.rs"));
+
+/// splitmix64's finalizer.
+#[inline(always)]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The contribution of one value `v` of field `number` to its message's checksum.
+#[inline(always)]
+pub fn contrib(number: u32, v: u64) -> u64 {
+    mix(v ^ u64::from(number).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// The checksum of a decoded message (see the crate docs).
+pub trait Checksum {
+    /// The checksum.
+    fn checksum(&self) -> u64;
+}
+
+// ---------------------------------------------------------------------------------------
+// prost (generated code).
+
+/// One generated message type, as a decoder arm.
+pub trait ProstArm {
+    /// Decodes into a fresh struct and returns its checksum.
+    fn decode_checksum(&self, bytes: &[u8]) -> Result<u64, String>;
+    /// Decodes into a fresh struct and drops it.
+    fn decode_only(&self, bytes: &[u8]);
+    /// Clears the arm's reused struct, merges `bytes` into it, returns its checksum.
+    fn reuse_checksum(&mut self, bytes: &[u8]) -> u64;
+    /// Clears the arm's reused struct and merges `bytes` into it.
+    fn reuse_only(&mut self, bytes: &[u8]);
+    /// Decodes into a fresh struct and hands it over (to measure its heap memory).
+    fn decode_hold(&self, bytes: &[u8]) -> Box<dyn Any>;
+}
+
+/// The arm of generated message type `T`.
+#[derive(Default)]
+pub struct Arm<T> {
+    reused: T,
+}
+
+impl<T: prost::Message + Default + Checksum + 'static> ProstArm for Arm<T> {
+    fn decode_checksum(&self, bytes: &[u8]) -> Result<u64, String> {
+        T::decode(bytes).map(|m| m.checksum()).map_err(|e| e.to_string())
+    }
+    #[inline(never)]
+    fn decode_only(&self, bytes: &[u8]) {
+        let m = T::decode(bytes).unwrap();
+        std::hint::black_box(&m);
+    }
+    #[inline(never)]
+    fn reuse_checksum(&mut self, bytes: &[u8]) -> u64 {
+        self.reused.clear();
+        self.reused.merge(bytes).unwrap();
+        self.reused.checksum()
+    }
+    #[inline(never)]
+    fn reuse_only(&mut self, bytes: &[u8]) {
+        self.reused.clear();
+        self.reused.merge(bytes).unwrap();
+        std::hint::black_box(&self.reused);
+    }
+    fn decode_hold(&self, bytes: &[u8]) -> Box<dyn Any> {
+        Box::new(T::decode(bytes).unwrap())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// protojit (arena tree).
+
+#[inline]
+fn tree_scalar(v: &Value<'_>) -> u64 {
+    match *v {
+        Value::Bool(b) => b as u64,
+        Value::I32(x) => x as i64 as u64,
+        Value::I64(x) => x as u64,
+        Value::U32(x) => x as u64,
+        Value::U64(x) => x,
+        Value::F32(x) => x.to_bits() as u64,
+        Value::F64(x) => x.to_bits(),
+        Value::String(s) => s.len() as u64,
+        Value::Bytes(b) => b.len() as u64,
+        Value::Enum(ref e) => e.number as i64 as u64,
+        Value::Message(m) => tree_checksum(&m),
+        Value::List(_) | Value::Map(_) => unreachable!("not a scalar"),
+    }
+}
+
+/// The checksum of a protojit tree, read through the public reflection API.
+pub fn tree_checksum(m: &MessageRef<'_>) -> u64 {
+    let mut acc = 0u64;
+    for (field, value) in m.fields() {
+        let n = field.number();
+        match value {
+            Value::List(list) => {
+                for v in list.iter() {
+                    acc = acc.wrapping_add(contrib(n, tree_scalar(&v)));
+                }
+            }
+            Value::Map(map) => {
+                for (k, v) in map.iter() {
+                    let e = contrib(1, tree_scalar(&k.to_value())).wrapping_add(contrib(2, tree_scalar(&v)));
+                    acc = acc.wrapping_add(contrib(n, e));
+                }
+            }
+            v => acc = acc.wrapping_add(contrib(n, tree_scalar(&v))),
+        }
+    }
+    acc
+}
+
+/// Number of nested messages (groups and map entries included) in a protojit tree: the
+/// `scan` arm's cross-check.
+pub fn tree_message_count(m: &MessageRef<'_>) -> u64 {
+    let mut n = 0;
+    for (_, value) in m.fields() {
+        match value {
+            Value::Message(c) => n += 1 + tree_message_count(&c),
+            Value::List(list) => {
+                for v in list.iter() {
+                    if let Value::Message(c) = v {
+                        n += 1 + tree_message_count(&c);
+                    }
+                }
+            }
+            Value::Map(map) => {
+                for (_, v) in map.iter() {
+                    n += 1;
+                    if let Value::Message(c) = v {
+                        n += 1 + tree_message_count(&c);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
+// ---------------------------------------------------------------------------------------
+// prost-reflect (DynamicMessage).
+
+fn reflect_key(k: &prost_reflect::MapKey) -> u64 {
+    use prost_reflect::MapKey as K;
+    match k {
+        K::Bool(b) => *b as u64,
+        K::I32(x) => *x as i64 as u64,
+        K::I64(x) => *x as u64,
+        K::U32(x) => *x as u64,
+        K::U64(x) => *x,
+        K::String(s) => s.len() as u64,
+    }
+}
+
+fn reflect_scalar(v: &prost_reflect::Value) -> u64 {
+    use prost_reflect::Value as V;
+    match v {
+        V::Bool(b) => *b as u64,
+        V::I32(x) => *x as i64 as u64,
+        V::I64(x) => *x as u64,
+        V::U32(x) => *x as u64,
+        V::U64(x) => *x,
+        V::F32(x) => x.to_bits() as u64,
+        V::F64(x) => x.to_bits(),
+        V::String(s) => s.len() as u64,
+        V::Bytes(b) => b.len() as u64,
+        V::EnumNumber(x) => *x as i64 as u64,
+        V::Message(m) => reflect_checksum(m),
+        V::List(_) | V::Map(_) => unreachable!("not a scalar"),
+    }
+}
+
+fn reflect_field(n: u32, value: &prost_reflect::Value) -> u64 {
+    use prost_reflect::Value as V;
+    match value {
+        V::List(list) => list.iter().fold(0u64, |acc, v| acc.wrapping_add(contrib(n, reflect_scalar(v)))),
+        V::Map(map) => map.iter().fold(0u64, |acc, (k, v)| {
+            let e = contrib(1, reflect_key(k)).wrapping_add(contrib(2, reflect_scalar(v)));
+            acc.wrapping_add(contrib(n, e))
+        }),
+        v => contrib(n, reflect_scalar(v)),
+    }
+}
+
+/// The checksum of a prost-reflect `DynamicMessage`.
+pub fn reflect_checksum(m: &prost_reflect::DynamicMessage) -> u64 {
+    let mut acc = 0u64;
+    for (f, v) in m.fields() {
+        acc = acc.wrapping_add(reflect_field(f.number(), v));
+    }
+    for (e, v) in m.extensions() {
+        acc = acc.wrapping_add(reflect_field(e.number(), v));
+    }
+    acc
+}
+
+// ---------------------------------------------------------------------------------------
+// rust-protobuf v3 (dynamic messages).
+
+/// A rust-protobuf v3 dynamic message type, built from the same descriptors.
+pub struct RustProtobuf {
+    desc: protobuf::reflect::MessageDescriptor,
+}
+
+impl RustProtobuf {
+    /// The type `full_name` from `pool`'s files, or why rust-protobuf cannot build it.
+    pub fn new(pool: &prost_reflect::DescriptorPool, full_name: &str) -> Result<RustProtobuf, String> {
+        use protobuf::Message as _;
+        let protos = pool
+            .file_descriptor_protos()
+            .map(|f| {
+                protobuf::descriptor::FileDescriptorProto::parse_from_bytes(&prost::Message::encode_to_vec(f))
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let files = protobuf::reflect::FileDescriptor::new_dynamic_fds(protos, &[]).map_err(|e| e.to_string())?;
+        let dotted = format!(".{full_name}");
+        files
+            .iter()
+            .find_map(|f| f.message_by_full_name(&dotted))
+            .map(|desc| RustProtobuf { desc })
+            .ok_or_else(|| format!("rust-protobuf has no message type {full_name}"))
+    }
+
+    /// Parses `bytes`.
+    pub fn decode(&self, bytes: &[u8]) -> Result<Box<dyn protobuf::MessageDyn>, String> {
+        self.desc.parse_from_bytes(bytes).map_err(|e| e.to_string())
+    }
+}
+
+fn rp_scalar(v: &protobuf::reflect::ReflectValueRef<'_>) -> u64 {
+    use protobuf::reflect::ReflectValueRef as R;
+    match v {
+        R::Bool(b) => *b as u64,
+        R::I32(x) => *x as i64 as u64,
+        R::I64(x) => *x as u64,
+        R::U32(x) => *x as u64,
+        R::U64(x) => *x,
+        R::F32(x) => x.to_bits() as u64,
+        R::F64(x) => x.to_bits(),
+        R::String(s) => s.len() as u64,
+        R::Bytes(b) => b.len() as u64,
+        R::Enum(_, x) => *x as i64 as u64,
+        R::Message(m) => rp_checksum(&**m),
+    }
+}
+
+fn rp_is_default(v: &protobuf::reflect::ReflectValueRef<'_>) -> bool {
+    use protobuf::reflect::ReflectValueRef as R;
+    match v {
+        R::Bool(b) => !*b,
+        R::I32(x) => *x == 0,
+        R::I64(x) => *x == 0,
+        R::U32(x) => *x == 0,
+        R::U64(x) => *x == 0,
+        R::F32(x) => x.to_bits() == 0,
+        R::F64(x) => x.to_bits() == 0,
+        R::String(s) => s.is_empty(),
+        R::Bytes(b) => b.is_empty(),
+        R::Enum(_, x) => *x == 0,
+        R::Message(_) => false,
+    }
+}
+
+/// The checksum of a rust-protobuf dynamic message.
+pub fn rp_checksum(m: &dyn protobuf::MessageDyn) -> u64 {
+    use protobuf::descriptor::field_descriptor_proto::Type;
+    use protobuf::reflect::ReflectFieldRef;
+    let d = m.descriptor_dyn();
+    let proto3 = d.file_descriptor_proto().syntax() == "proto3";
+    let mut acc = 0u64;
+    for f in d.fields() {
+        let n = f.number() as u32;
+        match f.get_reflect(m) {
+            ReflectFieldRef::Optional(o) => {
+                if let Some(v) = o.value() {
+                    let p = f.proto();
+                    let presence = !proto3
+                        || p.has_oneof_index()
+                        || matches!(p.type_(), Type::TYPE_MESSAGE | Type::TYPE_GROUP);
+                    if presence || !rp_is_default(&v) {
+                        acc = acc.wrapping_add(contrib(n, rp_scalar(&v)));
+                    }
+                }
+            }
+            ReflectFieldRef::Repeated(r) => {
+                for v in &r {
+                    acc = acc.wrapping_add(contrib(n, rp_scalar(&v)));
+                }
+            }
+            ReflectFieldRef::Map(map) => {
+                for (k, v) in &map {
+                    let e = contrib(1, rp_scalar(&k)).wrapping_add(contrib(2, rp_scalar(&v)));
+                    acc = acc.wrapping_add(contrib(n, e));
+                }
+            }
+        }
+    }
+    acc
+}
+
+// ---------------------------------------------------------------------------------------
+// scan: the floor.
+
+const NOT_MESSAGE: u32 = u32::MAX;
+const DENSE: usize = 64;
+
+struct ScanType {
+    /// Child type per field number below `DENSE` (`NOT_MESSAGE` if not a message).
+    dense: [u32; DENSE],
+    /// Sorted (field number, child type) for larger numbers.
+    sparse: Vec<(u32, u32)>,
+}
+
+impl ScanType {
+    #[inline(always)]
+    fn child(&self, number: u64) -> u32 {
+        if (number as usize) < DENSE {
+            self.dense[number as usize]
+        } else {
+            match self.sparse.binary_search_by_key(&(number as u32), |e| e.0) {
+                Ok(i) => self.sparse[i].1,
+                Err(_) => NOT_MESSAGE,
+            }
+        }
+    }
+}
+
+/// A tight wire walk that reads every tag and skips every value, storing nothing; it
+/// descends into nested messages (knowing which fields are messages is the only schema
+/// it has) and counts them.
+pub struct Scanner {
+    types: Vec<ScanType>,
+}
+
+/// The input is not valid protobuf wire format.
+#[derive(Debug)]
+pub struct ScanError;
+
+#[inline(always)]
+fn read_varint(b: &[u8], pos: &mut usize) -> Result<u64, ScanError> {
+    let mut result = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *b.get(*pos).ok_or(ScanError)?;
+        *pos += 1;
+        result |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Ok(result);
+        }
+        shift += 7;
+        if shift >= 70 {
+            return Err(ScanError);
+        }
+    }
+}
+
+#[inline(always)]
+fn skip_varint(b: &[u8], pos: &mut usize) -> Result<(), ScanError> {
+    for _ in 0..10 {
+        let byte = *b.get(*pos).ok_or(ScanError)?;
+        *pos += 1;
+        if byte < 0x80 {
+            return Ok(());
+        }
+    }
+    Err(ScanError)
+}
+
+impl Scanner {
+    /// A scanner for message type `root` (and every type reachable from it).
+    pub fn new(root: &prost_reflect::MessageDescriptor) -> Scanner {
+        let mut index: HashMap<String, u32> = HashMap::new();
+        let mut order: Vec<prost_reflect::MessageDescriptor> = Vec::new();
+        let mut stack = vec![root.clone()];
+        index.insert(root.full_name().to_owned(), 0);
+        order.push(root.clone());
+        while let Some(m) = stack.pop() {
+            for f in m.fields() {
+                if let Some(c) = f.kind().as_message() {
+                    if !index.contains_key(c.full_name()) {
+                        index.insert(c.full_name().to_owned(), order.len() as u32);
+                        order.push(c.clone());
+                        stack.push(c.clone());
+                    }
+                }
+            }
+        }
+        let types = order
+            .iter()
+            .map(|m| {
+                let mut t = ScanType { dense: [NOT_MESSAGE; DENSE], sparse: Vec::new() };
+                for f in m.fields() {
+                    if let Some(c) = f.kind().as_message() {
+                        let ci = index[c.full_name()];
+                        if (f.number() as usize) < DENSE {
+                            t.dense[f.number() as usize] = ci;
+                        } else {
+                            t.sparse.push((f.number(), ci));
+                        }
+                    }
+                }
+                t.sparse.sort_unstable();
+                t
+            })
+            .chain(std::iter::once(ScanType { dense: [NOT_MESSAGE; DENSE], sparse: Vec::new() }))
+            .collect();
+        Scanner { types }
+    }
+
+    /// Walks `bytes` as the root type; returns the number of nested messages walked.
+    pub fn scan(&self, bytes: &[u8]) -> Result<u64, ScanError> {
+        let mut pos = 0;
+        let n = self.walk(0, bytes, &mut pos, bytes.len(), None, 0)?;
+        if pos != bytes.len() {
+            return Err(ScanError);
+        }
+        Ok(n)
+    }
+
+    fn walk(&self, ty: u32, b: &[u8], pos: &mut usize, end: usize, group: Option<u64>, depth: u32) -> Result<u64, ScanError> {
+        if depth > 100 {
+            return Err(ScanError);
+        }
+        let t = &self.types[ty as usize];
+        let mut count = 0;
+        while *pos < end {
+            let tag = read_varint(b, pos)?;
+            let number = tag >> 3;
+            match tag & 7 {
+                0 => skip_varint(b, pos)?,
+                1 => *pos += 8,
+                2 => {
+                    let len = read_varint(b, pos)? as usize;
+                    let stop = pos.checked_add(len).filter(|&s| s <= end).ok_or(ScanError)?;
+                    let child = t.child(number);
+                    if child != NOT_MESSAGE {
+                        count += 1 + self.walk(child, b, pos, stop, None, depth + 1)?;
+                        if *pos != stop {
+                            return Err(ScanError);
+                        }
+                    }
+                    *pos = stop;
+                }
+                3 => {
+                    let child = t.child(number);
+                    if child == NOT_MESSAGE {
+                        // An unknown group: walk it with the last, empty type; not counted.
+                        let unknown = self.types.len() as u32 - 1;
+                        self.walk(unknown, b, pos, end, Some(number), depth + 1)?;
+                    } else {
+                        count += 1 + self.walk(child, b, pos, end, Some(number), depth + 1)?;
+                    }
+                }
+                4 => {
+                    return if group == Some(number) { Ok(count) } else { Err(ScanError) };
+                }
+                5 => *pos += 4,
+                _ => return Err(ScanError),
+            }
+        }
+        if group.is_some() || *pos > end {
+            return Err(ScanError);
+        }
+        Ok(count)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The cases.
+
+/// One payload with its schema.
+pub struct Case {
+    /// Short name (a benchmark id).
+    pub name: String,
+    /// Where it comes from: `shared` (the public corpus) or a generated family.
+    pub family: String,
+    /// Full name of the root message type.
+    pub message: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// The schema, loaded the way protojit users load it.
+    pub schema: Schema,
+}
+
+/// The shared public corpus directory (`<workspace>/../shared/corpus`).
+pub fn shared_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+}
+
+/// (name, file, schema, message type) of the shared corpus payloads. A schema ending in
+/// `.fds.bin` is a serialized `FileDescriptorSet`.
+pub const SHARED_CASES: &[(&str, &str, &str, &str)] = &[
+    ("gm1_proto2", "google_message1_proto2.payload0.bin", "benchmark_message1_proto2.proto", "benchmarks.proto2.GoogleMessage1"),
+    ("gm1_proto3", "google_message1_proto3.payload0.bin", "benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
+    ("gm2", "google_message2.payload0.bin", "benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
+    ("dataset_gm1_proto2", "dataset.google_message1_proto2.pb", "benchmarks.proto", "benchmarks.BenchmarkDataset"),
+    ("dataset_gm1_proto3", "dataset.google_message1_proto3.pb", "benchmarks.proto", "benchmarks.BenchmarkDataset"),
+    ("dataset_gm2", "dataset.google_message2.pb", "benchmarks.proto", "benchmarks.BenchmarkDataset"),
+    ("osm_header", "liechtenstein.block0.headerblock.bin", "osmformat.proto", "OSMPBF.HeaderBlock"),
+    ("osm_dense", "liechtenstein.block1.primitiveblock-dense.bin", "osmformat.proto", "OSMPBF.PrimitiveBlock"),
+    ("osm_ways", "liechtenstein.block40.primitiveblock-ways.bin", "osmformat.proto", "OSMPBF.PrimitiveBlock"),
+    ("osm_relations", "liechtenstein.block45.primitiveblock-relations.bin", "osmformat.proto", "OSMPBF.PrimitiveBlock"),
+    ("mvt_chicago", "mvt-chicago-13-2101-3044.mvt", "vector_tile.proto", "vector_tile.Tile"),
+    ("mvt_sanfrancisco", "mvt-sanfrancisco-15-5238-12666.mvt", "vector_tile.proto", "vector_tile.Tile"),
+    ("mvt_astana", "mvt-osmqa-astana-12-2860-1368.mvt", "vector_tile.proto", "vector_tile.Tile"),
+    ("mvt_vtjs", "vector-tile-js-14-8801-5371.vector.pbf", "vector_tile.proto", "vector_tile.Tile"),
+    ("descriptor_fds", "descriptor.fds.bin", "descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
+    ("descriptor_fds_srcinfo", "descriptor_with_source_info.fds.bin", "descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
+];
+
+/// Loads a shared-corpus schema (a `.proto` file, or a `.fds.bin` descriptor set).
+pub fn shared_schema(schema: &str) -> Schema {
+    let dir = shared_corpus();
+    if schema.ends_with(".fds.bin") {
+        Schema::from_descriptor_set_files(&[dir.join(schema)]).expect("shared descriptor set")
+    } else {
+        Schema::from_proto_files(&[dir.join(schema)], &[&dir]).expect("shared schema")
+    }
+}
+
+/// The shared-corpus cases (empty, with a note on stderr, when the corpus is absent).
+pub fn shared_cases() -> Vec<Case> {
+    let dir = shared_corpus();
+    if !dir.join("README.md").exists() {
+        eprintln!("note: shared corpus not found at {}; its payloads are skipped", dir.display());
+        return Vec::new();
+    }
+    let mut schemas: HashMap<&str, Schema> = HashMap::new();
+    SHARED_CASES
+        .iter()
+        .map(|&(name, file, schema, message)| {
+            let schema = schemas.entry(schema).or_insert_with(|| shared_schema(schema)).clone();
+            Case {
+                name: name.into(),
+                family: "shared".into(),
+                message: message.into(),
+                bytes: std::fs::read(dir.join(file)).expect("shared payload"),
+                schema,
+            }
+        })
+        .collect()
+}
+
+/// The generated corpus cases (`protojit-corpus`).
+pub fn generated_cases() -> Vec<Case> {
+    let schema = Schema::from_pool(&protojit_corpus::pool()).expect("corpus schema");
+    protojit_corpus::payloads()
+        .into_iter()
+        .map(|p| Case { name: p.name, family: p.family.into(), message: p.message, bytes: p.bytes, schema: schema.clone() })
+        .collect()
+}
+
+/// Every case: the shared corpus, then the generated one.
+pub fn all_cases() -> Vec<Case> {
+    let mut v = shared_cases();
+    v.extend(generated_cases());
+    v
+}

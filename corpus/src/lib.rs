@@ -1,0 +1,638 @@
+//! protojit's own benchmark corpus: deterministic payload generators over the schemas in
+//! `corpus/schemas/` (written for this project).
+//!
+//! Families:
+//! - *dataset*: ~2000 mixed service records (strings, nested and repeated messages, maps,
+//!   packed scalar arrays), several hundred KB;
+//! - *embedded*: small device messages (7-field telemetry, a batch of 20 samples, a
+//!   configuration with a oneof per peripheral and an optional scalar, a command/ack pair
+//!   with oneofs, a 256-byte firmware chunk);
+//! - *sweeps*: packed arrays of 1-byte, 10-byte and mixed-width varints, zigzag and enum
+//!   values, "many messages with tiny arrays" and "few messages with big arrays", each at
+//!   1 KiB and 1 MiB;
+//! - *growth*: schemas of 1, 5, 20 and 200 message types of one shape (plus a root that
+//!   holds one of each) and a 10-deep nesting chain (which also has a payload).
+//!
+//! Everything is seeded from fixed constants through an in-crate splitmix64, so every run
+//! produces the same bytes. Payloads are encoded with prost-reflect's `DynamicMessage`
+//! (no code generation); map entries are appended by hand, in wire order, because
+//! `DynamicMessage` keeps maps in a randomly seeded `HashMap`.
+
+use std::path::PathBuf;
+
+use prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage, Value};
+
+/// The directory holding the corpus schemas (`.proto` files).
+pub fn schemas_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas")
+}
+
+/// Sizes of the growth schemas: number of message types of the common shape.
+pub const GROWTH_SIZES: [usize; 4] = [1, 5, 20, 200];
+
+/// Depth of the nesting chain schema.
+pub const CHAIN_DEPTH: usize = 10;
+
+/// File names (in [`schemas_dir`]) of the schemas with payloads.
+pub const PAYLOAD_SCHEMAS: [&str; 4] = ["dataset.proto", "embedded.proto", "sweeps.proto", "chain10.proto"];
+
+/// File name of growth schema `n`.
+pub fn growth_file(n: usize) -> String {
+    format!("growth_{n}.proto")
+}
+
+/// Every schema file of the corpus, payload schemas first.
+pub fn schema_files() -> Vec<String> {
+    let mut v: Vec<String> = PAYLOAD_SCHEMAS.iter().map(|s| s.to_string()).collect();
+    v.extend(GROWTH_SIZES.iter().map(|&n| growth_file(n)));
+    v
+}
+
+/// One generated payload.
+#[derive(Clone, Debug)]
+pub struct Payload {
+    /// Family: `dataset`, `embedded`, `sweeps` or `growth`.
+    pub family: &'static str,
+    /// Short unique name (used as a file stem and a benchmark id).
+    pub name: String,
+    /// Schema file in [`schemas_dir`].
+    pub proto: &'static str,
+    /// Full name of the root message type.
+    pub message: String,
+    /// The encoded message.
+    pub bytes: Vec<u8>,
+}
+
+/// A splitmix64 generator: tiny, fast, and the same everywhere.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
+    }
+    /// One of `items`.
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+    /// A varint of exactly `width` bytes (1..=10).
+    pub fn varint_of_width(&mut self, width: u32) -> u64 {
+        match width {
+            10 => self.next_u64() | (1 << 63),
+            w => {
+                let lo = if w == 1 { 0 } else { 1u64 << (7 * (w - 1)) };
+                let hi = (1u64 << (7 * w)) - 1;
+                self.range(lo, hi)
+            }
+        }
+    }
+}
+
+/// Compiles every corpus schema into one pool.
+pub fn pool() -> DescriptorPool {
+    let files = schema_files();
+    let mut c = protox::Compiler::new([schemas_dir()]).expect("corpus schema dir");
+    c.include_imports(true);
+    c.open_files(&files).unwrap_or_else(|e| panic!("corpus schemas do not compile: {e}"));
+    c.descriptor_pool()
+}
+
+/// Every payload of the corpus, in a fixed order (dataset, embedded, sweeps, chain).
+pub fn payloads() -> Vec<Payload> {
+    let pool = pool();
+    let mut out = vec![dataset(&pool)];
+    out.extend(embedded(&pool));
+    out.extend(sweeps(&pool));
+    out.push(chain(&pool));
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Encoding helpers.
+
+fn desc(pool: &DescriptorPool, name: &str) -> MessageDescriptor {
+    pool.get_message_by_name(name).unwrap_or_else(|| panic!("no message type {name} in the corpus schemas"))
+}
+
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn varint_len(v: u64) -> usize {
+    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+}
+
+/// Appends field `number` as a length-delimited record holding `bytes`.
+fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
+    put_varint(buf, (u64::from(number) << 3) | 2);
+    put_varint(buf, bytes.len() as u64);
+    buf.extend_from_slice(bytes);
+}
+
+/// Appends the entries of map field `field` of `parent`, in the given order.
+fn put_map(buf: &mut Vec<u8>, parent: &MessageDescriptor, field: &str, entries: Vec<(Value, Value)>) {
+    let f = parent.get_field_by_name(field).expect("map field");
+    let entry_desc = f.kind().as_message().expect("map entry type").clone();
+    for (k, v) in entries {
+        let mut e = DynamicMessage::new(entry_desc.clone());
+        e.set_field_by_name("key", k);
+        e.set_field_by_name("value", v);
+        put_len_delimited(buf, f.number(), &e.encode_to_vec());
+    }
+}
+
+fn s(v: impl Into<String>) -> Value {
+    Value::String(v.into())
+}
+
+fn list(v: Vec<Value>) -> Value {
+    Value::List(v)
+}
+
+fn msg(d: &MessageDescriptor, fields: Vec<(&str, Value)>) -> DynamicMessage {
+    let mut m = DynamicMessage::new(d.clone());
+    for (name, v) in fields {
+        assert!(d.get_field_by_name(name).is_some(), "{} has no field {name}", d.full_name());
+        m.set_field_by_name(name, v);
+    }
+    m
+}
+
+// ---------------------------------------------------------------------------------------
+// Dataset.
+
+const FIRST: &[&str] = &[
+    "Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Dennis", "Frances", "John", "Radia",
+    "Leslie", "Niklaus", "Tony", "Shafi", "Whitfield", "Sophie", "Guido", "Bjarne", "Anders", "Yukihiro",
+];
+const LAST: &[&str] = &[
+    "Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson", "Ritchie", "Allen",
+    "McCarthy", "Perlman", "Lamport", "Wirth", "Hoare", "Goldwasser", "Diffie", "Wilson", "van Rossum",
+    "Stroustrup", "Hejlsberg", "Matsumoto",
+];
+const STREETS: &[&str] = &["Main", "Oak", "Pine", "Maple", "Cedar", "Elm", "Lake", "Hill", "Station", "Church", "Mill"];
+const CITIES: &[&str] = &[
+    "Vaduz", "Zürich", "München", "Wien", "Amsterdam", "København", "Lisboa", "Kraków", "Tallinn", "Reykjavík",
+    "Montréal", "São Paulo", "Osaka", "Auckland",
+];
+const COUNTRIES: &[&str] = &["LI", "CH", "DE", "AT", "NL", "DK", "PT", "PL", "EE", "IS", "CA", "BR", "JP", "NZ"];
+const WORDS: &[&str] = &[
+    "red", "blue", "green", "fragile", "express", "gift", "bulk", "refurbished", "organic", "limited", "sale",
+    "clearance", "eco", "premium", "sample",
+];
+const ATTR_KEYS: &[&str] =
+    &["plan", "locale", "referrer", "segment", "theme", "timezone", "newsletter", "device", "campaign"];
+
+/// The dataset payload: a `Dataset` of 2000 records.
+pub fn dataset(pool: &DescriptorPool) -> Payload {
+    let mut rng = Rng::new(0xDA7A_5E7);
+    let ds = desc(pool, "protojit.bench.dataset.Dataset");
+    let mut out = msg(&ds, vec![("source", s("crm-export/eu-central")), ("generated_at", Value::U64(1_785_000_000_000))])
+        .encode_to_vec();
+    for i in 0..2000u64 {
+        let rec = record(pool, &mut rng, i);
+        put_len_delimited(&mut out, 3, &rec);
+    }
+    Payload {
+        family: "dataset",
+        name: "dataset".into(),
+        proto: "dataset.proto",
+        message: ds.full_name().into(),
+        bytes: out,
+    }
+}
+
+fn address(pool: &DescriptorPool, rng: &mut Rng) -> DynamicMessage {
+    let d = desc(pool, "protojit.bench.dataset.Address");
+    let city = rng.below(CITIES.len() as u64) as usize;
+    msg(
+        &d,
+        vec![
+            ("street", s(format!("{} {} Street", rng.range(1, 400), rng.pick(STREETS)))),
+            ("city", s(CITIES[city])),
+            ("country", s(COUNTRIES[city])),
+            ("postal_code", Value::U32(rng.range(1000, 99999) as u32)),
+            ("lat", Value::F64(rng.unit() * 180.0 - 90.0)),
+            ("lon", Value::F64(rng.unit() * 360.0 - 180.0)),
+        ],
+    )
+}
+
+fn record(pool: &DescriptorPool, rng: &mut Rng, i: u64) -> Vec<u8> {
+    let rd = desc(pool, "protojit.bench.dataset.Record");
+    let od = desc(pool, "protojit.bench.dataset.Order");
+    let ld = desc(pool, "protojit.bench.dataset.LineItem");
+    let first = rng.pick(FIRST);
+    let last = rng.pick(LAST);
+    let mut head = vec![
+        ("id", Value::U64(1_000_000 + i * 7 + rng.below(7))),
+        ("name", s(format!("{first} {last}"))),
+        ("email", s(format!("{}.{}{}@example.org", first.to_lowercase(), last.to_lowercase().replace(' ', ""), rng.below(100)))),
+        ("age", Value::I32(rng.range(18, 90) as i32)),
+        ("verified", Value::Bool(rng.chance(0.7))),
+        ("status", Value::EnumNumber(if rng.chance(0.8) { 1 } else { rng.range(0, 3) as i32 })),
+        ("address", Value::Message(address(pool, rng))),
+    ];
+    let n_orders = rng.below(4);
+    let mut orders = Vec::new();
+    for _ in 0..n_orders {
+        let mut items = Vec::new();
+        for _ in 0..rng.range(1, 4) {
+            let tags = (0..rng.below(3)).map(|_| s(rng.pick(WORDS))).collect();
+            items.push(Value::Message(msg(
+                &ld,
+                vec![
+                    ("sku", s(format!("SKU-{:06}", rng.below(1_000_000)))),
+                    ("quantity", Value::U32(rng.range(1, 12) as u32)),
+                    ("price_cents", Value::I64(rng.range(99, 250_000) as i64)),
+                    ("tags", list(tags)),
+                ],
+            )));
+        }
+        let mut fields = vec![
+            ("order_id", Value::U64(rng.next_u64() >> 20)),
+            ("created_at", Value::I64(1_700_000_000 + rng.below(90_000_000) as i64)),
+            ("items", list(items)),
+            ("status", Value::EnumNumber(rng.range(0, 3) as i32)),
+        ];
+        if rng.chance(0.4) {
+            fields.push(("shipping", Value::Message(address(pool, rng))));
+        }
+        if rng.chance(0.2) {
+            fields.push(("coupon", s(format!("SAVE{}", rng.range(5, 50)))));
+        }
+        orders.push(Value::Message(msg(&od, fields)));
+    }
+    head.push(("orders", list(orders)));
+    let mut out = msg(&rd, head).encode_to_vec();
+
+    let attrs: Vec<(Value, Value)> = {
+        let n = rng.below(4) as usize;
+        let start = rng.below(ATTR_KEYS.len() as u64) as usize;
+        (0..n).map(|k| (s(ATTR_KEYS[(start + k) % ATTR_KEYS.len()]), s(rng.pick(WORDS)))).collect()
+    };
+    put_map(&mut out, &rd, "attributes", attrs);
+    let counters: Vec<(Value, Value)> = {
+        let n = rng.below(5);
+        (0..n).map(|k| (Value::U32((k * 3 + rng.below(3)) as u32), Value::I64(rng.below(1 << 20) as i64 - 1000))).collect()
+    };
+    put_map(&mut out, &rd, "counters", counters);
+
+    let mut tail = vec![
+        ("scores", list((0..rng.below(8)).map(|_| Value::F32(rng.unit() as f32 * 5.0)).collect())),
+        ("deltas", list((0..rng.below(10)).map(|_| Value::I64(rng.below(20_000) as i64 - 10_000)).collect())),
+        ("flags", list((0..rng.below(4)).map(|_| Value::U32(rng.next_u64() as u32)).collect())),
+        ("balance", Value::F64((rng.unit() * 10_000.0 * 100.0).round() / 100.0)),
+    ];
+    if rng.chance(0.5) {
+        let n = if rng.chance(0.5) { 16 } else { 32 };
+        tail.push(("avatar_hash", Value::Bytes((0..n).map(|_| rng.next_u64() as u8).collect::<Vec<u8>>().into())));
+    }
+    match rng.below(3) {
+        0 => tail.push(("phone", s(format!("+423 {:03} {:02} {:02}", rng.below(1000), rng.below(100), rng.below(100))))),
+        1 => tail.push(("pager", s(format!("{}", rng.below(1_000_000))))),
+        _ => {}
+    }
+    out.extend(msg(&rd, tail).encode_to_vec());
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Embedded.
+
+fn telemetry(pool: &DescriptorPool, rng: &mut Rng, device: u32, t: u64) -> DynamicMessage {
+    let d = desc(pool, "protojit.bench.embedded.Telemetry");
+    msg(
+        &d,
+        vec![
+            ("device_id", Value::U32(device)),
+            ("timestamp_ms", Value::U64(t)),
+            ("temperature_c", Value::F32(18.0 + rng.unit() as f32 * 8.0)),
+            ("humidity_pct", Value::F32(30.0 + rng.unit() as f32 * 40.0)),
+            ("battery_mv", Value::U32(rng.range(3300, 4200) as u32)),
+            ("state", Value::EnumNumber(if rng.chance(0.9) { 0 } else { rng.range(1, 2) as i32 })),
+            ("rssi_dbm", Value::I32(-(rng.range(40, 110) as i32))),
+        ],
+    )
+}
+
+/// The embedded payloads: telemetry, batch, config, command, ack, firmware chunk.
+pub fn embedded(pool: &DescriptorPool) -> Vec<Payload> {
+    let mut rng = Rng::new(0xE3BE_DDED);
+    let p = |name: &str, m: DynamicMessage| Payload {
+        family: "embedded",
+        name: name.into(),
+        proto: "embedded.proto",
+        message: m.descriptor().full_name().into(),
+        bytes: m.encode_to_vec(),
+    };
+    let t0 = 1_785_000_000_000u64;
+    let mut out = vec![p("emb_telemetry", telemetry(pool, &mut rng, 4711, t0))];
+
+    let samples = (0..20).map(|k| Value::Message(telemetry(pool, &mut rng, 4711, t0 + k * 1000))).collect();
+    let bd = desc(pool, "protojit.bench.embedded.TelemetryBatch");
+    out.push(p(
+        "emb_batch",
+        msg(&bd, vec![("device_id", Value::U32(4711)), ("sequence", Value::U32(90_210)), ("samples", list(samples))]),
+    ));
+
+    let e = |n: &str| desc(pool, &format!("protojit.bench.embedded.{n}"));
+    let periph = |name: &str, field: &str, cfg: DynamicMessage| {
+        Value::Message(msg(&e("Peripheral"), vec![("name", s(name)), (field, Value::Message(cfg))]))
+    };
+    let peripherals = vec![
+        periph(
+            "uart0",
+            "uart",
+            msg(&e("UartConfig"), vec![("baud", Value::U32(115_200)), ("data_bits", Value::U32(8)), ("parity", Value::Bool(false))]),
+        ),
+        periph("spi1", "spi", msg(&e("SpiConfig"), vec![("clock_hz", Value::U32(8_000_000)), ("mode", Value::U32(3))])),
+        periph("i2c0", "i2c", msg(&e("I2cConfig"), vec![("address", Value::U32(0x48)), ("fast_mode", Value::Bool(true))])),
+        periph("gpio", "gpio", msg(&e("GpioConfig"), vec![("pin_mask", Value::U32(0x0000_F00F)), ("pull_up", Value::Bool(true))])),
+    ];
+    out.push(p(
+        "emb_config",
+        msg(
+            &e("DeviceConfig"),
+            vec![
+                ("device_id", Value::U32(4711)),
+                ("firmware_version", s("2.4.1+build.318")),
+                ("sample_interval_ms", Value::U32(5000)),
+                ("peripherals", list(peripherals)),
+            ],
+        ),
+    ));
+    out.push(p(
+        "emb_command",
+        msg(
+            &e("Command"),
+            vec![
+                ("command_id", Value::U32(77)),
+                ("device_id", Value::U32(4711)),
+                ("set_interval", Value::Message(msg(&e("SetInterval"), vec![("interval_ms", Value::U32(1000))]))),
+            ],
+        ),
+    ));
+    out.push(p(
+        "emb_ack",
+        msg(
+            &e("Ack"),
+            vec![("command_id", Value::U32(77)), ("error_code", Value::U32(3)), ("completed_at_ms", Value::U64(t0 + 20_412))],
+        ),
+    ));
+    let data: Vec<u8> = (0..256).map(|_| rng.next_u64() as u8).collect();
+    out.push(p(
+        "emb_firmware",
+        msg(
+            &e("FirmwareChunk"),
+            vec![
+                ("image_id", Value::U32(12)),
+                ("offset", Value::U32(256 * 41)),
+                ("data", Value::Bytes(data.into())),
+                ("crc32", Value::U32(rng.next_u64() as u32)),
+                ("last", Value::Bool(false)),
+            ],
+        ),
+    ));
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Sweeps.
+
+/// Sizes of the sweep payloads, with their name suffixes.
+pub const SWEEP_SIZES: [(usize, &str); 2] = [(1 << 10, "1k"), (1 << 20, "1m")];
+
+/// Values from `gen` until their packed encoding reaches `target` bytes.
+fn fill(target: usize, mut gen: impl FnMut() -> (Value, usize)) -> Vec<Value> {
+    let mut total = 0;
+    let mut out = Vec::new();
+    while total < target {
+        let (v, len) = gen();
+        total += len;
+        out.push(v);
+    }
+    out
+}
+
+fn zigzag_len(v: i64) -> usize {
+    varint_len(((v << 1) ^ (v >> 63)) as u64)
+}
+
+/// The sweep payloads.
+pub fn sweeps(pool: &DescriptorPool) -> Vec<Payload> {
+    let mut out = Vec::new();
+    let d = |n: &str| desc(pool, &format!("protojit.bench.sweeps.{n}"));
+    for (size, suffix) in SWEEP_SIZES {
+        let mut rng = Rng::new(0x5EE9 + size as u64);
+        let mut p = |name: &str, m: DynamicMessage| {
+            out.push(Payload {
+                family: "sweeps",
+                name: format!("sw_{name}_{suffix}"),
+                proto: "sweeps.proto",
+                message: m.descriptor().full_name().into(),
+                bytes: m.encode_to_vec(),
+            })
+        };
+        // Leave room for the tag and length of the packed field.
+        let body = size - 1 - varint_len(size as u64);
+        let widths = |rng: &mut Rng, w: Option<u32>| {
+            fill(body, || {
+                let width = w.unwrap_or_else(|| rng.range(1, 10) as u32);
+                let v = rng.varint_of_width(width);
+                (Value::U64(v), width as usize)
+            })
+        };
+        let v1 = widths(&mut rng, Some(1));
+        p("varint1b", msg(&d("Varints"), vec![("values", list(v1))]));
+        let v10 = widths(&mut rng, Some(10));
+        p("varint10b", msg(&d("Varints"), vec![("values", list(v10))]));
+        let vm = widths(&mut rng, None);
+        p("varintmixed", msg(&d("Varints"), vec![("values", list(vm))]));
+        let zz = fill(body, || {
+            let bits = rng.range(0, 24);
+            let v = rng.below(1 << bits) as i64 * if rng.chance(0.5) { -1 } else { 1 };
+            (Value::I64(v), zigzag_len(v))
+        });
+        p("zigzag", msg(&d("Zigzags"), vec![("values", list(zz))]));
+        let en = fill(body, || (Value::EnumNumber(rng.below(8) as i32), 1));
+        p("enum", msg(&d("Levels"), vec![("values", list(en))]));
+
+        // Many messages with tiny arrays: each item is ~6-10 bytes.
+        let mut items = Vec::new();
+        let mut total = 0;
+        let mut id = 0u32;
+        while total + 12 < size {
+            let vals: Vec<Value> = (0..rng.below(4)).map(|_| Value::U32(rng.below(300) as u32)).collect();
+            let m = msg(&d("Tiny"), vec![("id", Value::U32(id)), ("values", list(vals))]);
+            let len = m.encoded_len();
+            total += len + 1 + varint_len(len as u64);
+            items.push(Value::Message(m));
+            id += 1;
+        }
+        p("manytiny", msg(&d("ManyTiny"), vec![("items", list(items))]));
+
+        // Few messages with big arrays: 4 items, each a quarter of the size.
+        let quarter = size / 4;
+        let items = (0..4u32)
+            .map(|k| {
+                let per = quarter / 3;
+                let a = fill(per.saturating_sub(8), || {
+                    let w = rng.range(1, 9) as u32;
+                    (Value::U64(rng.varint_of_width(w)), w as usize)
+                });
+                let b = fill(per.saturating_sub(8), || {
+                    let v = rng.below(1 << 20) as i32 - (1 << 19);
+                    (Value::I32(v), zigzag_len(v as i64))
+                });
+                let c = fill(per.saturating_sub(16), || (Value::F64(rng.unit() * 1e6), 8));
+                Value::Message(msg(
+                    &d("Big"),
+                    vec![("id", Value::U32(k)), ("a", list(a)), ("b", list(b)), ("c", list(c))],
+                ))
+            })
+            .collect();
+        p("fewbig", msg(&d("FewBig"), vec![("items", list(items))]));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Growth and the nesting chain.
+
+/// The growth schema with `n` message types `T0..T{n-1}` of one shape and a `Root` with
+/// one field of each.
+pub fn growth_proto(n: usize) -> String {
+    let mut s = format!(
+        "// Growth schema for protojit's compile-cost benchmark: {n} message type(s) of one shape\n\
+         // and a Root holding one of each. Generated by `gen-corpus --write-schemas`; do not edit.\n\
+         syntax = \"proto3\";\n\npackage protojit.bench.growth{n};\n\n"
+    );
+    for i in 0..n {
+        s.push_str(&format!(
+            "message T{i} {{\n  uint32 a = 1;\n  uint64 b = 2;\n  sint32 c = 3;\n  string d = 4;\n  bytes e = 5;\n  \
+             double f = 6;\n  bool g = 7;\n  repeated uint32 h = 8;\n  fixed64 i = 9;\n  float j = 10;\n}}\n\n"
+        ));
+    }
+    s.push_str("message Root {\n");
+    for i in 0..n {
+        s.push_str(&format!("  T{i} t{i} = {};\n", i + 1));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The nesting chain schema: `L0` holds `L1`s, ... down to `L{depth-1}`.
+pub fn chain_proto(depth: usize) -> String {
+    let mut s = format!(
+        "// A {depth}-deep nesting chain for protojit's benchmarks (L0 holds L1s, and so on).\n\
+         // Generated by `gen-corpus --write-schemas`; do not edit.\n\
+         syntax = \"proto3\";\n\npackage protojit.bench.chain;\n\n"
+    );
+    for i in 0..depth {
+        s.push_str(&format!("message L{i} {{\n  uint32 v = 1;\n  string label = 2;\n"));
+        if i + 1 < depth {
+            s.push_str(&format!("  repeated L{} children = 3;\n", i + 1));
+        }
+        s.push_str("}\n\n");
+    }
+    s.truncate(s.trim_end().len());
+    s.push('\n');
+    s
+}
+
+/// The chain payload: a tree of fan-out 2 down all [`CHAIN_DEPTH`] levels (1023 messages).
+pub fn chain(pool: &DescriptorPool) -> Payload {
+    fn level(pool: &DescriptorPool, rng: &mut Rng, i: usize) -> DynamicMessage {
+        let d = desc(pool, &format!("protojit.bench.chain.L{i}"));
+        let mut fields = vec![("v", Value::U32(rng.below(100_000) as u32)), ("label", s(format!("node-{i}-{}", rng.below(1000))))];
+        if i + 1 < CHAIN_DEPTH {
+            fields.push(("children", list((0..2).map(|_| Value::Message(level(pool, rng, i + 1))).collect())));
+        }
+        msg(&d, fields)
+    }
+    let mut rng = Rng::new(0xC4A1);
+    let m = level(pool, &mut rng, 0);
+    Payload {
+        family: "growth",
+        name: "chain10".into(),
+        proto: "chain10.proto",
+        message: m.descriptor().full_name().into(),
+        bytes: m.encode_to_vec(),
+    }
+}
+
+/// Generated schema texts: (file name, content), for `gen-corpus --write-schemas`.
+pub fn generated_schemas() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = GROWTH_SIZES.iter().map(|&n| (growth_file(n), growth_proto(n))).collect();
+    v.push(("chain10.proto".into(), chain_proto(CHAIN_DEPTH)));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_schemas_are_current() {
+        for (name, text) in generated_schemas() {
+            let on_disk = std::fs::read_to_string(schemas_dir().join(&name)).unwrap();
+            assert_eq!(on_disk, text, "{name} is stale: run `cargo run -p protojit-corpus --bin gen-corpus -- --write-schemas`");
+        }
+    }
+
+    #[test]
+    fn deterministic_and_sized() {
+        let a = payloads();
+        let b = payloads();
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.bytes, y.bytes, "{} is not deterministic", x.name);
+        }
+        let pool = pool();
+        for p in &a {
+            let d = pool.get_message_by_name(&p.message).unwrap();
+            let m = DynamicMessage::decode(d, p.bytes.as_slice()).unwrap();
+            assert!(m.unknown_fields().next().is_none(), "{}", p.name);
+        }
+        let ds = &a[0];
+        assert!(ds.bytes.len() > 200_000 && ds.bytes.len() < 1_000_000, "dataset is {} bytes", ds.bytes.len());
+        for p in a.iter().filter(|p| p.family == "sweeps") {
+            let want = if p.name.ends_with("_1k") { 1 << 10 } else { 1 << 20 };
+            let got = p.bytes.len();
+            assert!(got >= want * 9 / 10 && got <= want * 11 / 10, "{} is {got} bytes, want about {want}", p.name);
+        }
+        let fw = a.iter().find(|p| p.name == "emb_firmware").unwrap();
+        assert!(fw.bytes.len() > 256 && fw.bytes.len() < 300);
+    }
+}
