@@ -34,7 +34,9 @@ pub use schema::{Schema, SchemaError};
 
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind};
 pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, TypeEngine, TypeStats};
-pub use protojit_reflect::{EnumValue, ListRef, MapKey, MapRef, MessageRef, Value};
+pub use protojit_reflect::{
+    AnyError, EnumValue, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, Value,
+};
 
 /// The layers underneath, for engines, tools and tests that need them.
 pub mod raw {

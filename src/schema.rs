@@ -125,10 +125,13 @@ impl Schema {
             .and_then(|mut c| {
                 c.include_imports(true);
                 c.open_files(&files)?;
-                Ok(c.descriptor_pool())
+                Ok(c.encode_file_descriptor_set())
             });
         match compiled {
-            Ok(pool) => Self::from_pool(&pool),
+            // Through the encoded set rather than protox's in-memory pool: that pool does
+            // not see field options such as `[packed = ...]` (its `is_packed` follows the
+            // syntax only), which the encoder and the layouts rely on.
+            Ok(bytes) => Self::descriptor_set(&bytes, "protox output"),
             Err(err) => {
                 let protox_msg = one_line(&format!("{err}"));
                 match compile_with_protoc(&files, &includes) {

@@ -7,11 +7,14 @@
 //! Views never write into a tree.
 
 mod dynamic;
+mod encode;
+mod json;
 mod list;
 mod message;
 mod text;
 mod value;
 
+pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapRef};
 pub use message::MessageRef;
 pub use value::{EnumValue, MapKey, Value};

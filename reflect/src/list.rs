@@ -66,11 +66,11 @@ impl fmt::Debug for MapRef<'_> {
 }
 
 impl<'a> MapRef<'a> {
-    fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         self.msg.block.vec_len(self.slot)
     }
 
-    fn entry(&self, i: usize) -> MessageRef<'a> {
+    pub(crate) fn entry(&self, i: usize) -> MessageRef<'a> {
         let block = self.msg.block.vec_child(self.slot, i, self.msg.layouts);
         MessageRef { block, ..self.msg }
     }
@@ -85,7 +85,7 @@ impl<'a> MapRef<'a> {
     }
 
     /// Index of the winning entry per key, in wire order of the winners.
-    fn winners(&self) -> Vec<usize> {
+    pub(crate) fn winners(&self) -> Vec<usize> {
         let n = self.entries();
         let mut last: HashMap<MapKey<'a>, usize> = HashMap::with_capacity(n);
         for i in 0..n {

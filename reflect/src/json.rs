@@ -1,0 +1,652 @@
+//! Proto3 JSON: serde `Serialize` for decoded trees, byte-identical to prost-reflect's.
+//!
+//! The mapping is protobuf's canonical one (<https://protobuf.dev/programming-guides/json/>)
+//! as `prost_reflect::DynamicMessage`'s serde support writes it, including its conventions
+//! where the spec leaves room: message fields in field-number order, then set extensions
+//! (as `"[full.name]"`) in number order; a field without presence counts as set when its
+//! value differs from the default by `==` (so `-0.0` is skipped like `0.0`); floats as
+//! serde writes them (shortest round-trip form); NaN and infinities as `"NaN"`,
+//! `"Infinity"`, `"-Infinity"`, except inside `FloatValue`/`DoubleValue`, which write
+//! `null` for them as prost-reflect does. Map entries are written once per key (the last on
+//! the wire), sorted by key (numerically for integer keys, bytewise for strings), so the
+//! output is deterministic; prost-reflect writes them in hash order. Unknown fields are not
+//! written.
+
+use std::fmt;
+
+use protojit_arena::{Arena, BlockMut, DecodeError, FieldKind, Repetition, SlotDescriptor, SlotIndex};
+use serde::ser::{Error as _, Serialize, SerializeMap, SerializeSeq, Serializer};
+
+use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
+
+/// How [`MessageRef::to_json_string`] and the serde [`Serialize`] impls write JSON. The
+/// fields mirror `prost_reflect::SerializeOptions` (`emit_defaults` is its
+/// `!skip_default_fields`); the default is the canonical proto3 JSON mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JsonOptions {
+    /// Use the field names from the `.proto` file instead of their lowerCamelCase JSON
+    /// names (default `false`).
+    pub use_proto_field_name: bool,
+    /// Write enum values as numbers instead of names (default `false`; values without a
+    /// declared name are always numbers).
+    pub use_enum_numbers: bool,
+    /// Also write fields that are unset or hold their default value, when the field has no
+    /// presence (proto3 scalars, repeated fields, maps) (default `false`).
+    pub emit_defaults: bool,
+    /// Write `int64`, `uint64` and their variants as JSON strings, as the spec requires to
+    /// keep their precision (default `true`).
+    pub stringify_64_bit_integers: bool,
+}
+
+impl JsonOptions {
+    /// The canonical proto3 JSON mapping (same as `Default`).
+    pub const fn new() -> JsonOptions {
+        JsonOptions {
+            use_proto_field_name: false,
+            use_enum_numbers: false,
+            emit_defaults: false,
+            stringify_64_bit_integers: true,
+        }
+    }
+
+    /// Sets [`use_proto_field_name`](Self::use_proto_field_name).
+    pub const fn use_proto_field_name(mut self, yes: bool) -> JsonOptions {
+        self.use_proto_field_name = yes;
+        self
+    }
+
+    /// Sets [`use_enum_numbers`](Self::use_enum_numbers).
+    pub const fn use_enum_numbers(mut self, yes: bool) -> JsonOptions {
+        self.use_enum_numbers = yes;
+        self
+    }
+
+    /// Sets [`emit_defaults`](Self::emit_defaults).
+    pub const fn emit_defaults(mut self, yes: bool) -> JsonOptions {
+        self.emit_defaults = yes;
+        self
+    }
+
+    /// Sets [`stringify_64_bit_integers`](Self::stringify_64_bit_integers).
+    pub const fn stringify_64_bit_integers(mut self, yes: bool) -> JsonOptions {
+        self.stringify_64_bit_integers = yes;
+        self
+    }
+
+    /// The equivalent prost-reflect options (for interop and differential tests).
+    pub fn to_prost_reflect(&self) -> prost_reflect::SerializeOptions {
+        prost_reflect::SerializeOptions::new()
+            .use_proto_field_name(self.use_proto_field_name)
+            .use_enum_numbers(self.use_enum_numbers)
+            .skip_default_fields(!self.emit_defaults)
+            .stringify_64_bit_integers(self.stringify_64_bit_integers)
+    }
+}
+
+impl Default for JsonOptions {
+    fn default() -> Self {
+        JsonOptions::new()
+    }
+}
+
+/// A message that has no proto3 JSON form: a `Timestamp` or `Duration` out of range, a
+/// non-finite number in a `google.protobuf.Value`, a `FieldMask` path that does not
+/// survive lowerCamelCase, an `Any` whose type is not in the schema or whose payload does
+/// not decode (the same cases prost-reflect rejects).
+#[derive(Debug)]
+pub struct JsonError(serde_json::Error);
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+impl From<serde_json::Error> for JsonError {
+    fn from(e: serde_json::Error) -> Self {
+        JsonError(e)
+    }
+}
+
+/// Why [`MessageRef::unpack_any`] could not unpack a `google.protobuf.Any`.
+#[derive(Debug, thiserror::Error)]
+pub enum AnyError {
+    /// The message is not a `google.protobuf.Any`.
+    #[error("`{0}` is not google.protobuf.Any")]
+    NotAny(String),
+    /// The type URL has no `/`.
+    #[error("unsupported type url '{0}': missing at least one '/'")]
+    TypeUrl(String),
+    /// The type URL names a message type the schema does not have.
+    #[error("message '{0}' not found")]
+    UnknownType(String),
+    /// The payload is not a valid encoding of its type.
+    #[error("error decoding: {0}")]
+    Decode(#[from] DecodeError),
+}
+
+/// How deep messages may nest in JSON output, counting the payloads of `Any` (the
+/// decoder's own default limit).
+const MAX_DEPTH: u32 = 100;
+
+impl<'a> MessageRef<'a> {
+    /// The message as proto3 JSON (compact), as prost-reflect's serde support writes it
+    /// for the same options; see the [module docs](self) for the conventions.
+    pub fn to_json_string(&self, options: &JsonOptions) -> Result<String, JsonError> {
+        let mut out = Vec::new();
+        self.json(options).serialize(&mut serde_json::Serializer::new(&mut out))?;
+        Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    }
+
+    /// The message as indented proto3 JSON (two spaces, as `serde_json::to_string_pretty`).
+    pub fn to_json_string_pretty(&self, options: &JsonOptions) -> Result<String, JsonError> {
+        let mut out = Vec::new();
+        self.json(options).serialize(&mut serde_json::Serializer::pretty(&mut out))?;
+        Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    }
+
+    /// A serde-serializable view of the message with `options` (the `Serialize` impl of
+    /// `MessageRef` itself uses the defaults): hand it to any serde serializer, for example
+    /// `serde_json::to_writer(out, &msg.json(&options))`.
+    pub fn json<'o>(&self, options: &'o JsonOptions) -> Json<'o, 'a> {
+        Json { value: Value::Message(*self), string: false, options }
+    }
+
+    /// The message packed in this `google.protobuf.Any`, decoded (with the interpreter)
+    /// into `arena` as the type its type URL names in this schema.
+    pub fn unpack_any<'b>(&self, arena: &'b Arena) -> Result<MessageRef<'b>, AnyError>
+    where
+        'a: 'b,
+    {
+        self.unpack_any_within(arena, MAX_DEPTH)
+    }
+
+    fn unpack_any_within<'b>(&self, arena: &'b Arena, max_depth: u32) -> Result<MessageRef<'b>, AnyError>
+    where
+        'a: 'b,
+    {
+        if self.descriptor().full_name() != "google.protobuf.Any" {
+            return Err(AnyError::NotAny(self.descriptor().full_name().to_owned()));
+        }
+        let url = self.get_by_number(1).map(|v| string_of(&v)).unwrap_or_default();
+        let (_, name) = url.rsplit_once('/').ok_or_else(|| AnyError::TypeUrl(url.clone()))?;
+        let layouts = self.layouts;
+        let index = layouts
+            .pool()
+            .get_message_by_name(name)
+            .and_then(|m| layouts.index_of(m.full_name()))
+            .ok_or_else(|| AnyError::UnknownType(name.to_owned()))?;
+        let bytes: &'a [u8] = match self.get_by_number(2) {
+            Some(Value::Bytes(b)) => b,
+            _ => &[],
+        };
+        let mut root = BlockMut::alloc(arena, layouts.get(index));
+        let options = protojit_jit::DecodeOptions { max_depth, validate_utf8: true };
+        let interp = protojit_jit::interp::Interp::new(layouts, arena, bytes, &options);
+        interp.message(&mut root, 0, bytes.len(), 0, None)?;
+        // SAFETY: the interpreter finished a root block of layout `index` in `arena`,
+        // pointing only into `bytes` (which lives for 'a: 'b) and `arena` ('b); strings
+        // were validated.
+        Ok(unsafe { MessageRef::from_raw(layouts, index, root.as_ptr(), true) })
+    }
+}
+
+impl Serialize for MessageRef<'_> {
+    /// Proto3 JSON with the default [`JsonOptions`].
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        message(self, serializer, &Cx { options: &JsonOptions::new(), depth: 0 })
+    }
+}
+
+impl<'a> Value<'a> {
+    /// A serde-serializable view of this value in proto3 JSON (a message as an object, a
+    /// list as an array, a map as an object, scalars as the mapping writes them). A bare
+    /// `Value::Bytes` is written as base64 (it cannot tell a non-UTF-8 `string` apart).
+    pub fn json<'o>(&self, options: &'o JsonOptions) -> Json<'o, 'a> {
+        Json { value: self.clone(), string: false, options }
+    }
+
+    /// This value as compact proto3 JSON text (see [`json`](Self::json)).
+    pub fn to_json_string(&self, options: &JsonOptions) -> Result<String, JsonError> {
+        Ok(serde_json::to_string(&self.json(options))?)
+    }
+
+    /// This value as a `serde_json::Value`. Objects follow `serde_json::Map`'s key order
+    /// (sorted, unless serde_json's `preserve_order` feature is on), so use
+    /// [`to_json_string`](Self::to_json_string) to keep field order.
+    pub fn to_json(&self, options: &JsonOptions) -> Result<serde_json::Value, JsonError> {
+        // Through text, so that a float is the number its shortest form names (a direct
+        // conversion would widen an f32 to its exact binary value).
+        Ok(serde_json::from_str(&self.to_json_string(options)?)?)
+    }
+}
+
+/// A value (or message) with the options to write it as proto3 JSON; see
+/// [`MessageRef::json`] and [`Value::json`].
+#[derive(Clone, Debug)]
+pub struct Json<'o, 'a> {
+    value: Value<'a>,
+    /// The value belongs to a `string` field (non-UTF-8 bytes are written as text).
+    string: bool,
+    options: &'o JsonOptions,
+}
+
+impl Serialize for Json<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        value(&self.value, self.string, serializer, &Cx { options: self.options, depth: 0 })
+    }
+}
+
+/// Serialization context: the options and how deep the current message is.
+#[derive(Clone, Copy)]
+struct Cx<'o> {
+    options: &'o JsonOptions,
+    depth: u32,
+}
+
+impl Cx<'_> {
+    fn deeper<E: serde::ser::Error>(self) -> Result<Self, E> {
+        if self.depth >= MAX_DEPTH {
+            return Err(E::custom("messages nest deeper than the JSON depth limit (100)"));
+        }
+        Ok(Cx { depth: self.depth + 1, ..self })
+    }
+}
+
+/// A field's value with its context, as a serde value.
+struct FieldValue<'c, 'a> {
+    value: Value<'a>,
+    string: bool,
+    cx: Cx<'c>,
+}
+
+impl Serialize for FieldValue<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        value(&self.value, self.string, serializer, &self.cx)
+    }
+}
+
+fn is_string_kind(kind: FieldKind) -> bool {
+    kind == FieldKind::String
+}
+
+fn value<S: Serializer>(v: &Value<'_>, string: bool, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    match v {
+        Value::Bool(b) => s.serialize_bool(*b),
+        Value::I32(n) => s.serialize_i32(*n),
+        Value::U32(n) => s.serialize_u32(*n),
+        Value::I64(n) if cx.options.stringify_64_bit_integers => s.collect_str(n),
+        Value::I64(n) => s.serialize_i64(*n),
+        Value::U64(n) if cx.options.stringify_64_bit_integers => s.collect_str(n),
+        Value::U64(n) => s.serialize_u64(*n),
+        Value::F32(x) if x.is_finite() => s.serialize_f32(*x),
+        Value::F32(x) => s.serialize_str(non_finite(f64::from(*x))),
+        Value::F64(x) if x.is_finite() => s.serialize_f64(*x),
+        Value::F64(x) => s.serialize_str(non_finite(*x)),
+        Value::String(t) => s.serialize_str(t),
+        Value::Bytes(b) if string => s.serialize_str(&String::from_utf8_lossy(b)),
+        Value::Bytes(b) => s.serialize_str(&base64(b)),
+        Value::Enum(e) => {
+            if e.descriptor.full_name() == "google.protobuf.NullValue" {
+                s.serialize_none()
+            } else if cx.options.use_enum_numbers {
+                s.serialize_i32(e.number)
+            } else {
+                match e.descriptor.get_value(e.number) {
+                    Some(v) => s.serialize_str(v.name()),
+                    None => s.serialize_i32(e.number),
+                }
+            }
+        }
+        Value::Message(m) => message(m, s, &cx.deeper()?),
+        Value::List(l) => list(l, s, cx),
+        Value::Map(m) => map(m, s, cx),
+    }
+}
+
+fn non_finite(x: f64) -> &'static str {
+    if x.is_nan() {
+        "NaN"
+    } else if x > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    }
+}
+
+fn list<S: Serializer>(l: &ListRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let string = is_string_kind(l.msg.layout().slot(l.slot).kind);
+    let mut seq = s.serialize_seq(Some(l.len()))?;
+    for v in l.iter() {
+        seq.serialize_element(&FieldValue { value: v, string, cx: *cx })?;
+    }
+    seq.end()
+}
+
+/// A map key as JSON writes it: always a string.
+fn key_string(k: &MapKey<'_>) -> String {
+    match k {
+        MapKey::Bool(v) => v.to_string(),
+        MapKey::I32(v) => v.to_string(),
+        MapKey::I64(v) => v.to_string(),
+        MapKey::U32(v) => v.to_string(),
+        MapKey::U64(v) => v.to_string(),
+        MapKey::String(v) => (*v).to_owned(),
+        MapKey::Bytes(v) => String::from_utf8_lossy(v).into_owned(),
+    }
+}
+
+/// A map's entries, one per key (the last on the wire), sorted by key.
+fn sorted_entries<'a>(m: &MapRef<'a>) -> Vec<(MapKey<'a>, Value<'a>)> {
+    let mut entries: Vec<(MapKey<'a>, Value<'a>)> = m.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries
+}
+
+fn map<S: Serializer>(m: &MapRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let entry_layout = m.msg.layouts.get(protojit_arena::LayoutIndex::new(m.msg.layout().slot(m.slot).child));
+    let string = entry_layout.slot_by_number(2).is_some_and(|si| is_string_kind(entry_layout.slot(si).kind));
+    let entries = sorted_entries(m);
+    let mut out = s.serialize_map(Some(entries.len()))?;
+    for (k, v) in entries {
+        out.serialize_entry(&key_string(&k), &FieldValue { value: v, string, cx: *cx })?;
+    }
+    out.end()
+}
+
+fn message<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let name = msg.descriptor().full_name();
+    match name.strip_prefix("google.protobuf.") {
+        Some(wkt) if WELL_KNOWN.contains(&wkt) => well_known(wkt, msg, s, cx),
+        _ => {
+            let mut out = s.serialize_map(None)?;
+            fields(msg, &mut out, cx)?;
+            out.end()
+        }
+    }
+}
+
+/// Whether slot `si` is written: prost-reflect's `has_field` (presence where the field has
+/// it, else a value `!=` the default, non-empty for lists and maps).
+fn has(msg: &MessageRef<'_>, si: SlotIndex) -> bool {
+    let slot = msg.layout().slot(si);
+    let block = msg.block;
+    if slot.repetition != Repetition::Singular {
+        return block.vec_len(si) > 0;
+    }
+    if !block.is_set(si) {
+        return false;
+    }
+    if slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX || slot.kind.is_message() {
+        return true;
+    }
+    match slot.kind {
+        FieldKind::Bool => block.get::<bool>(si),
+        FieldKind::String | FieldKind::Bytes => !block.get_bytes(si).is_empty(),
+        FieldKind::Float => block.get::<f32>(si) != 0.0,
+        FieldKind::Double => block.get::<f64>(si) != 0.0,
+        k if k.value_size() == 4 => block.get::<u32>(si) != 0,
+        _ => block.get::<u64>(si) != 0,
+    }
+}
+
+/// The fields of a (non-well-known) message, as map entries: declared fields in number
+/// order, then set extensions in number order.
+fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Result<(), M::Error> {
+    let layout = msg.layout();
+    for extensions in [false, true] {
+        for (i, slot) in layout.slots().iter().enumerate() {
+            if slot.is_extension != extensions {
+                continue;
+            }
+            let si = SlotIndex::new(i as u32);
+            let desc = layout.slot_descriptor(si);
+            let write = has(msg, si) || (cx.options.emit_defaults && !extensions && !desc.supports_presence());
+            if !write {
+                continue;
+            }
+            let name = match desc {
+                SlotDescriptor::Field(f) if cx.options.use_proto_field_name => f.name(),
+                SlotDescriptor::Field(f) => f.json_name(),
+                SlotDescriptor::Extension(e) => e.json_name(),
+            };
+            out.serialize_entry(name, &FieldValue { value: msg.value(si), string: is_string_kind(slot.kind), cx: *cx })?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Well-known types
+
+/// Serializes a well-known type (one of [`WELL_KNOWN`]) by its name under `google.protobuf.`.
+fn well_known<S: Serializer>(name: &str, msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let field = |n: u32| msg.get_by_number(n);
+    match name {
+        "Any" => any(msg, s, cx),
+        "Timestamp" => timestamp(msg, s),
+        "Duration" => duration(msg, s),
+        "Struct" => structure(msg, s, cx),
+        "Value" => json_value(msg, s, cx),
+        "ListValue" => list_value(msg, s, cx),
+        "FieldMask" => field_mask(msg, s),
+        "FloatValue" => s.serialize_f32(field(1).and_then(|v| v.as_f32()).unwrap_or_default()),
+        "DoubleValue" => s.serialize_f64(field(1).and_then(|v| v.as_f64()).unwrap_or_default()),
+        "Int32Value" => s.serialize_i32(field(1).and_then(|v| v.as_i32()).unwrap_or_default()),
+        "UInt32Value" => s.serialize_u32(field(1).and_then(|v| v.as_u32()).unwrap_or_default()),
+        "BoolValue" => s.serialize_bool(field(1).and_then(|v| v.as_bool()).unwrap_or_default()),
+        "Int64Value" | "UInt64Value" | "StringValue" | "BytesValue" => match field(1) {
+            Some(v) => value(&v, name == "StringValue", s, cx),
+            None => s.serialize_str(""),
+        },
+        _ => s.serialize_map(Some(0)).and_then(SerializeMap::end), // Empty
+    }
+}
+
+fn string_of(v: &Value<'_>) -> String {
+    match v {
+        Value::String(s) => (*s).to_owned(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
+    }
+}
+
+fn seconds_nanos(msg: &MessageRef<'_>) -> (i64, i32) {
+    let seconds = msg.get_by_number(1).and_then(|v| v.as_i64()).unwrap_or_default();
+    let nanos = msg.get_by_number(2).and_then(|v| v.as_i32()).unwrap_or_default();
+    (seconds, nanos)
+}
+
+fn timestamp<S: Serializer>(msg: &MessageRef<'_>, s: S) -> Result<S::Ok, S::Error> {
+    let (seconds, nanos) = seconds_nanos(msg);
+    if !(-62_135_596_800..=253_402_300_799).contains(&seconds) {
+        return Err(S::Error::custom("timestamp out of range"));
+    }
+    s.collect_str(&prost_types::Timestamp { seconds, nanos })
+}
+
+fn duration<S: Serializer>(msg: &MessageRef<'_>, s: S) -> Result<S::Ok, S::Error> {
+    let (seconds, nanos) = seconds_nanos(msg);
+    if seconds.unsigned_abs() > 315_576_000_000 || nanos.unsigned_abs() > 999_999_999 {
+        return Err(S::Error::custom("duration out of range"));
+    }
+    s.collect_str(&prost_types::Duration { seconds, nanos })
+}
+
+fn field_mask<S: Serializer>(msg: &MessageRef<'_>, s: S) -> Result<S::Ok, S::Error> {
+    let mut out = String::new();
+    if let Some(Value::List(paths)) = msg.get_by_number(1) {
+        for (i, path) in paths.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            for (j, part) in string_of(&path).split('.').enumerate() {
+                if j > 0 {
+                    out.push('.');
+                }
+                camel_case(&mut out, part)
+                    .map_err(|()| S::Error::custom("cannot roundtrip field name through camelcase"))?;
+            }
+        }
+    }
+    s.serialize_str(&out)
+}
+
+/// snake_case to lowerCamelCase, failing where the result would not map back.
+fn camel_case(out: &mut String, part: &str) -> Result<(), ()> {
+    let mut upper_next = false;
+    for ch in part.chars() {
+        if ch.is_ascii_uppercase() {
+            return Err(());
+        }
+        if upper_next {
+            let upper = ch.to_ascii_uppercase();
+            if upper == ch {
+                return Err(());
+            }
+            out.push(upper);
+            upper_next = false;
+        } else if ch == '_' {
+            upper_next = true;
+        } else {
+            out.push(ch);
+        }
+    }
+    Ok(())
+}
+
+/// `google.protobuf.Struct`: its `fields` map as an object, sorted by key.
+fn structure<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let entries = match msg.get_by_number(1) {
+        Some(Value::Map(m)) => sorted_entries(&m),
+        _ => Vec::new(),
+    };
+    let cx = cx.deeper()?;
+    let mut out = s.serialize_map(Some(entries.len()))?;
+    for (k, v) in entries {
+        out.serialize_entry(&key_string(&k), &FieldValue { value: v, string: false, cx })?;
+    }
+    out.end()
+}
+
+/// `google.protobuf.ListValue`: its `values` as an array.
+fn list_value<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    match msg.get_by_number(1) {
+        Some(Value::List(l)) => list(&l, s, &cx.deeper()?),
+        _ => s.serialize_seq(Some(0)).and_then(SerializeSeq::end),
+    }
+}
+
+/// `google.protobuf.Value`: whichever member of its `kind` oneof is set; none is `null`.
+fn json_value<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let layout = msg.layout();
+    let active = (0..layout.slots().len() as u32).map(SlotIndex::new).find(|&si| msg.block.is_set(si));
+    let Some(si) = active else { return s.serialize_none() };
+    match (layout.slot(si).number, msg.value(si)) {
+        (2, Value::F64(x)) if !x.is_finite() => {
+            Err(S::Error::custom("cannot serialize non-finite double in google.protobuf.Value"))
+        }
+        (2, Value::F64(x)) => s.serialize_f64(x),
+        (3, v) => value(&v, true, s, cx),
+        (4, Value::Bool(b)) => s.serialize_bool(b),
+        (5, Value::Message(m)) => structure(&m, s, cx),
+        (6, Value::Message(m)) => list_value(&m, s, cx),
+        _ => s.serialize_none(),
+    }
+}
+
+fn any<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    let cx = cx.deeper()?;
+    let arena = Arena::new();
+    let payload = msg
+        .unpack_any_within(&arena, MAX_DEPTH - cx.depth)
+        .map_err(|e| S::Error::custom(e.to_string()))?;
+    let url = msg.get_by_number(1).map(|v| string_of(&v)).unwrap_or_default();
+    let payload_name = payload.descriptor().full_name();
+    let is_wkt = payload_name
+        .strip_prefix("google.protobuf.")
+        .is_some_and(|n| WELL_KNOWN.contains(&n));
+    if is_wkt {
+        let mut out = s.serialize_map(Some(2))?;
+        out.serialize_entry("@type", &url)?;
+        out.serialize_entry("value", &FieldValue { value: Value::Message(payload), string: false, cx })?;
+        out.end()
+    } else {
+        let mut out = s.serialize_map(None)?;
+        out.serialize_entry("@type", &url)?;
+        fields(&payload, &mut out, &cx)?;
+        out.end()
+    }
+}
+
+/// The well-known types with a special JSON form (names under `google.protobuf.`).
+const WELL_KNOWN: &[&str] = &[
+    "Any",
+    "Timestamp",
+    "Duration",
+    "Struct",
+    "FloatValue",
+    "DoubleValue",
+    "Int32Value",
+    "Int64Value",
+    "UInt32Value",
+    "UInt64Value",
+    "BoolValue",
+    "StringValue",
+    "BytesValue",
+    "FieldMask",
+    "ListValue",
+    "Value",
+    "Empty",
+];
+
+/// Standard base64 with padding (RFC 4648 §4), as the JSON mapping writes `bytes`.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")];
+        for (plain, encoded) in cases {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+
+    #[test]
+    fn camel_case_rejects_what_does_not_round_trip() {
+        let mut s = String::new();
+        assert!(camel_case(&mut s, "foo_bar").is_ok());
+        assert_eq!(s, "fooBar");
+        assert!(camel_case(&mut String::new(), "fooBar").is_err());
+        assert!(camel_case(&mut String::new(), "foo__bar").is_err());
+        assert!(camel_case(&mut String::new(), "foo_3").is_err());
+    }
+
+    #[test]
+    fn options_map_to_prost_reflect() {
+        let o = JsonOptions::new().emit_defaults(true).use_enum_numbers(true);
+        let p = format!("{:?}", o.to_prost_reflect());
+        assert!(p.contains("skip_default_fields: false") && p.contains("use_enum_numbers: true"), "{p}");
+    }
+}
