@@ -134,7 +134,11 @@ impl<'a> Interp<'a> {
                     FieldKind::Bool => put!(v != 0),
                     _ => {
                         if slot.closed_enum && !block.layout().closed_enum_has(si, v as i32) {
-                            block.push_unknown(RawStr::from_slice(&buf[tag_pos..next]), self.arena);
+                            // protobuf keeps the value as the enum's int32, sign-extended
+                            // (so 2^32+7 is kept as 7), not the raw varint.
+                            let _ = tag_pos;
+                            let span = unknown_varint(self.arena, slot.number, v as i32 as i64 as u64);
+                            block.push_unknown(span, self.arena);
                         } else {
                             put!(v as i32)
                         }

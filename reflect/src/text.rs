@@ -1,17 +1,21 @@
 //! Protobuf text format, byte-identical to `protoc --decode` (protobuf 3.21's printer).
 
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use prost_reflect::Kind;
-use protojit_arena::wire::{self, read_tag, read_varint};
+use protojit_arena::wire::{self, read_varint};
 use protojit_arena::SlotDescriptor;
 
-use crate::{MapKey, MessageRef, Value};
+use crate::{ListRef, MapKey, MessageRef, Value};
 
 impl MessageRef<'_> {
     /// The message in protobuf text format, exactly as `protoc --decode` prints it: known
-    /// fields in number order, then unknown fields by number in wire order; strings
-    /// C-escaped; floats in shortest round-trip `%g` form; maps sorted by key.
+    /// fields and extensions in number order, then unknown fields in wire order (a
+    /// length-delimited one as a message when it parses as one, up to protoc's depth of
+    /// 10); strings C-escaped; floats as `%.6g`/`%.15g`, or `%.9g`/`%.17g` when that does
+    /// not round-trip; map entries stably sorted by key, duplicates kept, each with its
+    /// key, value and unknown fields.
     pub fn to_text_format(&self) -> String {
         let mut out = String::new();
         self.write_text_format(&mut out);
@@ -40,14 +44,23 @@ fn print_message(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
                 }
             }
             Value::Map(map) => {
-                let mut entries: Vec<(MapKey<'_>, Value<'_>)> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(&b.0));
-                for (k, v) in entries {
+                // protoc prints the map's entries as the repeated message field they are on
+                // the wire: every entry, duplicates included, stably sorted by key; each
+                // with its key and value (defaults when absent) and its own unknown fields.
+                let entries = ListRef { msg: map.msg, slot: map.slot };
+                let mut entries: Vec<(Value<'_>, MessageRef<'_>)> = entries
+                    .iter()
+                    .filter_map(|e| e.as_message())
+                    .map(|e| (e.get_by_number(1).expect("map entries have a key field"), e))
+                    .collect();
+                entries.sort_by(|a, b| key_order(&a.0, &b.0));
+                for (key, entry) in entries {
                     indent(depth, out);
                     out.push_str(&name);
                     out.push_str(" {\n");
-                    print_field("key", &k.to_value(), depth + 1, out);
-                    print_field("value", &v, depth + 1, out);
+                    print_field("key", &key, depth + 1, out);
+                    print_field("value", &entry.get_by_number(2).expect("map entries have a value field"), depth + 1, out);
+                    print_unknown_fields(&entry, depth + 1, out);
                     indent(depth, out);
                     out.push_str("}\n");
                 }
@@ -55,8 +68,24 @@ fn print_message(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
             v => print_field(&name, &v, depth, out),
         }
     }
-    for span in msg.unknown_fields() {
-        print_unknown_span(span, depth, out);
+    print_unknown_fields(msg, depth, out);
+}
+
+/// The order protoc sorts map entries in: by key, strings bytewise.
+fn key_order(a: &Value<'_>, b: &Value<'_>) -> Ordering {
+    fn bytes<'v>(v: &'v Value<'_>) -> Option<&'v [u8]> {
+        match v {
+            Value::String(s) => Some(s.as_bytes()),
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+    if let (Some(x), Some(y)) = (bytes(a), bytes(b)) {
+        return x.cmp(y);
+    }
+    match (MapKey::from_value(a), MapKey::from_value(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => Ordering::Equal,
     }
 }
 
@@ -148,13 +177,18 @@ fn trim_fraction(s: &str) -> &str {
     }
 }
 
-/// protobuf's `SimpleFtoa`: `%.6g`, or `%.9g` when that does not round-trip.
+/// protobuf's `SimpleFtoa`: `%.6g`, or `%.9g` when that does not round-trip. Its
+/// round-trip check (`safe_strtof`) also fails when `strtof` reports `ERANGE`, which glibc
+/// does for every subnormal result, so subnormals always take `%.9g`.
 pub(crate) fn format_float(v: f32) -> String {
     if v.is_nan() {
         return "nan".into();
     }
     if v.is_infinite() {
         return if v > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if v.is_subnormal() {
+        return format_g(v as f64, 9);
     }
     let short = format_g(v as f64, 6);
     if short.parse::<f32>().ok() == Some(v) {
@@ -180,11 +214,19 @@ pub(crate) fn format_double(v: f64) -> String {
     }
 }
 
-/// One unknown field as protoc prints it, from its complete wire bytes.
-fn print_unknown_span(span: &[u8], depth: usize, out: &mut String) {
-    match parse_field(span, 0, 0) {
-        Some((field, _)) => print_unknown(&field, depth, out),
-        None => unreachable!("unknown-field spans are well-formed"),
+/// How deep protoc (`kUnknownFieldRecursionLimit`) tries to print length-delimited unknown
+/// values as messages, counted from each known message; unknown groups use it up too.
+const UNKNOWN_RECURSION_BUDGET: u32 = 10;
+
+/// The unknown fields of `msg`, in wire order, as protoc prints them.
+fn print_unknown_fields(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
+    for span in msg.unknown_fields() {
+        // The decoder checked every span, so it parses; were one not to, printing the rest
+        // beats a panic.
+        match parse_field(span, 0, u32::MAX) {
+            Some((field, _)) => print_unknown(&field, depth, UNKNOWN_RECURSION_BUDGET, out),
+            None => debug_assert!(false, "malformed unknown-field span {span:?}"),
+        }
     }
 }
 
@@ -197,40 +239,52 @@ enum Unknown<'a> {
     Group(u32, Vec<Unknown<'a>>),
 }
 
-/// Parses one field at `pos`; `None` if malformed (then a length-delimited value prints
-/// as a string). `group_depth` bounds the nesting (protoc parses unknown groups to 64).
-fn parse_field(buf: &[u8], pos: usize, group_depth: u32) -> Option<(Unknown<'_>, usize)> {
-    let (number, wt, pos) = read_tag(buf, pos).ok()?;
+/// A varint as protobuf's `CodedInputStream::ReadVarint32` reads it: up to 10 bytes, bits
+/// past 32 dropped.
+fn read_varint32(buf: &[u8], pos: usize) -> Option<(u32, usize)> {
+    read_varint(buf, pos).ok().map(|(v, next)| (v as u32, next))
+}
+
+/// Parses one field at `pos` the way protoc's `UnknownFieldSet` parser does (a tag is a
+/// 32-bit varint, field 0 and wire types 6 and 7 are errors, a length is a 32-bit varint);
+/// `None` if malformed. `groups_left` is how many more groups may nest (protoc's
+/// recursion limit for the parse).
+fn parse_field(buf: &[u8], pos: usize, groups_left: u32) -> Option<(Unknown<'_>, usize)> {
+    let (tag, pos) = read_varint32(buf, pos)?;
+    let (number, wt) = (tag >> 3, (tag & 7) as u8);
+    if number == 0 {
+        return None;
+    }
     match wt {
         wire::VARINT => {
             let (v, next) = read_varint(buf, pos).ok()?;
             Some((Unknown::Varint(number, v), next))
         }
         wire::FIXED64 => {
-            let b = buf.get(pos..pos + 8)?;
+            let b = buf.get(pos..pos.checked_add(8)?)?;
             Some((Unknown::Fixed64(number, u64::from_le_bytes(b.try_into().ok()?)), pos + 8))
         }
         wire::FIXED32 => {
-            let b = buf.get(pos..pos + 4)?;
+            let b = buf.get(pos..pos.checked_add(4)?)?;
             Some((Unknown::Fixed32(number, u32::from_le_bytes(b.try_into().ok()?)), pos + 4))
         }
         wire::LEN => {
-            let (len, start) = read_varint(buf, pos).ok()?;
-            let end = start.checked_add(usize::try_from(len).ok()?)?;
+            let (len, start) = read_varint32(buf, pos)?;
+            // A length with bit 31 set is negative to protobuf: an error.
+            let len = usize::try_from(i32::try_from(len).ok()?).ok()?;
+            let end = start.checked_add(len)?;
             Some((Unknown::Len(number, buf.get(start..end)?), end))
         }
         wire::SGROUP => {
-            if group_depth >= 64 {
-                return None;
-            }
+            let groups_left = groups_left.checked_sub(1)?;
             let mut fields = Vec::new();
             let mut p = pos;
             loop {
-                let (n, wt, next) = read_tag(buf, p).ok()?;
-                if wt == wire::EGROUP {
-                    return (n == number).then_some((Unknown::Group(number, fields), next));
+                let (tag, next) = read_varint32(buf, p)?;
+                if tag & 7 == u32::from(wire::EGROUP) {
+                    return (tag >> 3 == number).then_some((Unknown::Group(number, fields), next));
                 }
-                let (f, next) = parse_field(buf, p, group_depth + 1)?;
+                let (f, next) = parse_field(buf, p, groups_left)?;
                 fields.push(f);
                 p = next;
             }
@@ -241,30 +295,32 @@ fn parse_field(buf: &[u8], pos: usize, group_depth: u32) -> Option<(Unknown<'_>,
 
 /// Parses a whole buffer as a message of unknown fields, as protoc tries for every
 /// length-delimited unknown value.
-fn parse_set(buf: &[u8], depth: u32) -> Option<Vec<Unknown<'_>>> {
+fn parse_set(buf: &[u8], groups_left: u32) -> Option<Vec<Unknown<'_>>> {
     let mut fields = Vec::new();
     let mut pos = 0;
     while pos < buf.len() {
-        let (f, next) = parse_field(buf, pos, depth)?;
+        let (f, next) = parse_field(buf, pos, groups_left)?;
         fields.push(f);
         pos = next;
     }
     Some(fields)
 }
 
-fn print_unknown(field: &Unknown<'_>, depth: usize, out: &mut String) {
+/// Prints one unknown field; a length-delimited value prints as a message when `budget`
+/// allows and it parses as one (with at most `budget` nested groups), else as a string.
+fn print_unknown(field: &Unknown<'_>, depth: usize, budget: u32, out: &mut String) {
     indent(depth, out);
     match field {
         Unknown::Varint(n, v) => writeln!(out, "{n}: {v}").unwrap(),
         Unknown::Fixed32(n, v) => writeln!(out, "{n}: 0x{v:08x}").unwrap(),
         Unknown::Fixed64(n, v) => writeln!(out, "{n}: 0x{v:016x}").unwrap(),
         Unknown::Len(n, bytes) => {
-            let nested = if bytes.is_empty() || depth >= 64 { None } else { parse_set(bytes, 0) };
+            let nested = if bytes.is_empty() || budget == 0 { None } else { parse_set(bytes, budget) };
             match nested {
                 Some(fields) => {
                     writeln!(out, "{n} {{").unwrap();
                     for f in &fields {
-                        print_unknown(f, depth + 1, out);
+                        print_unknown(f, depth + 1, budget - 1, out);
                     }
                     indent(depth, out);
                     out.push_str("}\n");
@@ -279,7 +335,7 @@ fn print_unknown(field: &Unknown<'_>, depth: usize, out: &mut String) {
         Unknown::Group(n, fields) => {
             writeln!(out, "{n} {{").unwrap();
             for f in fields {
-                print_unknown(f, depth + 1, out);
+                print_unknown(f, depth + 1, budget.saturating_sub(1), out);
             }
             indent(depth, out);
             out.push_str("}\n");

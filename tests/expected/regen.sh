@@ -5,8 +5,9 @@
 #   tests/expected/regen.sh            (from anywhere; needs protoc and python3)
 #   PROTOC=/path/to/protoc tests/expected/regen.sh
 #
-# The committed files were made with protoc 3.21.12 (Debian protobuf-compiler); another
-# protoc version may print differently, so the script says which version ran.
+# The committed files were made with protoc 3.21.12 (Debian protobuf-compiler, with
+# libprotobuf-dev for the well-known-type imports); another protoc version may print
+# differently, so the script says which version ran.
 #
 # 1. Every corpus payload listed in `PAYLOADS` (tests/common/mod.rs) is decoded with
 #      protoc -I<corpus> --decode=<type> <corpus>/<proto> < <corpus>/<payload>
@@ -28,7 +29,10 @@ LIMIT=3000000
 
 echo "using $("$protoc" --version) ($(command -v "$protoc"))"
 
-python3 - "$root/tests/common/mod.rs" >"$here/.payloads" <<'EOF'
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python3 - "$root/tests/common/mod.rs" >"$work/payloads" <<'EOF'
 import re, sys
 src = open(sys.argv[1]).read()
 block = re.search(r"pub const PAYLOADS[^=]*=\s*&\[(.*?)\n\];", src, re.S).group(1)
@@ -40,15 +44,15 @@ EOF
 
 while read -r proto type payload; do
   out=$here/$payload.txt
-  "$protoc" -I"$corpus" --decode="$type" "$corpus/$proto" <"$corpus/$payload" >"$out.tmp" 2>"$here/.stderr" || {
-    cat "$here/.stderr" >&2; echo "protoc failed on $payload" >&2; exit 1; }
-  size=$(stat -c %s "$out.tmp")
+  "$protoc" -I"$corpus" --decode="$type" "$corpus/$proto" <"$corpus/$payload" >"$work/out" 2>"$work/stderr" || {
+    cat "$work/stderr" >&2; echo "protoc failed on $payload" >&2; exit 1; }
+  size=$(stat -c %s "$work/out")
   if [ "$size" -le "$LIMIT" ]; then
-    mv "$out.tmp" "$out"
+    mv "$work/out" "$out"
     rm -f "$here/$payload.digest"
     echo "$payload: $size bytes"
   else
-    python3 - "$out.tmp" >"$here/$payload.digest" <<'EOF'
+    python3 - "$work/out" >"$here/$payload.digest" <<'EOF'
 import sys
 data = open(sys.argv[1], "rb").read()
 h = 0xcbf29ce484222325
@@ -57,15 +61,12 @@ for b in data:
 print(f"len {len(data)}")
 print(f"fnv1a64 {h:016x}")
 EOF
-    rm -f "$out.tmp" "$out"
+    rm -f "$out"
     echo "$payload: $size bytes (stored as digest)"
   fi
-done <"$here/.payloads"
-rm -f "$here/.payloads"
+done <"$work/payloads"
 
 # Text-format edge cases: split the manifest into payload files, then decode each.
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 python3 - "$schemas/textcases.cases" "$work" <<'EOF'
 import sys
 cases, work = sys.argv[1], sys.argv[2]
@@ -76,7 +77,7 @@ for line in open(cases):
     if not line:
         continue
     if line.startswith("=="):
-        name, proto, type_ = line[2:].split()
+        name, proto, type_ = line[2:].split()[:3]
         names.append(f"{name} {proto} {type_}")
         current = open(f"{work}/{name}.bin", "wb")
         continue
@@ -91,4 +92,3 @@ while read -r name proto type; do
     cat "$work/stderr" >&2; echo "protoc failed on case $name" >&2; exit 1; }
   echo "textcases/$name: $(stat -c %s "$here/textcases/$name.txt") bytes"
 done <"$work/cases"
-rm -f "$here/.stderr"

@@ -1,0 +1,378 @@
+//! End-to-end tests of the `protojit` binary: output identical to `protoc --decode`, input
+//! from files and stdin, engines, and one-line errors with the documented exit codes.
+//!
+//! Expected outputs are the files `tests/expected/*.txt` of the workspace root (made by
+//! `tests/expected/regen.sh` with protoc 3.21.12); these tests do not need protoc, except
+//! the one that checks the protoc fallback, which says why it is skipped without it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The workspace root: relative paths in the commands below are resolved from there.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
+}
+
+/// `../shared/corpus` beside the workspace, or `None` (after saying why `test` is skipped).
+fn corpus(test: &str) -> Option<PathBuf> {
+    let dir = root().join("../shared/corpus");
+    if dir.join("README.md").exists() {
+        Some(dir)
+    } else {
+        println!("SKIPPED {test}: shared corpus not found at {}", dir.display());
+        None
+    }
+}
+
+fn expected(payload: &str) -> Vec<u8> {
+    let path = root().join("tests/expected").join(format!("{payload}.txt"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; run tests/expected/regen.sh", path.display()))
+}
+
+/// The binary, run from the workspace root, with a backtrace requested so that a panic
+/// could not go unnoticed in stderr.
+fn protojit() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protojit"));
+    cmd.current_dir(root()).env("RUST_BACKTRACE", "1");
+    cmd
+}
+
+/// Runs `cmd` with `stdin` as its standard input (empty when `None`).
+fn run(cmd: &mut Command, stdin: Option<&[u8]>) -> Output {
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run protojit");
+    let input = stdin.unwrap_or_default().to_vec();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // The child may exit before reading everything (errors); a broken pipe is fine.
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Success with exactly `want` on stdout.
+#[track_caller]
+fn assert_prints(out: &Output, want: &[u8]) {
+    assert!(out.status.success(), "exit {:?}, stderr: {}", out.status.code(), stderr(out));
+    if out.stdout != want {
+        let got = String::from_utf8_lossy(&out.stdout);
+        let exp = String::from_utf8_lossy(want);
+        let line = got.lines().zip(exp.lines()).position(|(a, b)| a != b).map_or(got.lines().count().min(exp.lines().count()), |i| i) + 1;
+        panic!(
+            "stdout differs from protoc's output ({} vs {} bytes), first at line {line}: {:?} vs {:?}",
+            got.len(),
+            exp.len(),
+            got.lines().nth(line - 1),
+            exp.lines().nth(line - 1)
+        );
+    }
+}
+
+/// Failure with exit code `code`, nothing on stdout, and exactly one line on stderr
+/// (`protojit: ...`) that is no panic message; returns that line.
+#[track_caller]
+fn assert_fails(out: &Output, code: i32) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
+    assert!(out.stdout.is_empty(), "stdout not empty: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(err.ends_with('\n') && err.matches('\n').count() == 1, "stderr is not exactly one line: {err:?}");
+    assert!(err.starts_with("protojit: "), "{err:?}");
+    for bad in ["panicked", "backtrace", "RUST_BACKTRACE"] {
+        assert!(!err.contains(bad), "stderr mentions {bad}: {err:?}");
+    }
+    err.trim_end().to_owned()
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("protojit-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, contents: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const SAMPLE_PROTO: &str = r#"
+syntax = "proto3";
+package sample;
+message Reading {
+  int32 id = 1;
+  string label = 2;
+  repeated double values = 3;
+}
+message Readings { repeated Reading items = 1; }
+"#;
+
+/// `id: 7, label: "hi", values: [1.5]`.
+const SAMPLE_READING: &[u8] = &[0x08, 0x07, 0x12, 0x02, b'h', b'i', 0x1a, 0x08, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f];
+const SAMPLE_TEXT: &str = "id: 7\nlabel: \"hi\"\nvalues: 1.5\n";
+
+#[test]
+fn acceptance_command_prints_what_protoc_prints() {
+    if corpus("acceptance_command_prints_what_protoc_prints").is_none() {
+        return;
+    }
+    let out = run(
+        protojit().args([
+            "decode",
+            "--proto",
+            "../shared/corpus/benchmark_message2.proto",
+            "--type",
+            "benchmarks.proto2.GoogleMessage2",
+            "../shared/corpus/google_message2.payload0.bin",
+        ]),
+        None,
+    );
+    assert_prints(&out, &expected("google_message2.payload0.bin"));
+    assert!(out.stderr.is_empty(), "stderr: {}", stderr(&out));
+}
+
+#[test]
+fn descriptor_set_decodes_itself() {
+    let Some(dir) = corpus("descriptor_set_decodes_itself") else { return };
+    let fds = dir.join("descriptor.fds.bin");
+    let out = run(
+        protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "google.protobuf.FileDescriptorSet"]).arg(&fds),
+        None,
+    );
+    assert_prints(&out, &expected("descriptor.fds.bin"));
+    // A short name that is unique resolves too.
+    let with_info = dir.join("descriptor_with_source_info.fds.bin");
+    let out = run(
+        protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "FileDescriptorSet"]).arg(&with_info),
+        None,
+    );
+    assert_prints(&out, &expected("descriptor_with_source_info.fds.bin"));
+}
+
+#[test]
+fn stdin_input() {
+    let Some(dir) = corpus("stdin_input") else { return };
+    let payload = std::fs::read(dir.join("google_message1_proto3.payload0.bin")).unwrap();
+    let want = expected("google_message1_proto3.payload0.bin");
+    let base = ["decode", "--proto", "../shared/corpus/benchmark_message1_proto3.proto", "--type", "benchmarks.proto3.GoogleMessage1"];
+    assert_prints(&run(protojit().args(base).arg("-"), Some(&payload)), &want);
+    // No INPUT at all means stdin too.
+    assert_prints(&run(protojit().args(base), Some(&payload)), &want);
+}
+
+#[test]
+fn stdin_input_without_corpus() {
+    let tmp = TempDir::new("stdin");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "-"]), Some(SAMPLE_READING));
+    assert_prints(&out, SAMPLE_TEXT.as_bytes());
+    assert!(out.stderr.is_empty(), "stderr: {}", stderr(&out));
+}
+
+#[test]
+fn engines_print_identical_output() {
+    let Some(dir) = corpus("engines_print_identical_output") else { return };
+    for (proto, type_name, payload) in [
+        ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2", "google_message2.payload0.bin"),
+        ("vector_tile.proto", "vector_tile.Tile", "mvt-chicago-13-2101-3044.mvt"),
+        ("osmformat.proto", "OSMPBF.PrimitiveBlock", "liechtenstein.block1.primitiveblock-dense.bin"),
+    ] {
+        let want = expected(payload);
+        for engine in ["interp", "jit", "auto"] {
+            let out = run(
+                protojit()
+                    .arg("decode")
+                    .arg("--proto")
+                    .arg(dir.join(proto))
+                    .args(["--type", type_name, "--engine", engine])
+                    .arg(dir.join(payload)),
+                None,
+            );
+            assert!(out.status.success(), "{payload} --engine {engine}: {}", stderr(&out));
+            assert!(out.stdout == want, "{payload}: --engine {engine} prints differently from protoc");
+        }
+    }
+}
+
+#[test]
+fn malformed_input_is_one_line_with_the_offset() {
+    let tmp = TempDir::new("malformed");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    // Field 2 claims 9 bytes where 2 remain: the length prefix at offset 3 runs past the end.
+    let bad = [0x08, 0x07, 0x12, 0x09, b'h', b'i'];
+    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "sample.Reading", "-"]), Some(&bad));
+    let line = assert_fails(&out, 1);
+    assert!(line.contains("stdin"), "{line}");
+    assert!(line.contains("sample.Reading"), "{line}");
+    assert!(line.contains("byte offset 3"), "{line}");
+
+    // The same from a file names the file; a truncated varint at the very end.
+    let file = tmp.write("bad.bin", &[0x08, 0x07, 0x08, 0xff]);
+    for engine in ["interp", "jit"] {
+        let out = run(
+            protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--engine", engine]).arg(&file),
+            None,
+        );
+        let line = assert_fails(&out, 1);
+        assert!(line.contains("bad.bin"), "{line}");
+        assert!(line.contains("byte offset 3"), "--engine {engine}: {line}");
+    }
+}
+
+#[test]
+fn malformed_corpus_payload_fails_cleanly() {
+    let Some(dir) = corpus("malformed_corpus_payload_fails_cleanly") else { return };
+    let payload = std::fs::read(dir.join("google_message2.payload0.bin")).unwrap();
+    for cut in [1, 50, 1000, payload.len() - 1] {
+        let out = run(
+            protojit().arg("decode").arg("--proto").arg(dir.join("benchmark_message2.proto")).args(["--type", "GoogleMessage2", "-"]),
+            Some(&payload[..cut]),
+        );
+        let line = assert_fails(&out, 1);
+        assert!(line.contains("byte offset"), "cut at {cut}: {line}");
+    }
+}
+
+#[test]
+fn missing_input_file() {
+    let tmp = TempDir::new("missing-input");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let missing = tmp.0.join("no-such-input.bin");
+    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading"]).arg(&missing), None);
+    let line = assert_fails(&out, 1);
+    assert!(line.contains("no-such-input.bin"), "{line}");
+}
+
+#[test]
+fn missing_schema_files() {
+    let tmp = TempDir::new("missing-schema");
+    let input = tmp.write("in.bin", SAMPLE_READING);
+    for flag in ["--proto", "--descriptor-set"] {
+        let out = run(protojit().arg("decode").arg(flag).arg(tmp.0.join("absent.schema")).args(["--type", "Reading"]).arg(&input), None);
+        let line = assert_fails(&out, 2);
+        assert!(line.contains("absent.schema"), "{flag}: {line}");
+    }
+}
+
+#[test]
+fn bad_proto_file() {
+    let tmp = TempDir::new("bad-proto");
+    let proto = tmp.write("broken.proto", b"syntax = \"proto3\";\nmessage Broken {\n  int32 a = ;\n}\n");
+    let input = tmp.write("in.bin", SAMPLE_READING);
+    // Whether or not a protoc is found for the fallback, the result is one line, exit 2.
+    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Broken"]).arg(&input), None);
+    let line = assert_fails(&out, 2);
+    assert!(line.contains("cannot compile the schema"), "{line}");
+    let out = run(
+        protojit().env("PROTOC", "/nonexistent/protoc").arg("decode").arg("--proto").arg(&proto).args(["--type", "Broken"]).arg(&input),
+        None,
+    );
+    let line = assert_fails(&out, 2);
+    assert!(line.contains("cannot compile the schema"), "{line}");
+}
+
+#[test]
+fn not_a_descriptor_set() {
+    let tmp = TempDir::new("not-fds");
+    // Field 1 (`file`) announces 5 bytes, 1 follows.
+    let fds = tmp.write("bogus.pb", &[0x0a, 0x05, 0x01]);
+    let input = tmp.write("in.bin", SAMPLE_READING);
+    let out = run(protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "Reading"]).arg(&input), None);
+    let line = assert_fails(&out, 2);
+    assert!(line.contains("bogus.pb"), "{line}");
+    assert!(line.contains("is not a valid FileDescriptorSet"), "{line}");
+}
+
+#[test]
+fn unknown_type_suggests_close_names() {
+    let tmp = TempDir::new("unknown-type");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let input = tmp.write("in.bin", SAMPLE_READING);
+    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Readin"]).arg(&input), None);
+    let line = assert_fails(&out, 2);
+    assert!(line.contains("no message type `Readin`"), "{line}");
+    assert!(line.contains("did you mean") && line.contains("`sample.Reading`"), "{line}");
+
+    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "sample.Nothing"]).arg(&input), None);
+    let line = assert_fails(&out, 2);
+    assert!(line.contains("no message type `sample.Nothing`"), "{line}");
+}
+
+#[test]
+fn no_schema_given() {
+    let tmp = TempDir::new("no-schema");
+    let input = tmp.write("in.bin", SAMPLE_READING);
+    let out = run(protojit().args(["decode", "--type", "Reading"]).arg(&input), None);
+    let line = assert_fails(&out, 2);
+    assert!(line.contains("no schema"), "{line}");
+    assert!(line.contains("--descriptor-set") && line.contains("--proto"), "{line}");
+}
+
+/// `$PROTOC` pointing nowhere: protox's rejection of the 2026 descriptor.proto is reported
+/// with the hint to install protoc or pass a descriptor set.
+#[test]
+fn protox_rejection_without_protoc_explains_the_way_out() {
+    let Some(dir) = corpus("protox_rejection_without_protoc_explains_the_way_out") else { return };
+    let out = run(
+        protojit()
+            .env("PROTOC", "/nonexistent/protoc")
+            .arg("decode")
+            .arg("--proto")
+            .arg(dir.join("descriptor.proto"))
+            .arg("-I")
+            .arg(&dir)
+            .args(["--type", "google.protobuf.FileDescriptorSet"])
+            .arg(dir.join("descriptor.fds.bin")),
+        None,
+    );
+    let line = assert_fails(&out, 2);
+    let (_, rest) = line.split_once("cannot compile the schema: ").unwrap_or_else(|| panic!("{line}"));
+    let (protox_msg, hint) = rest.split_once("; if the file is valid for protoc").unwrap_or_else(|| panic!("{line}"));
+    assert!(!protox_msg.trim().is_empty(), "protox's message is missing: {line}");
+    assert!(!protox_msg.contains("protoc"), "the message should be protox's own: {line}");
+    assert!(hint.contains("install protoc"), "{line}");
+    assert!(hint.contains("descriptor set") && hint.contains("--include_imports -o"), "{line}");
+}
+
+/// With a protoc to fall back on, the same file decodes, and stderr says protoc was used.
+#[test]
+fn protoc_fallback_decodes_descriptor_proto() {
+    let Some(dir) = corpus("protoc_fallback_decodes_descriptor_proto") else { return };
+    let protoc = std::env::var_os("PROTOC").unwrap_or_else(|| "protoc".into());
+    if !Command::new(&protoc).arg("--version").output().is_ok_and(|o| o.status.success()) {
+        println!("SKIPPED protoc_fallback_decodes_descriptor_proto: {protoc:?} is not runnable");
+        return;
+    }
+    let out = run(
+        protojit()
+            .arg("decode")
+            .arg("--proto")
+            .arg(dir.join("descriptor.proto"))
+            .arg("-I")
+            .arg(&dir)
+            .args(["--type", "google.protobuf.FileDescriptorSet"])
+            .arg(dir.join("descriptor.fds.bin")),
+        None,
+    );
+    assert_prints(&out, &expected("descriptor.fds.bin"));
+    let err = stderr(&out);
+    assert!(err.contains("compiled it with protoc instead") && err.matches('\n').count() == 1, "{err:?}");
+}
