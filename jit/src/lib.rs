@@ -6,6 +6,16 @@
 //!   threading), all in one module.
 //! - [`runtime`]: the context compiled code runs with and its slow-path helpers.
 //! - [`Engine`]: decodes one root message type with the chosen engine.
+//!
+//! # Debugging compiled code
+//!
+//! - `PROTOJIT_DUMP_CLIF=1` prints every function's Cranelift IR to stderr as it is
+//!   compiled; `CompileOptions::keep_clif` keeps it in [`TypeStats::clif`] instead
+//!   (`protojit schema jit TYPE --clif` shows it).
+//! - `PERF_BUILDID_DIR=1` makes Cranelift append each function to `/tmp/perf-<pid>.map`,
+//!   so `perf report` names JIT frames `protojit:<message type>`.
+//! - `EngineKind::Interpreter` decodes the same tree without compiled code: when the two
+//!   disagree, the compiled code is wrong (the interpreter is the oracle).
 
 pub mod compile;
 mod engine;
