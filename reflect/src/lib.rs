@@ -17,4 +17,5 @@ mod value;
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapRef};
 pub use message::MessageRef;
+pub use text::decode_raw_to_text;
 pub use value::{EnumValue, MapKey, Value};

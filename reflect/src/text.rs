@@ -342,3 +342,40 @@ fn print_unknown(field: &Unknown<'_>, depth: usize, budget: u32, out: &mut Strin
         }
     }
 }
+
+/// How deep groups may nest in `protoc --decode_raw` input (protobuf's default parse
+/// recursion limit): 100 nested groups parse, 101 do not.
+const RAW_GROUP_LIMIT: u32 = 100;
+
+/// Prints bytes of unknown type exactly as `protoc --decode_raw` (protobuf 3.21) does:
+/// every field by number in wire order, varints as unsigned decimal, fixed32/fixed64 as
+/// `0x` hex, groups as `N { ... }`, a length-delimited value as a nested message when it
+/// parses as one (up to 10 levels deep, as protoc's printer tries), else as a C-escaped
+/// string. Input protoc rejects ("Failed to parse input.") is an error naming the kind
+/// of fault and the byte offset where it starts.
+pub fn decode_raw_to_text(bytes: &[u8]) -> Result<String, protojit_arena::DecodeError> {
+    let mut out = String::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let Some((field, next)) = parse_field(bytes, pos, RAW_GROUP_LIMIT) else {
+            return Err(raw_fault(bytes, pos));
+        };
+        print_unknown(&field, 0, UNKNOWN_RECURSION_BUDGET, &mut out);
+        pos = next;
+    }
+    Ok(out)
+}
+
+/// What is wrong with the top-level field at `pos`, which [`parse_field`] rejected.
+fn raw_fault(bytes: &[u8], pos: usize) -> protojit_arena::DecodeError {
+    use protojit_arena::{DecodeError, DecodeErrorKind};
+    let fault = wire::read_tag(bytes, pos).and_then(|(number, wire_type, next)| {
+        wire::skip_value(bytes, pos, next, bytes.len(), number, wire_type, 0, RAW_GROUP_LIMIT)
+    });
+    match fault {
+        Err(e) => e,
+        // A fault only protoc's 32-bit tag and length reads see (a tag or length past 32
+        // bits): report it at the field.
+        Ok(_) => DecodeError::new(DecodeErrorKind::LengthOutOfBounds, pos),
+    }
+}
