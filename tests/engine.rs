@@ -147,3 +147,30 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
     assert!(engine.decode(&nested(3), &arena).is_ok());
     assert_eq!(engine.decode(&[0x0a, 0x05], &arena).unwrap_err().kind, DecodeErrorKind::LengthOutOfBounds);
 }
+
+#[test]
+fn huge_depth_limits_are_capped_before_the_stack_is() {
+    let schema = schema();
+    let input = nested(5000);
+    let options = DecodeOptions { max_depth: u32::MAX, ..Default::default() };
+    for engine in [EngineKind::Jit, EngineKind::Interpreter] {
+        let decoder = schema.decoder_with("Node", options.clone(), engine).unwrap();
+        // A spawned thread has the default 2 MiB stack: deep recursion would overflow it.
+        let err = std::thread::scope(|s| {
+            s.spawn(|| {
+                let arena = Arena::new();
+                decoder.decode(&input, &arena).unwrap_err()
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(err.kind, DecodeErrorKind::DepthLimitExceeded, "{engine:?}");
+        // The error is at the tag of the first level past the limit: walk down to it.
+        let mut pos = 0;
+        for _ in 0..protojit::raw::jit::MAX_DEPTH_LIMIT {
+            assert_eq!(input[pos], 0x0a);
+            pos = protojit::raw::arena::wire::read_varint(&input, pos + 1).unwrap().1;
+        }
+        assert_eq!(err.offset, pos, "{engine:?}: {err}");
+    }
+}

@@ -76,6 +76,7 @@ impl Engine {
             EngineKind::Interpreter => Err("the interpreter was requested".to_owned()),
             _ => code.map_err(|e| e.to_string()),
         };
+        let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..options };
         Engine { layouts, root, options, kind, code }
     }
 

@@ -26,10 +26,15 @@ pub mod runtime;
 pub use compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
 pub use engine::{Engine, EngineKind, EngineStats};
 
+/// The largest effective [`DecodeOptions::max_depth`].
+pub const MAX_DEPTH_LIMIT: u32 = 1000;
+
 /// Decoder settings shared by both engines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// Deepest nesting of messages and groups below the root (default 100, as protobuf).
+    /// Values above [`MAX_DEPTH_LIMIT`] act as that limit: both engines recurse once per
+    /// level, and deeper nesting could overflow a thread's stack.
     pub max_depth: u32,
     /// Validate UTF-8 in proto3 `string` fields (default on). Turning it off is the
     /// caller's risk: string views then check UTF-8 when read.
