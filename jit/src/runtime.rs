@@ -170,6 +170,20 @@ pub unsafe extern "C" fn pj_varint(ctx: *mut JitCtx, ptr: *const u8, end: *const
     // SAFETY: see `JitCtx::parts`.
     let (input, _, _) = unsafe { ctx.parts() };
     let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
+    // With ten bytes in range no per-byte bounds check is needed (compiled code already
+    // handled one- and two-byte varints inline).
+    if let Some(window) = input[..end].get(pos..pos + 10) {
+        let mut v = 0u64;
+        for (i, &b) in window.iter().enumerate() {
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b < 0x80 {
+                // SAFETY: the caller's contract.
+                unsafe { out.write(v) };
+                return window[i + 1..].as_ptr();
+            }
+        }
+        return ctx.fail(DecodeError::new(DecodeErrorKind::VarintTooLong, pos));
+    }
     match read_varint(&input[..end], pos) {
         Ok((v, next)) => {
             // SAFETY: the caller's contract.

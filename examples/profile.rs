@@ -1,0 +1,35 @@
+//! Decodes one file many times with one engine: a target for `perf record` / `callgrind`.
+//!
+//! `cargo run --release --example profile -- SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]`
+//! Set `PERF_BUILDID_DIR=1` so `perf report` can name the compiled functions.
+
+use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [proto, type_name, input, rest @ ..] = args.as_slice() else {
+        return Err("usage: profile SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]".into());
+    };
+    let engine = match rest.first().map(String::as_str) {
+        Some("interp") => EngineKind::Interpreter,
+        _ => EngineKind::Jit,
+    };
+    let iterations: usize = rest.get(1).map_or(Ok(1000), |n| n.parse())?;
+    let dir = std::path::Path::new(proto).parent().unwrap_or(std::path::Path::new("."));
+    let schema = Schema::from_proto_files(&[proto], &[dir])?;
+    let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine)?;
+    let bytes = std::fs::read(input)?;
+    let mut arena = Arena::new();
+    let started = std::time::Instant::now();
+    for _ in 0..iterations {
+        arena.reset();
+        std::hint::black_box(decoder.decode(&bytes, &arena)?.block().as_ptr());
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{iterations} x {} bytes with {engine:?}: {:.1} MB/s",
+        bytes.len(),
+        (iterations * bytes.len()) as f64 / secs / 1e6
+    );
+    Ok(())
+}
