@@ -27,15 +27,19 @@
 //! text format, prost-reflect interop). This crate ties them together.
 
 mod decoder;
+mod owned;
 mod schema;
 
 pub use decoder::Decoder;
+pub use owned::OwnedMessage;
 pub use schema::{Schema, SchemaError};
 
+pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind};
 pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, TypeEngine, TypeStats};
 pub use protojit_reflect::{
-    AnyError, EnumValue, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, Value,
+    AnyError, EnumValue, FieldPath, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, PathError,
+    PathErrorKind, Value,
 };
 
 /// The layers underneath, for engines, tools and tests that need them.

@@ -29,10 +29,18 @@ impl Arena {
         Arena { bump: bumpalo::Bump::with_capacity(bytes) }
     }
 
-    /// Frees every tree decoded into this arena, keeping its largest chunk for reuse.
-    /// Taking `&mut self` proves no `MessageRef` into the arena is still alive.
+    /// Frees every tree decoded into this arena and keeps the memory for reuse. Taking
+    /// `&mut self` proves no `MessageRef` into the arena is still alive.
+    ///
+    /// When the trees took several chunks, they are replaced by one chunk as large as all
+    /// of them together, so a loop that decodes messages of similar size and resets in
+    /// between asks the system for memory only during its first decode (and this reset).
     pub fn reset(&mut self) {
+        let held = self.bump.allocated_bytes();
         self.bump.reset();
+        if self.bump.allocated_bytes() < held {
+            self.bump = bumpalo::Bump::with_capacity(held);
+        }
     }
 
     /// Bytes currently held from the system (including unused chunk space).

@@ -267,6 +267,7 @@ impl<'a> BlockRef<'a> {
     }
 
     /// The case word of oneof `oneof`: the active member's field number, 0 for none.
+    #[inline]
     pub fn oneof_case(&self, oneof: u32) -> u32 {
         assert!((oneof as usize) < self.layout.oneofs().len());
         self.read::<u32>(self.layout.oneof_case_offset(oneof))
@@ -275,6 +276,7 @@ impl<'a> BlockRef<'a> {
     /// Whether a singular field was set on the wire (presence bit, oneof case, non-null
     /// child). Fields without explicit presence report `true` here; callers compare with
     /// the default.
+    #[inline]
     pub fn is_set(&self, si: SlotIndex) -> bool {
         let slot = self.layout.slot(si);
         if slot.repetition != Repetition::Singular {
@@ -300,6 +302,7 @@ impl<'a> BlockRef<'a> {
     }
 
     /// The bytes of a singular string/bytes field.
+    #[inline]
     pub fn get_bytes(&self, si: SlotIndex) -> &'a [u8] {
         let s: RawStr = self.get(si);
         // SAFETY: invariant 5; the tree lives for 'a.
@@ -307,6 +310,7 @@ impl<'a> BlockRef<'a> {
     }
 
     /// The child block of a singular message field, if present.
+    #[inline]
     pub fn child(&self, si: SlotIndex, layouts: &'a Layouts) -> Option<BlockRef<'a>> {
         let slot = self.layout.slot(si);
         assert!(slot.repetition == Repetition::Singular && slot.kind.is_message());
@@ -318,6 +322,7 @@ impl<'a> BlockRef<'a> {
     }
 
     /// Number of elements of a repeated or map field.
+    #[inline]
     pub fn vec_len(&self, si: SlotIndex) -> usize {
         let slot = self.layout.slot(si);
         assert!(slot.repetition != Repetition::Singular);
@@ -342,6 +347,7 @@ impl<'a> BlockRef<'a> {
     }
 
     /// Element `i` of a repeated message, group or map field.
+    #[inline]
     pub fn vec_child(&self, si: SlotIndex, i: usize, layouts: &'a Layouts) -> BlockRef<'a> {
         let slot = self.layout.slot(si);
         assert!(slot.repetition != Repetition::Singular && slot.kind.is_message());

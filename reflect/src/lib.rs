@@ -11,6 +11,7 @@ mod encode;
 mod json;
 mod list;
 mod message;
+mod path;
 mod text;
 mod value;
 
@@ -18,4 +19,5 @@ pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapRef};
 pub use message::MessageRef;
 pub use text::decode_raw_to_text;
+pub use path::{FieldPath, PathError, PathErrorKind};
 pub use value::{EnumValue, MapKey, Value};

@@ -111,7 +111,12 @@ impl<'a> MapRef<'a> {
 
     /// The value for `key` (the last entry with that key), if any.
     pub fn get(&self, key: &MapKey<'_>) -> Option<Value<'a>> {
-        (0..self.entries()).rev().map(|i| self.entry(i)).find(|e| Self::key_of(e) == *key).map(|e| Self::value_of(&e))
+        self.entry_of(key).map(|e| Self::value_of(&e))
+    }
+
+    /// The entry (a message with fields `key` and `value`) that holds `key`: the last one.
+    pub(crate) fn entry_of(&self, key: &MapKey<'_>) -> Option<MessageRef<'a>> {
+        (0..self.entries()).rev().map(|i| self.entry(i)).find(|e| Self::key_of(e) == *key)
     }
 
     /// The entries, one per distinct key (the last one on the wire), in wire order.

@@ -126,6 +126,7 @@ impl<'a> MessageRef<'a> {
     }
 
     /// Whether slot `si` is present (see [`has`](Self::has)).
+    #[inline]
     pub fn is_present(&self, si: SlotIndex) -> bool {
         let slot = self.layout().slot(si);
         if slot.repetition != Repetition::Singular {
@@ -147,6 +148,7 @@ impl<'a> MessageRef<'a> {
     }
 
     /// The value of slot `si`, the default when absent.
+    #[inline]
     pub fn value(&self, si: SlotIndex) -> Value<'a> {
         let slot = self.layout().slot(si);
         match slot.repetition {
@@ -169,6 +171,7 @@ impl<'a> MessageRef<'a> {
     }
 
     /// A scalar read through `read` (from the block, or from a vector element).
+    #[inline]
     pub(crate) fn scalar(&self, si: SlotIndex, kind: FieldKind, read: impl Fn(Reader<'a>) -> Inline) -> Value<'a> {
         let r = Reader { block: self.block, kind };
         match (kind, read(r)) {
@@ -178,6 +181,7 @@ impl<'a> MessageRef<'a> {
         }
     }
 
+    #[inline]
     fn string(&self, si: SlotIndex, bytes: &'a [u8]) -> Value<'a> {
         if self.utf8_validated && self.layout().slot(si).validate_utf8 {
             // SAFETY: the decoder validated this proto3 string (`from_raw`'s contract).
@@ -228,6 +232,7 @@ pub(crate) enum Inline<'a> {
 }
 
 impl<'a> Inline<'a> {
+    #[inline]
     fn into_value(self) -> Value<'a> {
         match self {
             Inline::Bool(v) => Value::Bool(v),
@@ -265,9 +270,11 @@ macro_rules! read_kind {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     pub(crate) fn get_inline(&self, si: SlotIndex) -> Inline<'a> {
         read_kind!(self, get, get_bytes, si)
     }
+    #[inline]
     pub(crate) fn vec_inline(&self, si: SlotIndex, i: usize) -> Inline<'a> {
         read_kind!(self, vec_get, vec_get_bytes, si, i)
     }

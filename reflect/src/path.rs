@@ -1,0 +1,619 @@
+//! Field paths: `a.b[2].c`, parsed and type-checked once against a schema, then evaluated on decoded trees without string work.
+//!
+//! # Grammar
+//!
+//! ```text
+//! path     = field { "." field | "[" selector "]" }
+//! field    = name | "#" number | "(" extension-full-name ")"
+//! selector = index | key | "*"
+//! ```
+//!
+//! - `name`: a field name as declared (`snake_case`) or its JSON name (`lowerCamelCase`);
+//!   `#7`: field number 7 (fields and extensions); `(pkg.ext)`: an extension by full name.
+//! - `[i]` on a repeated field: element `i`, counted from the end when negative (`[-1]` is
+//!   the last element).
+//! - `[key]` on a map: the value for that key (the last entry with it): string keys quoted
+//!   (`["a b"]`, with `\"` and `\\` escapes), integer and bool keys bare (`[42]`, `[-1]`,
+//!   `[true]`).
+//! - `[*]`: every element of a repeated field, every entry of a map (one per key, in wire
+//!   order). An entry is a message with fields `key` and `value`, so `m[*].key` and
+//!   `m[*].value` select them.
+//!
+//! A path yields zero or more values. A field yields its value even when absent (its
+//! default, as [`MessageRef::get`] reads), so that `a.b` where `a` is unset yields `b`'s
+//! default; an index out of range or a missing map key yields nothing.
+
+use std::fmt;
+use std::ops::ControlFlow;
+
+use prost_reflect::{Kind, MessageDescriptor};
+use protojit_arena::{LayoutIndex, Layouts, Repetition, SlotIndex};
+
+use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
+
+/// A path that could not be parsed, or does not fit the message type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathError {
+    /// The whole path text.
+    pub path: String,
+    /// The segment at fault (a field name, `#7`, `(ext)`, `[...]`), or the character where
+    /// the syntax broke.
+    pub segment: String,
+    /// Byte offset of the segment in the path.
+    pub offset: usize,
+    /// What is wrong.
+    pub kind: PathErrorKind,
+}
+
+/// What is wrong with a path (see [`PathError`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PathErrorKind {
+    /// The path is empty.
+    Empty,
+    /// The text does not follow the grammar; says what was expected.
+    Syntax(&'static str),
+    /// The message type has no field with this name.
+    UnknownField {
+        /// Full name of the message type.
+        message: String,
+    },
+    /// The message type has no field or extension with this number.
+    UnknownNumber {
+        /// Full name of the message type.
+        message: String,
+    },
+    /// No extension with this full name extends the message type.
+    UnknownExtension {
+        /// Full name of the message type.
+        message: String,
+    },
+    /// A field was selected from something that is not a message.
+    NotAMessage {
+        /// What the previous segment yields (`int32`, `repeated int32`, `map<string, Foo>`).
+        found: String,
+    },
+    /// `[...]` was applied to something that is neither a repeated field nor a map.
+    NotIndexable {
+        /// What the previous segment yields.
+        found: String,
+    },
+    /// `[...]` on a repeated field holds neither an integer nor `*`.
+    BadIndex,
+    /// `[...]` on a map holds no key of the map's key type (or is out of its range).
+    BadKey {
+        /// The map's key type.
+        key_type: String,
+    },
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let seg = &self.segment;
+        match &self.kind {
+            PathErrorKind::Empty => return write!(f, "empty field path"),
+            PathErrorKind::Syntax(expected) => {
+                return write!(f, "invalid field path `{}`: expected {expected} at byte {}", self.path, self.offset)
+            }
+            PathErrorKind::UnknownField { message } => write!(f, "message type `{message}` has no field `{seg}`")?,
+            PathErrorKind::UnknownNumber { message } => {
+                write!(f, "message type `{message}` has no field number {}", &seg[1..])?
+            }
+            PathErrorKind::UnknownExtension { message } => {
+                write!(f, "no extension `{}` extends message type `{message}`", &seg[1..seg.len() - 1])?
+            }
+            PathErrorKind::NotAMessage { found } => write!(f, "`{seg}` selects a field, but this is {found}, not a message")?,
+            PathErrorKind::NotIndexable { found } => {
+                write!(f, "`{seg}` selects elements, but this is {found}, not a repeated field or map")?
+            }
+            PathErrorKind::BadIndex => {
+                write!(f, "`{seg}` is not a list index (an integer, negative from the end, or `*`)")?
+            }
+            PathErrorKind::BadKey { key_type } => write!(
+                f,
+                "`{seg}` is not a key of this map (keys are {key_type}{})",
+                if key_type == "string" { ", quoted" } else { "" }
+            )?,
+        }
+        write!(f, " (segment `{seg}` of `{}`)", self.path)
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// A map key held by a compiled path.
+#[derive(Clone, Debug, PartialEq)]
+enum Key {
+    Bool(bool),
+    I32(i32),
+    I64(i64),
+    U32(u32),
+    U64(u64),
+    String(String),
+}
+
+impl Key {
+    fn as_map_key(&self) -> MapKey<'_> {
+        match self {
+            Key::Bool(v) => MapKey::Bool(*v),
+            Key::I32(v) => MapKey::I32(*v),
+            Key::I64(v) => MapKey::I64(*v),
+            Key::U32(v) => MapKey::U32(*v),
+            Key::U64(v) => MapKey::U64(*v),
+            Key::String(v) => MapKey::String(v),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Step {
+    /// A field of a message: its number, and its slot in the layout the path was compiled
+    /// for (checked against the number at evaluation, so a tree of another schema falls
+    /// back to a lookup by number).
+    Field { number: u32, slot: SlotIndex },
+    /// Element `i` of a list (negative: from the end).
+    Index(i64),
+    /// The value of a map key.
+    Key(Key),
+    /// Every element of a list, every entry of a map.
+    All,
+}
+
+/// A compiled field path: names resolved to field numbers and layout slots, keys parsed,
+/// types checked, once. [`eval`](Self::eval) then walks slots with no string work (besides
+/// comparing string map keys). See the [module docs](self) for the grammar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldPath {
+    text: String,
+    root: MessageDescriptor,
+    steps: Vec<Step>,
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// What the path yields after a step, for type checking.
+enum Cur {
+    Message(MessageDescriptor),
+    /// A repeated field: its element kind.
+    List(Kind),
+    /// A map field: its entry type.
+    Map(MessageDescriptor),
+    Scalar(Kind),
+}
+
+fn kind_name(kind: &Kind) -> String {
+    match kind {
+        Kind::Double => "double".into(),
+        Kind::Float => "float".into(),
+        Kind::Int32 => "int32".into(),
+        Kind::Int64 => "int64".into(),
+        Kind::Uint32 => "uint32".into(),
+        Kind::Uint64 => "uint64".into(),
+        Kind::Sint32 => "sint32".into(),
+        Kind::Sint64 => "sint64".into(),
+        Kind::Fixed32 => "fixed32".into(),
+        Kind::Fixed64 => "fixed64".into(),
+        Kind::Sfixed32 => "sfixed32".into(),
+        Kind::Sfixed64 => "sfixed64".into(),
+        Kind::Bool => "bool".into(),
+        Kind::String => "string".into(),
+        Kind::Bytes => "bytes".into(),
+        Kind::Message(m) => m.full_name().into(),
+        Kind::Enum(e) => e.full_name().into(),
+    }
+}
+
+impl Cur {
+    fn describe(&self) -> String {
+        match self {
+            Cur::Message(m) => format!("message `{}`", m.full_name()),
+            Cur::List(k) => format!("a `repeated {}`", kind_name(k)),
+            Cur::Map(e) => format!(
+                "a `map<{}, {}>`",
+                kind_name(&e.map_entry_key_field().kind()),
+                kind_name(&e.map_entry_value_field().kind())
+            ),
+            Cur::Scalar(k) => format!("a `{}`", kind_name(k)),
+        }
+    }
+
+    fn of_value(kind: Kind) -> Cur {
+        match kind {
+            Kind::Message(m) => Cur::Message(m),
+            k => Cur::Scalar(k),
+        }
+    }
+}
+
+/// The layout slot of field `number` of `desc`: its rank among the type's fields and
+/// extensions (how [`Layouts`] orders slots).
+fn slot_in_descriptor(desc: &MessageDescriptor, number: u32) -> SlotIndex {
+    let below = desc.fields().filter(|f| f.number() < number).count()
+        + desc.extensions().filter(|e| e.number() < number).count();
+    SlotIndex::new(below as u32)
+}
+
+struct Parser<'s> {
+    text: &'s str,
+    pos: usize,
+}
+
+impl<'s> Parser<'s> {
+    fn err(&self, offset: usize, segment: &str, kind: PathErrorKind) -> PathError {
+        PathError { path: self.text.to_owned(), segment: segment.to_owned(), offset, kind }
+    }
+
+    fn syntax(&self, expected: &'static str) -> PathError {
+        let seg = self.text[self.pos..].chars().next().map(String::from).unwrap_or_default();
+        self.err(self.pos, &seg, PathErrorKind::Syntax(expected))
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    /// A field segment: `name`, `#number` or `(extension)`. Returns its text.
+    fn field_segment(&mut self) -> Result<&'s str, PathError> {
+        let start = self.pos;
+        let bytes = self.text.as_bytes();
+        match self.peek() {
+            Some(b'#') => {
+                self.pos += 1;
+                while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    self.pos += 1;
+                }
+                if self.pos == start + 1 {
+                    return Err(self.syntax("a field number after `#`"));
+                }
+            }
+            Some(b'(') => {
+                match self.text[start..].find(')') {
+                    Some(end) if end > 1 => self.pos = start + end + 1,
+                    _ => {
+                        self.pos += 1;
+                        return Err(self.syntax("an extension name and `)`"));
+                    }
+                }
+            }
+            Some(b) if b.is_ascii_alphabetic() || b == b'_' => {
+                while self.pos < bytes.len() && (bytes[self.pos].is_ascii_alphanumeric() || bytes[self.pos] == b'_') {
+                    self.pos += 1;
+                }
+            }
+            _ => return Err(self.syntax("a field name, `#number` or `(extension)`")),
+        }
+        Ok(&self.text[start..self.pos])
+    }
+
+    /// A `[...]` segment (at `[`): returns the segment text and its content (a string key
+    /// unescaped, `Ok(None)` content for `*`).
+    fn bracket(&mut self) -> Result<(&'s str, usize, Bracket), PathError> {
+        let start = self.pos;
+        self.pos += 1;
+        let content = if self.peek() == Some(b'"') {
+            self.pos += 1;
+            let mut s = String::new();
+            loop {
+                let Some(c) = self.text[self.pos..].chars().next() else {
+                    return Err(self.err(start, &self.text[start..], PathErrorKind::Syntax("a closing `\"`")));
+                };
+                self.pos += c.len_utf8();
+                match c {
+                    '"' => break,
+                    '\\' => {
+                        let Some(e) = self.text[self.pos..].chars().next() else {
+                            return Err(self.err(start, &self.text[start..], PathErrorKind::Syntax("a closing `\"`")));
+                        };
+                        self.pos += e.len_utf8();
+                        s.push(match e {
+                            'n' => '\n',
+                            't' => '\t',
+                            'r' => '\r',
+                            '0' => '\0',
+                            other => other,
+                        });
+                    }
+                    c => s.push(c),
+                }
+            }
+            Bracket::Quoted(s)
+        } else {
+            let end = self.text[self.pos..].find(']').map(|i| self.pos + i);
+            let Some(end) = end else {
+                return Err(self.err(start, &self.text[start..], PathErrorKind::Syntax("a closing `]`")));
+            };
+            let raw = &self.text[self.pos..end];
+            self.pos = end;
+            if raw == "*" {
+                Bracket::All
+            } else {
+                Bracket::Bare(raw.trim().to_owned())
+            }
+        };
+        if self.peek() != Some(b']') {
+            return Err(self.syntax("`]`"));
+        }
+        self.pos += 1;
+        Ok((&self.text[start..self.pos], start, content))
+    }
+}
+
+enum Bracket {
+    All,
+    Quoted(String),
+    Bare(String),
+}
+
+fn parse_key(kind: &Kind, content: Bracket) -> Option<Key> {
+    match (kind, content) {
+        (Kind::String, Bracket::Quoted(s)) => Some(Key::String(s)),
+        (Kind::Bool, Bracket::Bare(s)) => match s.as_str() {
+            "true" => Some(Key::Bool(true)),
+            "false" => Some(Key::Bool(false)),
+            _ => None,
+        },
+        (Kind::Int32 | Kind::Sint32 | Kind::Sfixed32, Bracket::Bare(s)) => s.parse().ok().map(Key::I32),
+        (Kind::Int64 | Kind::Sint64 | Kind::Sfixed64, Bracket::Bare(s)) => s.parse().ok().map(Key::I64),
+        (Kind::Uint32 | Kind::Fixed32, Bracket::Bare(s)) => s.parse().ok().map(Key::U32),
+        (Kind::Uint64 | Kind::Fixed64, Bracket::Bare(s)) => s.parse().ok().map(Key::U64),
+        _ => None,
+    }
+}
+
+impl FieldPath {
+    /// Parses `path` for messages of type `root`, resolving every name and checking every
+    /// step against the schema.
+    ///
+    /// Slots are computed from the descriptor's pool (the way [`Layouts`] lays them out);
+    /// [`parse_in`](Self::parse_in) takes them from the layouts themselves.
+    pub fn parse(root: &MessageDescriptor, path: &str) -> Result<FieldPath, PathError> {
+        Self::parse_with(root, path, |desc, number| slot_in_descriptor(desc, number))
+    }
+
+    /// Parses `path` for messages of layout `root` in `layouts` (see [`parse`](Self::parse)).
+    pub fn parse_in(layouts: &Layouts, root: LayoutIndex, path: &str) -> Result<FieldPath, PathError> {
+        Self::parse_with(layouts.get(root).descriptor(), path, |desc, number| {
+            layouts
+                .index_of(desc.full_name())
+                .and_then(|li| layouts.get(li).slot_by_number(number))
+                .unwrap_or_else(|| slot_in_descriptor(desc, number))
+        })
+    }
+
+    fn parse_with(
+        root: &MessageDescriptor,
+        path: &str,
+        slot_of: impl Fn(&MessageDescriptor, u32) -> SlotIndex,
+    ) -> Result<FieldPath, PathError> {
+        let mut p = Parser { text: path, pos: 0 };
+        if path.is_empty() {
+            return Err(p.err(0, "", PathErrorKind::Empty));
+        }
+        let mut cur = Cur::Message(root.clone());
+        let mut steps = Vec::new();
+        loop {
+            let start = p.pos;
+            let seg = p.field_segment()?;
+            let Cur::Message(msg) = &cur else {
+                return Err(p.err(start, seg, PathErrorKind::NotAMessage { found: cur.describe() }));
+            };
+            let message = msg.full_name().to_owned();
+            // (number, kind, is_list, is_map)
+            let field = if let Some(n) = seg.strip_prefix('#') {
+                let number: Option<u32> = n.parse().ok();
+                let found = number.and_then(|n| {
+                    msg.get_field(n)
+                        .map(|f| (f.number(), f.kind(), f.is_list(), f.is_map()))
+                        .or_else(|| msg.get_extension(n).map(|e| (e.number(), e.kind(), e.is_list(), e.is_map())))
+                });
+                found.ok_or_else(|| p.err(start, seg, PathErrorKind::UnknownNumber { message }))?
+            } else if let Some(name) = seg.strip_prefix('(') {
+                let name = name.trim_end_matches(')').trim_start_matches('.');
+                let ext = msg.extensions().find(|e| e.full_name() == name);
+                ext.map(|e| (e.number(), e.kind(), e.is_list(), e.is_map()))
+                    .ok_or_else(|| p.err(start, seg, PathErrorKind::UnknownExtension { message }))?
+            } else {
+                let f = msg.get_field_by_name(seg).or_else(|| msg.get_field_by_json_name(seg));
+                f.map(|f| (f.number(), f.kind(), f.is_list(), f.is_map()))
+                    .ok_or_else(|| p.err(start, seg, PathErrorKind::UnknownField { message }))?
+            };
+            let (number, kind, is_list, is_map) = field;
+            steps.push(Step::Field { number, slot: slot_of(msg, number) });
+            cur = match kind {
+                Kind::Message(entry) if is_map => Cur::Map(entry),
+                k if is_list => Cur::List(k),
+                k => Cur::of_value(k),
+            };
+            while p.peek() == Some(b'[') {
+                let (seg, start, content) = p.bracket()?;
+                let (step, next) = match (&cur, content) {
+                    (Cur::List(k), Bracket::All) => (Step::All, Cur::of_value(k.clone())),
+                    (Cur::Map(e), Bracket::All) => (Step::All, Cur::Message(e.clone())),
+                    (Cur::List(k), Bracket::Bare(s)) => match s.parse::<i64>() {
+                        Ok(i) => (Step::Index(i), Cur::of_value(k.clone())),
+                        Err(_) => return Err(p.err(start, seg, PathErrorKind::BadIndex)),
+                    },
+                    (Cur::List(_), Bracket::Quoted(_)) => return Err(p.err(start, seg, PathErrorKind::BadIndex)),
+                    (Cur::Map(e), content) => {
+                        let key_kind = e.map_entry_key_field().kind();
+                        match parse_key(&key_kind, content) {
+                            Some(key) => (Step::Key(key), Cur::of_value(e.map_entry_value_field().kind())),
+                            None => {
+                                return Err(p.err(start, seg, PathErrorKind::BadKey { key_type: kind_name(&key_kind) }))
+                            }
+                        }
+                    }
+                    (other, _) => return Err(p.err(start, seg, PathErrorKind::NotIndexable { found: other.describe() })),
+                };
+                steps.push(step);
+                cur = next;
+            }
+            match p.peek() {
+                None => break,
+                Some(b'.') => p.pos += 1,
+                Some(_) => return Err(p.syntax("`.`, `[` or the end of the path")),
+            }
+        }
+        Ok(FieldPath { text: path.to_owned(), root: root.clone(), steps })
+    }
+
+    /// The message type the path was parsed for.
+    pub fn root(&self) -> &MessageDescriptor {
+        &self.root
+    }
+
+    /// The path text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The values the path selects in `msg`, in order.
+    ///
+    /// `msg` should be of the path's [`root`](Self::root) type; for a message of another
+    /// type, the path's field numbers are looked up in that type instead.
+    pub fn eval<'a>(&self, msg: &MessageRef<'a>) -> Vec<Value<'a>> {
+        let mut out = Vec::new();
+        self.eval_into(msg, &mut out);
+        out
+    }
+
+    /// Like [`eval`](Self::eval), appending to `out`.
+    pub fn eval_into<'a>(&self, msg: &MessageRef<'a>, out: &mut Vec<Value<'a>>) {
+        let _ = self.walk_msg(0, *msg, &mut |v| {
+            out.push(v);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// The first value the path selects in `msg`, if any (stops walking there).
+    pub fn first<'a>(&self, msg: &MessageRef<'a>) -> Option<Value<'a>> {
+        let mut found = None;
+        let _ = self.walk_msg(0, *msg, &mut |v| {
+            found = Some(v);
+            ControlFlow::Break(())
+        });
+        found
+    }
+
+    /// Calls `f` with each value the path selects in `msg`, in order.
+    pub fn for_each<'a>(&self, msg: &MessageRef<'a>, mut f: impl FnMut(Value<'a>)) {
+        let _ = self.walk_msg(0, *msg, &mut |v| {
+            f(v);
+            ControlFlow::Continue(())
+        });
+    }
+
+    // The walk materialises a `Value` only for what it yields: in between, it moves from
+    // block to block (a message, a field slot of one, an element of a repeated slot).
+
+    /// Applies steps `step..` to message `m`.
+    fn walk_msg<'a, F>(&self, step: usize, m: MessageRef<'a>, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(Value<'a>) -> ControlFlow<()>,
+    {
+        match self.steps.get(step) {
+            None => f(Value::Message(m)),
+            Some(&Step::Field { number, slot }) => {
+                let layout = m.layout();
+                let si = match layout.slots().get(slot.index()) {
+                    Some(s) if s.number == number => slot,
+                    _ => match layout.slot_by_number(number) {
+                        Some(si) => si,
+                        None => return ControlFlow::Continue(()),
+                    },
+                };
+                self.walk_slot(step + 1, m, si, f)
+            }
+            // Type checking put a field step first and after every message.
+            Some(_) => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Applies steps `step..` to field slot `si` of message `m`.
+    fn walk_slot<'a, F>(&self, step: usize, m: MessageRef<'a>, si: SlotIndex, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(Value<'a>) -> ControlFlow<()>,
+    {
+        let Some(s) = self.steps.get(step) else { return f(m.value(si)) };
+        let slot = m.layout().slot(si);
+        match (s, slot.repetition) {
+            (Step::Field { .. }, Repetition::Singular) if slot.kind.is_message() => {
+                let child = match m.block.child(si, m.layouts) {
+                    Some(block) => MessageRef { block, ..m },
+                    None => MessageRef { block: m.layouts.empty_block(LayoutIndex::new(slot.child)), ..m },
+                };
+                self.walk_msg(step, child, f)
+            }
+            (&Step::Index(i), Repetition::Repeated) => {
+                let len = m.block.vec_len(si) as i64;
+                let i = if i < 0 { len + i } else { i };
+                if !(0..len).contains(&i) {
+                    return ControlFlow::Continue(());
+                }
+                self.walk_element(step + 1, m, si, i as usize, f)
+            }
+            (Step::All, Repetition::Repeated) => {
+                for i in 0..m.block.vec_len(si) {
+                    self.walk_element(step + 1, m, si, i, f)?;
+                }
+                ControlFlow::Continue(())
+            }
+            (Step::Key(k), Repetition::Map) => {
+                let map = MapRef { msg: m, slot: si };
+                match map.entry_of(&k.as_map_key()) {
+                    Some(entry) => match entry.layout().slot_by_number(2) {
+                        Some(value) => self.walk_slot(step + 1, entry, value, f),
+                        None => ControlFlow::Continue(()),
+                    },
+                    None => ControlFlow::Continue(()),
+                }
+            }
+            (Step::All, Repetition::Map) => {
+                for e in map_entries(&MapRef { msg: m, slot: si }) {
+                    self.walk_msg(step + 1, e, f)?;
+                }
+                ControlFlow::Continue(())
+            }
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Applies steps `step..` to element `i` of repeated slot `si` of `m`.
+    fn walk_element<'a, F>(&self, step: usize, m: MessageRef<'a>, si: SlotIndex, i: usize, f: &mut F) -> ControlFlow<()>
+    where
+        F: FnMut(Value<'a>) -> ControlFlow<()>,
+    {
+        if m.layout().slot(si).kind.is_message() {
+            let child = MessageRef { block: m.block.vec_child(si, i, m.layouts), ..m };
+            return self.walk_msg(step, child, f);
+        }
+        match self.steps.get(step) {
+            None => f(ListRef { msg: m, slot: si }.get(i).expect("index in range")),
+            Some(_) => ControlFlow::Continue(()),
+        }
+    }
+}
+
+/// A map's entries, one per key (the last on the wire), in wire order.
+fn map_entries<'a>(m: &MapRef<'a>) -> impl Iterator<Item = MessageRef<'a>> + 'a {
+    let m = *m;
+    let winners = if m.entries() <= 1 { (0..m.entries()).collect() } else { m.winners() };
+    winners.into_iter().map(move |i| m.entry(i))
+}
+
+impl<'a> MessageRef<'a> {
+    /// The values at `path` in this message (see [`FieldPath`] for the grammar). Parses
+    /// the path each call; parse it once with [`FieldPath::parse`] to evaluate it often.
+    pub fn path(&self, path: &str) -> Result<Vec<Value<'a>>, PathError> {
+        let layouts = self.layouts;
+        let fp = match layouts.index_of(self.descriptor().full_name()) {
+            Some(li) => FieldPath::parse_in(layouts, li, path)?,
+            None => FieldPath::parse(self.descriptor(), path)?,
+        };
+        Ok(fp.eval(self))
+    }
+}
