@@ -99,6 +99,14 @@ impl<'a> MessageRef<'a> {
         self.get_by_number(ext.number())
     }
 
+    /// Whether the extension with this full name is present (see [`has`](Self::has)).
+    pub fn has_extension(&self, full_name: &str) -> bool {
+        let Some(ext) = self.layouts.pool().get_extension_by_name(full_name.trim_start_matches('.')) else {
+            return false;
+        };
+        ext.containing_message().full_name() == self.descriptor().full_name() && self.has_by_number(ext.number())
+    }
+
     /// Whether the field called `name` is present: set on the wire (fields with
     /// presence), non-default (proto3 fields without presence), non-empty (repeated).
     pub fn has(&self, name: &str) -> bool {
