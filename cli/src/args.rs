@@ -1,0 +1,294 @@
+//! Command-line arguments of `protojit`: every command, flag and `--help` example.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const ABOUT: &str = "Decode protobuf messages with a schema loaded at run time (Cranelift JIT).";
+
+const TOP_EXAMPLES: &str = "\
+Examples:
+  protojit decode --proto corpus/samples/telemetry.proto --type Batch corpus/samples/batch.bin
+  protojit decode --descriptor-set schema.pb --type pkg.Event --delimited --output jsonl events.bin
+  protojit decode-raw < mystery.bin
+  protojit schema show --proto corpus/samples/telemetry.proto Batch
+  protojit bench --proto corpus/samples/telemetry.proto --type Batch corpus/samples/batch.bin
+
+Exit codes: 0 success, 1 bad input (malformed message, unreadable input file),
+2 bad usage or schema (unknown flag, schema that does not load, unknown type).";
+
+/// The `protojit` command.
+#[derive(Parser)]
+#[command(name = "protojit", version, about = ABOUT, after_help = TOP_EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const DECODE_EXAMPLES: &str = "\
+Examples:
+  # One message, as protoc --decode prints it
+  protojit decode --proto corpus/samples/telemetry.proto --type Batch corpus/samples/batch.bin
+  # From stdin, with a descriptor set (protoc --include_imports -o schema.pb ..., buf build -o schema.pb)
+  protojit decode --descriptor-set schema.pb --type pkg.Msg - < msg.bin
+  # proto3 JSON, field names as in the .proto, enums as numbers
+  protojit decode --proto a.proto --type Msg --output json --proto-names --enum-numbers msg.bin
+  # A varint-length-delimited stream (writeDelimitedTo), one JSON line per record, on 4 threads
+  protojit decode --proto a.proto --type Event --delimited --jobs 4 --output jsonl events.bin
+  # Only some values, one per line
+  protojit decode --proto corpus/samples/telemetry.proto --type Batch --select device \\
+      --select 'samples[*].temperature_c' corpus/samples/batch.bin
+  # Canonical re-encoding
+  protojit decode --proto a.proto --type Msg --output binary msg.bin > canonical.bin
+
+With --delimited, text output starts each record with a `# record N` comment (records are
+numbered from 1), --output json writes one JSON array, jsonl one line per record, and binary
+a delimited stream again. Errors name the input, the type, the record and the byte offset.";
+
+const DECODE_RAW_EXAMPLES: &str = "\
+Examples:
+  protojit decode-raw msg.bin
+  protojit decode-raw < msg.bin
+  protojit decode-raw --delimited events.bin
+
+Prints exactly what `protoc --decode_raw` prints: field numbers, varints as unsigned integers,
+fixed32/fixed64 as hex, length-delimited values as nested messages when they parse as one.";
+
+const SCHEMA_EXAMPLES: &str = "\
+Examples:
+  protojit schema list --proto corpus/samples/telemetry.proto
+  protojit schema show --proto corpus/samples/telemetry.proto Batch
+  protojit schema layout --proto corpus/samples/telemetry.proto Batch --reachable
+  protojit schema jit --proto corpus/samples/telemetry.proto Batch
+  protojit schema jit --proto corpus/samples/telemetry.proto Batch --clif";
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  protojit bench --proto corpus/samples/telemetry.proto --type Batch corpus/samples/batch.bin
+  protojit bench --descriptor-set schema.pb --type pkg.Event --delimited --time 2 events.bin
+
+Decodes the input repeatedly with the compiled decoder, the interpreter and prost-reflect
+(DynamicMessage), for about --time seconds in all, and prints MB/s of input (min, median,
+max over the samples) and each arm's ratio to prost-reflect.";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  protojit completions bash > ~/.local/share/bash-completion/completions/protojit
+  protojit completions zsh > ~/.zfunc/_protojit
+  protojit completions fish > ~/.config/fish/completions/protojit.fish";
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Decode messages with a schema: text format (as protoc --decode), JSON, binary, or
+    /// selected values.
+    #[command(after_help = DECODE_EXAMPLES)]
+    Decode(DecodeArgs),
+    /// Decode a message without a schema, exactly as `protoc --decode_raw`.
+    #[command(name = "decode-raw", after_help = DECODE_RAW_EXAMPLES)]
+    DecodeRaw(DecodeRawArgs),
+    /// Inspect a schema: message types, fields, arena layouts, compiled code.
+    #[command(after_help = SCHEMA_EXAMPLES)]
+    Schema(SchemaCommand),
+    /// Measure decode speed on an input: compiled, interpreter and prost-reflect.
+    #[command(after_help = BENCH_EXAMPLES)]
+    Bench(BenchArgs),
+    /// Print a shell completion script.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Where the schema comes from.
+#[derive(Args, Clone)]
+pub struct SchemaArgs {
+    /// A FileDescriptorSet (`protoc --include_imports -o`, `buf build -o`); repeatable.
+    #[arg(long = "descriptor-set", value_name = "FILE.pb")]
+    pub descriptor_sets: Vec<PathBuf>,
+    /// A .proto file (compiled with protox; protoc from PATH as a fallback); repeatable.
+    #[arg(long = "proto", value_name = "FILE.proto")]
+    pub protos: Vec<PathBuf>,
+    /// Import search directory for --proto; repeatable (default: each file's directory).
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    pub includes: Vec<PathBuf>,
+}
+
+/// How to decode.
+#[derive(Args, Clone)]
+pub struct EngineArgs {
+    /// Decode engine: compiled code where the host supports it (auto, jit) or the
+    /// table-driven interpreter (interp).
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
+    /// Deepest message nesting accepted.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_depth: u32,
+    /// Do not validate UTF-8 of proto3 strings (faster; invalid text is then shown as bytes).
+    #[arg(long)]
+    pub no_utf8_check: bool,
+}
+
+#[derive(Args)]
+pub struct DecodeArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// Message type: full name, or a unique short name.
+    #[arg(long = "type", value_name = "NAME")]
+    pub type_name: String,
+    /// Input file, or `-` for stdin.
+    #[arg(value_name = "INPUT", default_value = "-")]
+    pub input: String,
+    /// The input is a stream of varint-length-prefixed messages (writeDelimitedTo).
+    #[arg(long)]
+    pub delimited: bool,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// JSON: also write fields that hold their default value (proto3 scalars, empty lists).
+    #[arg(long)]
+    pub emit_defaults: bool,
+    /// JSON: use field names as written in the .proto file instead of lowerCamelCase.
+    #[arg(long)]
+    pub proto_names: bool,
+    /// JSON: write enum values as numbers instead of names.
+    #[arg(long)]
+    pub enum_numbers: bool,
+    /// Print only the values at this field path, one per line (`a.b`, `list[0]`,
+    /// `list[*].x`, `map["key"]`, `#7`); repeatable. With --output json the values are
+    /// JSON values.
+    #[arg(long, value_name = "PATH")]
+    pub select: Vec<String>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// With --delimited: decode records on N threads (output stays in input order;
+    /// 0 = one per CPU).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// With --delimited: report a record that does not decode on stderr and go on (exit
+    /// code 1 at the end if any failed).
+    #[arg(long)]
+    pub keep_going: bool,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// Progress reporting.
+#[derive(Args, Clone, Copy)]
+pub struct ProgressArgs {
+    /// Never show the progress bar.
+    #[arg(long, short = 'q', conflicts_with = "progress")]
+    pub quiet: bool,
+    /// Always show progress on stderr (records, bytes, MB/s), even when stderr is not a
+    /// terminal (by default it shows for large inputs on a terminal only).
+    #[arg(long)]
+    pub progress: bool,
+}
+
+#[derive(Args)]
+pub struct DecodeRawArgs {
+    /// Input file, or `-` for stdin.
+    #[arg(value_name = "INPUT", default_value = "-")]
+    pub input: String,
+    /// The input is a stream of varint-length-prefixed messages; each record is printed
+    /// after a `# record N` comment.
+    #[arg(long)]
+    pub delimited: bool,
+}
+
+#[derive(Args)]
+pub struct SchemaCommand {
+    #[command(subcommand)]
+    pub command: SchemaSub,
+}
+
+#[derive(Subcommand)]
+pub enum SchemaSub {
+    /// List the message types (full names, map entries left out).
+    #[command(after_help = "Examples:\n  protojit schema list --proto corpus/samples/telemetry.proto\n  protojit schema list --descriptor-set schema.pb | grep -i event")]
+    List {
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// Show a message type's fields: number, name, kind, cardinality, oneof, default.
+    #[command(after_help = "Examples:\n  protojit schema show --proto corpus/samples/telemetry.proto Batch\n  protojit schema show --descriptor-set schema.pb pkg.Event")]
+    Show {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        /// Message type: full name, or a unique short name.
+        #[arg(value_name = "TYPE")]
+        type_name: String,
+    },
+    /// Show a message type's arena layout: block size, presence words, oneof case words,
+    /// and each field's offset, size and presence bit.
+    #[command(after_help = "Examples:\n  protojit schema layout --proto corpus/samples/telemetry.proto Batch\n  protojit schema layout --proto corpus/samples/telemetry.proto Batch --reachable")]
+    Layout {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        /// Message type: full name, or a unique short name.
+        #[arg(value_name = "TYPE")]
+        type_name: String,
+        /// Also every message type reachable from TYPE.
+        #[arg(long)]
+        reachable: bool,
+    },
+    /// Compile a message type and report, per reachable type, the engine, machine-code
+    /// bytes and compile time.
+    #[command(after_help = "Examples:\n  protojit schema jit --proto corpus/samples/telemetry.proto Batch\n  protojit schema jit --proto corpus/samples/telemetry.proto Batch --clif > batch.clif")]
+    Jit {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        /// Message type: full name, or a unique short name.
+        #[arg(value_name = "TYPE")]
+        type_name: String,
+        /// Print each function's Cranelift IR.
+        #[arg(long)]
+        clif: bool,
+    },
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// Message type: full name, or a unique short name.
+    #[arg(long = "type", value_name = "NAME")]
+    pub type_name: String,
+    /// Input file, or `-` for stdin.
+    #[arg(value_name = "INPUT")]
+    pub input: String,
+    /// The input is a stream of varint-length-prefixed messages; each pass decodes them all.
+    #[arg(long)]
+    pub delimited: bool,
+    /// Seconds to spend in all, shared between the arms.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub time: f64,
+    /// Deepest message nesting accepted.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub max_depth: u32,
+    /// Do not validate UTF-8 of proto3 strings.
+    #[arg(long)]
+    pub no_utf8_check: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    Auto,
+    Jit,
+    Interp,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Protobuf text format, as `protoc --decode`.
+    Text,
+    /// Proto3 JSON, compact (a JSON array for --delimited streams).
+    Json,
+    /// Proto3 JSON, indented.
+    JsonPretty,
+    /// Proto3 JSON, one compact line per message.
+    Jsonl,
+    /// Canonical protobuf binary (re-encoded; delimited again for --delimited).
+    Binary,
+}

@@ -1,0 +1,125 @@
+//! Shared plumbing of the commands: failures and exit codes, stdout, inputs, schemas.
+
+use std::io::{BufWriter, IsTerminal, Read, StdoutLock, Write};
+
+use protojit::{DecodeOptions, Decoder, EngineKind, Schema};
+
+use crate::args::{Engine, EngineArgs, SchemaArgs};
+
+/// Exit code for input that cannot be read or decoded.
+pub const EXIT_BAD_INPUT: u8 = 1;
+/// Exit code for bad usage or a schema that does not load (clap uses it for usage too).
+pub const EXIT_USAGE: u8 = 2;
+
+/// A failure: the one line to print (without the `protojit: ` prefix) and the exit code.
+/// An empty message means "stop quietly" (stdout was closed by the reader).
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    /// Bad usage or schema: exit code 2.
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), code: EXIT_USAGE }
+    }
+    /// Bad input: exit code 1.
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), code: EXIT_BAD_INPUT }
+    }
+    /// The reader went away (`| head`): stop, successfully and silently.
+    pub fn closed() -> Failure {
+        Failure { message: String::new(), code: 0 }
+    }
+}
+
+/// Buffered stdout; a closed pipe turns into [`Failure::closed`].
+pub struct Out {
+    w: BufWriter<StdoutLock<'static>>,
+}
+
+impl Out {
+    pub fn new() -> Out {
+        Out { w: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()) }
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        self.w.write_all(bytes).map_err(write_failure)
+    }
+
+    pub fn flush(&mut self) -> Result<(), Failure> {
+        self.w.flush().map_err(write_failure)
+    }
+}
+
+fn write_failure(e: std::io::Error) -> Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure::closed()
+    } else {
+        Failure::input(format!("cannot write output: {e}"))
+    }
+}
+
+/// Whether stdout is a terminal (binary output refuses to go there).
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
+/// How an input is named in messages: its path, or `stdin`.
+pub fn input_name(input: &str) -> &str {
+    if input == "-" {
+        "stdin"
+    } else {
+        input
+    }
+}
+
+/// Reads a whole input (file or `-`).
+pub fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    open_input(input)?.0.read_to_end(&mut buf).map_err(|e| Failure::input(format!("cannot read {}: {e}", input_name(input))))?;
+    Ok(buf)
+}
+
+/// Opens an input for streaming, with its size when known (regular files).
+pub fn open_input(input: &str) -> Result<(Box<dyn Read>, Option<u64>), Failure> {
+    if input == "-" {
+        return Ok((Box::new(std::io::stdin().lock()), None));
+    }
+    let file = std::fs::File::open(input).map_err(|e| Failure::input(format!("cannot read {input}: {e}")))?;
+    let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    Ok((Box::new(file), size))
+}
+
+/// Loads the schema the flags name.
+pub fn load_schema(args: &SchemaArgs) -> Result<Schema, Failure> {
+    match (args.descriptor_sets.is_empty(), args.protos.is_empty()) {
+        (true, true) => Err(Failure::usage("no schema: pass --descriptor-set FILE.pb or --proto FILE.proto")),
+        (false, false) => Err(Failure::usage("pass either --descriptor-set or --proto, not both")),
+        (false, true) => Schema::from_descriptor_set_files(&args.descriptor_sets).map_err(|e| Failure::usage(e.to_string())),
+        (true, false) => {
+            Schema::from_proto_files(&args.protos, &args.includes).map_err(|e| Failure::usage(e.to_string()))
+        }
+    }
+}
+
+/// The engine kind a flag names.
+pub fn engine_kind(engine: Engine) -> EngineKind {
+    match engine {
+        Engine::Auto => EngineKind::Auto,
+        Engine::Jit => EngineKind::Jit,
+        Engine::Interp => EngineKind::Interpreter,
+    }
+}
+
+/// A decoder for `type_name` with the engine flags.
+pub fn decoder(schema: &Schema, type_name: &str, engine: &EngineArgs) -> Result<Decoder, Failure> {
+    let options = DecodeOptions { max_depth: engine.max_depth, validate_utf8: !engine.no_utf8_check };
+    schema.decoder_with(type_name, options, engine_kind(engine.engine)).map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// Resolves a type name (full, or a unique short name) in `schema`.
+pub fn resolve(schema: &Schema, type_name: &str) -> Result<String, Failure> {
+    schema.resolve_type(type_name).map_err(|e| Failure::usage(e.to_string()))
+}

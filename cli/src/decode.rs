@@ -1,0 +1,450 @@
+//! `protojit decode`: one message or a delimited stream (on N threads, output in input
+//! order), printed as text, JSON, binary or selected values.
+
+use std::fmt::Write as _;
+use std::io::Read;
+
+use protojit::raw::arena::wire::write_varint;
+use protojit::{Arena, DecodeError, Decoder, FieldPath, JsonOptions, MessageRef, Value};
+
+use crate::args::{DecodeArgs, Output};
+use crate::common::{self, input_name, Failure, Out};
+use crate::progress::Progress;
+use crate::stream::{RecordInfo, RecordReader};
+
+/// Input bytes per thread in one batch of a stream: bounds memory (batch input plus its
+/// output) while keeping the per-batch thread start-up negligible.
+const BATCH_BYTES: usize = 1 << 20;
+/// Records per thread in one batch.
+const BATCH_RECORDS: usize = 1 << 14;
+
+pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
+    let json = matches!(args.output, Output::Json | Output::JsonPretty | Output::Jsonl);
+    if !json && (args.emit_defaults || args.proto_names || args.enum_numbers) {
+        return Err(Failure::usage("--emit-defaults, --proto-names and --enum-numbers apply to JSON output (--output json, json-pretty or jsonl)"));
+    }
+    if args.output == Output::Binary && !args.select.is_empty() {
+        return Err(Failure::usage("--select prints values as text or JSON, not --output binary"));
+    }
+    if !args.delimited && (args.keep_going || args.jobs != 1) {
+        return Err(Failure::usage("--jobs and --keep-going apply to --delimited streams"));
+    }
+    if args.output == Output::Binary && common::stdout_is_terminal() {
+        return Err(Failure::usage("refusing to write binary output to a terminal; redirect or pipe it"));
+    }
+    let schema = common::load_schema(&args.schema)?;
+    let decoder = common::decoder(&schema, &args.type_name, &args.engine)?;
+    let type_name = decoder.descriptor().full_name().to_owned();
+    let layouts = decoder.engine().layouts();
+    let root = decoder.engine().root();
+    let select = args
+        .select
+        .iter()
+        .map(|p| FieldPath::parse_in(layouts, root, p).map_err(|e| Failure::usage(format!("--select {p}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let format = Format {
+        output: args.output,
+        json: JsonOptions::new()
+            .emit_defaults(args.emit_defaults)
+            .use_proto_field_name(args.proto_names)
+            .use_enum_numbers(args.enum_numbers),
+        select,
+        delimited: args.delimited,
+    };
+    let name = input_name(&args.input).to_owned();
+    let mut out = Out::new();
+    if args.delimited {
+        let jobs = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
+        let (input, size) = common::open_input(&args.input)?;
+        let mut progress = Progress::new(args.progress, size);
+        let ctx = Stream { decoder: &decoder, format: &format, name: &name, type_name: &type_name, keep_going: args.keep_going };
+        let result = ctx.run(input, jobs, &mut out, &mut progress);
+        match result {
+            Ok(()) => progress.finish(),
+            // The error line goes on a line of its own.
+            Err(_) => progress.interrupt(),
+        }
+        result
+    } else {
+        let bytes = common::read_input(&args.input)?;
+        let mut progress = Progress::new(args.progress, Some(bytes.len() as u64));
+        let arena = Arena::new();
+        let msg = decoder
+            .decode(&bytes, &arena)
+            .map_err(|e| Failure::input(format!("{name}: cannot decode as {type_name}: {e}")))?;
+        let mut buf = Vec::new();
+        format.record(&msg, 1, &mut buf).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+        out.write(format.open())?;
+        out.write(&buf)?;
+        out.write(format.close(true))?;
+        out.flush()?;
+        progress.update(1, bytes.len() as u64);
+        progress.finish();
+        Ok(())
+    }
+}
+
+/// How each decoded message is printed.
+struct Format {
+    output: Output,
+    json: JsonOptions,
+    select: Vec<FieldPath>,
+    delimited: bool,
+}
+
+impl Format {
+    /// Whether records are elements of one JSON array (`--delimited --output json[-pretty]`).
+    fn array(&self) -> bool {
+        self.delimited && self.select.is_empty() && matches!(self.output, Output::Json | Output::JsonPretty)
+    }
+
+    /// Written before the first record.
+    fn open(&self) -> &'static [u8] {
+        if self.array() {
+            b"["
+        } else {
+            b""
+        }
+    }
+
+    /// Written between two records.
+    fn separator(&self) -> &'static [u8] {
+        if self.array() {
+            b","
+        } else {
+            b""
+        }
+    }
+
+    /// Written after the last record (`any`: whether there was one).
+    fn close(&self, any: bool) -> &'static [u8] {
+        match (self.array(), any) {
+            (true, true) => b"\n]\n",
+            (true, false) => b"]\n",
+            _ => b"",
+        }
+    }
+
+    /// Appends record `number` (from 1) to `out`; an error is a message that has no JSON form.
+    fn record(&self, msg: &MessageRef<'_>, number: u64, out: &mut Vec<u8>) -> Result<(), String> {
+        let json_err = |e: protojit::JsonError| format!("{} has no proto3 JSON form: {e}", msg.descriptor().full_name());
+        if !self.select.is_empty() {
+            let mut line = String::new();
+            for path in &self.select {
+                let mut err = None;
+                path.for_each(msg, |v| {
+                    if err.is_some() {
+                        return;
+                    }
+                    line.clear();
+                    match self.output {
+                        Output::Text => text_value(&v, &mut line),
+                        _ => match v.to_json_string(&self.json) {
+                            Ok(s) => line = s,
+                            Err(e) => err = Some(e),
+                        },
+                    }
+                    out.extend_from_slice(line.as_bytes());
+                    out.push(b'\n');
+                });
+                if let Some(e) = err {
+                    return Err(json_err(e));
+                }
+            }
+            return Ok(());
+        }
+        match self.output {
+            Output::Text => {
+                let mut s = String::new();
+                if self.delimited {
+                    writeln!(s, "# record {number}").unwrap();
+                }
+                msg.write_text_format(&mut s);
+                out.extend_from_slice(s.as_bytes());
+            }
+            Output::Json | Output::Jsonl => {
+                if self.array() {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(msg.to_json_string(&self.json).map_err(json_err)?.as_bytes());
+                if !self.array() {
+                    out.push(b'\n');
+                }
+            }
+            Output::JsonPretty => {
+                if self.array() {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(msg.to_json_string_pretty(&self.json).map_err(json_err)?.as_bytes());
+                if !self.array() {
+                    out.push(b'\n');
+                }
+            }
+            Output::Binary => {
+                if self.delimited {
+                    write_varint(out, msg.encoded_len() as u64);
+                }
+                msg.encode(out);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A value on one line: scalars as in text format (strings and bytes quoted with C
+/// escapes, enums by name), floats in their shortest round-trip form, messages in one-line
+/// text format (`{ a: 1 b { c: 2 } }`), lists as `[x, y]`, maps as `{k: v, ...}`.
+fn text_value(v: &Value<'_>, out: &mut String) {
+    match v {
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::I32(n) => write!(out, "{n}").unwrap(),
+        Value::I64(n) => write!(out, "{n}").unwrap(),
+        Value::U32(n) => write!(out, "{n}").unwrap(),
+        Value::U64(n) => write!(out, "{n}").unwrap(),
+        Value::F32(x) => float(f64::from(*x), &x.to_string(), &format!("{x:e}"), out),
+        Value::F64(x) => float(*x, &x.to_string(), &format!("{x:e}"), out),
+        Value::String(s) => quote(s.as_bytes(), out),
+        Value::Bytes(b) => quote(b, out),
+        Value::Enum(e) => match e.name() {
+            Some(name) => out.push_str(&name),
+            None => write!(out, "{}", e.number).unwrap(),
+        },
+        Value::Message(m) => {
+            let text = m.to_text_format();
+            let parts: Vec<&str> = text.lines().map(str::trim).collect();
+            if parts.is_empty() {
+                out.push_str("{}");
+            } else {
+                write!(out, "{{ {} }}", parts.join(" ")).unwrap();
+            }
+        }
+        Value::List(l) => {
+            out.push('[');
+            for (i, e) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                text_value(&e, out);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, e)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                text_value(&k.to_value(), out);
+                out.push_str(": ");
+                text_value(&e, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `plain` (shortest round-trip), or `exp` for very large or small magnitudes;
+/// non-finite values as text format writes them.
+fn float(x: f64, plain: &str, exp: &str, out: &mut String) {
+    if x.is_nan() {
+        out.push_str("nan");
+    } else if x.is_infinite() {
+        out.push_str(if x > 0.0 { "inf" } else { "-inf" });
+    } else if x != 0.0 && (x.abs() >= 1e16 || x.abs() < 1e-5) {
+        out.push_str(exp);
+    } else {
+        out.push_str(plain);
+    }
+}
+
+/// `"..."` with text format's C escapes.
+fn quote(bytes: &[u8], out: &mut String) {
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b'"' => out.push_str("\\\""),
+            b'\'' => out.push_str("\\'"),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => write!(out, "\\{b:03o}").unwrap(),
+        }
+    }
+    out.push('"');
+}
+
+/// Decoding a delimited stream.
+struct Stream<'x> {
+    decoder: &'x Decoder,
+    format: &'x Format,
+    name: &'x str,
+    type_name: &'x str,
+    keep_going: bool,
+}
+
+/// What one thread made of a run of records.
+#[derive(Default)]
+struct ChunkOut {
+    /// The printed records, back to back.
+    bytes: Vec<u8>,
+    /// End of each printed record in `bytes`.
+    ends: Vec<usize>,
+    /// Records that failed (in order): their error lines.
+    errors: Vec<String>,
+    /// Without --keep-going: the chunk stopped at this record's error.
+    fatal: Option<String>,
+}
+
+/// One batch of records read from the stream.
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    /// Each record, with its range in `bytes`.
+    records: Vec<(RecordInfo, usize)>,
+}
+
+impl Stream<'_> {
+    fn run(&self, input: Box<dyn Read>, jobs: usize, out: &mut Out, progress: &mut Progress) -> Result<(), Failure> {
+        let mut reader = RecordReader::new(input, self.name, self.type_name);
+        let mut batch = Batch::default();
+        let (mut printed, mut failed, mut total) = (0u64, 0u64, 0u64);
+        out.write(self.format.open())?;
+        loop {
+            batch.bytes.clear();
+            batch.records.clear();
+            let mut framing = None;
+            let mut eof = false;
+            while batch.bytes.len() < BATCH_BYTES * jobs && batch.records.len() < BATCH_RECORDS * jobs {
+                let start = batch.bytes.len();
+                match reader.next_into(&mut batch.bytes) {
+                    Ok(Some(info)) => batch.records.push((info, start)),
+                    Ok(None) => {
+                        eof = true;
+                        break;
+                    }
+                    Err(e) => {
+                        framing = Some(e);
+                        break;
+                    }
+                }
+            }
+            total += batch.records.len() as u64;
+            for chunk in self.decode_batch(&batch, jobs) {
+                let mut start = 0;
+                for &end in &chunk.ends {
+                    if printed > 0 {
+                        out.write(self.format.separator())?;
+                    }
+                    out.write(&chunk.bytes[start..end])?;
+                    start = end;
+                    printed += 1;
+                }
+                for line in &chunk.errors {
+                    progress.interrupt();
+                    eprintln!("protojit: {line}");
+                    failed += 1;
+                }
+                if let Some(line) = chunk.fatal {
+                    out.flush()?;
+                    return Err(Failure::input(line));
+                }
+            }
+            progress.update(total, reader.offset());
+            if let Some(e) = framing {
+                out.flush()?;
+                progress.interrupt();
+                return Err(e);
+            }
+            if eof {
+                break;
+            }
+            out.flush()?;
+        }
+        out.write(self.format.close(printed > 0))?;
+        out.flush()?;
+        if failed > 0 {
+            progress.interrupt();
+            return Err(Failure::input(format!(
+                "{}: {failed} of {total} records could not be decoded as {}",
+                self.name, self.type_name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Decodes a batch on up to `jobs` threads, in contiguous chunks of about equal bytes;
+    /// the results are in input order.
+    fn decode_batch(&self, batch: &Batch, jobs: usize) -> Vec<ChunkOut> {
+        let n = batch.records.len();
+        if jobs <= 1 || n < 2 {
+            return vec![self.decode_chunk(batch, 0..n)];
+        }
+        let per = batch.bytes.len().div_ceil(jobs).max(1);
+        let mut ranges = Vec::with_capacity(jobs);
+        let mut first = 0;
+        let mut acc = 0;
+        for (i, (info, _)) in batch.records.iter().enumerate() {
+            acc += info.len + 1;
+            if acc >= per && ranges.len() + 1 < jobs {
+                ranges.push(first..i + 1);
+                first = i + 1;
+                acc = 0;
+            }
+        }
+        if first < n {
+            ranges.push(first..n);
+        }
+        std::thread::scope(|s| {
+            let mut rest = ranges.into_iter();
+            let head = rest.next().expect("a batch of records has a chunk");
+            let handles: Vec<_> = rest.map(|r| s.spawn(move || self.decode_chunk(batch, r))).collect();
+            let mut results = vec![self.decode_chunk(batch, head)];
+            for h in handles {
+                results.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            results
+        })
+    }
+
+    fn decode_chunk(&self, batch: &Batch, range: std::ops::Range<usize>) -> ChunkOut {
+        let mut out = ChunkOut::default();
+        let mut arena = Arena::new();
+        for &(info, start) in &batch.records[range] {
+            let bytes = &batch.bytes[start..start + info.len];
+            let result = match self.decoder.decode(bytes, &arena) {
+                Ok(msg) => self.format.record(&msg, info.number, &mut out.bytes).map_err(|e| format!("{}: record {}: {e}", self.name, info.number)),
+                Err(e) => Err(self.decode_error(&info, e)),
+            };
+            arena.reset();
+            match result {
+                Ok(()) => out.ends.push(out.bytes.len()),
+                Err(line) => {
+                    // Drop whatever the failed record printed.
+                    out.bytes.truncate(out.ends.last().copied().unwrap_or(0));
+                    if self.keep_going {
+                        out.errors.push(line);
+                    } else {
+                        out.fatal = Some(line);
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn decode_error(&self, info: &RecordInfo, e: DecodeError) -> String {
+        format!(
+            "{}: record {}: cannot decode as {}: {} at byte offset {} ({} bytes into the record, which starts at byte offset {})",
+            self.name,
+            info.number,
+            self.type_name,
+            e.kind.describe(),
+            info.data_offset + e.offset as u64,
+            e.offset,
+            info.data_offset,
+        )
+    }
+}
