@@ -1,0 +1,191 @@
+//! protojit-conformance: a testee for protobuf's conformance runner, decoding binary input with protojit and answering with re-encoded binary or proto3 JSON.
+//!
+//! Protocol (protobuf's `conformance/conformance.proto`): read, until stdin ends, a 4-byte
+//! little-endian length and a serialized `conformance.ConformanceRequest`; answer each with
+//! a 4-byte little-endian length and a serialized `conformance.ConformanceResponse`.
+//!
+//! The request and response types and the test messages
+//! (`protobuf_test_messages.proto3.TestAllTypesProto3`,
+//! `protobuf_test_messages.proto2.TestAllTypesProto2`) are loaded at run time from
+//! `conformance.proto`, `test_messages_proto2.proto` and `test_messages_proto3.proto` in
+//! `$PROTOJIT_CONFORMANCE_DIR`, or else in `shared/corpus/conformance/` beside the
+//! repository the binary was built in (searched from the executable's directory upwards,
+//! then from the source tree). Requests and responses are `prost_reflect::DynamicMessage`s:
+//! no generated code.
+//!
+//! Answers: binary input is decoded with the default engine; `PROTOBUF` output is the
+//! canonical re-encoding, `JSON` output the proto3 JSON mapping (`serialize_error` when
+//! the message has no JSON form); malformed input is a `parse_error`. JSON, JSPB and text
+//! *input*, and JSPB and text *output*, are `skipped`.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use prost::Message as _;
+use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
+use protojit::{Decoder, JsonOptions, Schema};
+
+const FILES: [&str; 3] = ["conformance.proto", "test_messages_proto2.proto", "test_messages_proto3.proto"];
+
+/// `conformance.WireFormat` numbers.
+const PROTOBUF: i32 = 1;
+const JSON: i32 = 2;
+
+fn has_schemas(dir: &Path) -> bool {
+    FILES.iter().all(|f| dir.join(f).is_file())
+}
+
+/// Where the conformance schemas are (see the module docs).
+fn schema_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("PROTOJIT_CONFORMANCE_DIR") {
+        let dir = PathBuf::from(dir);
+        return if has_schemas(&dir) {
+            Ok(dir)
+        } else {
+            Err(format!("PROTOJIT_CONFORMANCE_DIR={} does not hold {}", dir.display(), FILES.join(", ")))
+        };
+    }
+    let mut tried = Vec::new();
+    let exe = std::env::current_exe().ok();
+    let from_exe = exe.iter().flat_map(|e| e.ancestors().skip(1)).map(Path::to_path_buf);
+    let from_source = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().map(Path::to_path_buf).collect::<Vec<_>>();
+    for base in from_exe.chain(from_source) {
+        for candidate in [base.join("../shared/corpus/conformance"), base.join("shared/corpus/conformance")] {
+            if has_schemas(&candidate) {
+                return Ok(candidate);
+            }
+            tried.push(candidate);
+        }
+    }
+    Err(format!(
+        "cannot find the conformance schemas ({}); set PROTOJIT_CONFORMANCE_DIR (looked in {} places, e.g. {})",
+        FILES.join(", "),
+        tried.len(),
+        tried.first().map(|p| p.display().to_string()).unwrap_or_default()
+    ))
+}
+
+struct Testee {
+    schema: Schema,
+    request: MessageDescriptor,
+    response: MessageDescriptor,
+    decoders: HashMap<String, Decoder>,
+}
+
+impl Testee {
+    fn load() -> Result<Testee, String> {
+        let dir = schema_dir()?;
+        let files: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
+        let schema = Schema::from_proto_files(&files, &[&dir]).map_err(|e| e.to_string())?;
+        let get = |name: &str| schema.pool().get_message_by_name(name).ok_or_else(|| format!("{name} not in the schemas"));
+        let request = get("conformance.ConformanceRequest")?;
+        let response = get("conformance.ConformanceResponse")?;
+        Ok(Testee { request, response, decoders: HashMap::new(), schema })
+    }
+
+    /// Serves one request (its bytes), returning the response's bytes.
+    fn serve(&mut self, request: &[u8]) -> Vec<u8> {
+        let (field, value) = match DynamicMessage::decode(self.request.clone(), request) {
+            Ok(req) => self.answer(&req),
+            Err(e) => ("runtime_error", Value::String(format!("cannot decode the ConformanceRequest: {e}"))),
+        };
+        let mut response = DynamicMessage::new(self.response.clone());
+        response.set_field_by_name(field, value);
+        response.encode_to_vec()
+    }
+
+    /// The response's `result` member for a request.
+    fn answer(&mut self, req: &DynamicMessage) -> (&'static str, Value) {
+        let text = |s: &str| Value::String(s.to_owned());
+        let field = |name: &str| req.get_field_by_name(name).map(|v| v.into_owned());
+        let Some(Value::Bytes(payload)) = req.has_field_by_name("protobuf_payload").then(|| field("protobuf_payload")).flatten() else {
+            let kind = ["json_payload", "jspb_payload", "text_payload"].into_iter().find(|n| req.has_field_by_name(n));
+            return match kind {
+                Some(kind) => ("skipped", Value::String(format!("protojit reads binary input only, not {kind}"))),
+                None => ("runtime_error", text("the request has no payload")),
+            };
+        };
+        let format = field("requested_output_format").and_then(|v| v.as_enum_number()).unwrap_or(0);
+        if format != PROTOBUF && format != JSON {
+            return ("skipped", Value::String(format!("protojit writes binary and JSON only (output format {format})")));
+        }
+        let type_name = field("message_type").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        if !self.decoders.contains_key(&type_name) {
+            match self.schema.decoder(&type_name) {
+                Ok(d) => {
+                    self.decoders.insert(type_name.clone(), d);
+                }
+                Err(e) => return ("runtime_error", Value::String(e.to_string())),
+            }
+        }
+        let decoder = &self.decoders[&type_name];
+        let msg = match decoder.decode_owned(payload) {
+            Ok(m) => m,
+            Err(e) => return ("parse_error", Value::String(e.to_string())),
+        };
+        let msg = msg.message();
+        if format == PROTOBUF {
+            ("protobuf_payload", Value::Bytes(msg.encode_to_vec().into()))
+        } else {
+            match msg.to_json_string(&JsonOptions::default()) {
+                Ok(json) => ("json_payload", Value::String(json)),
+                Err(e) => ("serialize_error", Value::String(e.to_string())),
+            }
+        }
+    }
+}
+
+/// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of input before the first.
+fn read_exact_or_eof(input: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) if filled == 0 => return Ok(false),
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "input ends inside a message")),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn run(testee: &mut Testee) -> io::Result<()> {
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut input = stdin.lock();
+    let mut output = stdout.lock();
+    loop {
+        let mut len = [0u8; 4];
+        if !read_exact_or_eof(&mut input, &mut len)? {
+            return Ok(());
+        }
+        let mut request = vec![0u8; u32::from_le_bytes(len) as usize];
+        if !request.is_empty() && !read_exact_or_eof(&mut input, &mut request)? {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "input ends inside a message"));
+        }
+        let response = testee.serve(&request);
+        output.write_all(&(response.len() as u32).to_le_bytes())?;
+        output.write_all(&response)?;
+        output.flush()?;
+    }
+}
+
+fn main() -> ExitCode {
+    let mut testee = match Testee::load() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("protojit-conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&mut testee) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("protojit-conformance: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
