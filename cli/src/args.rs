@@ -43,7 +43,8 @@ Examples:
 
 With --delimited, text output starts each record with a `# record N` comment (records are
 numbered from 1), --output json writes one JSON array, jsonl one line per record, and binary
-a delimited stream again. Errors name the input, the type, the record and the byte offset.";
+a delimited stream again (binary output is refused on a terminal: redirect or pipe it).
+Errors are one line naming the input, the type, the record and the byte offset.";
 
 const DECODE_RAW_EXAMPLES: &str = "\
 Examples:

@@ -270,7 +270,7 @@ fn version_and_usage_errors() {
 }
 
 #[test]
-fn help_output_to_a_closed_pipe_is_quiet() {
+fn closed_pipe_on_schema_output_is_quiet() {
     use std::io::Read;
     use std::process::Stdio;
     // `protojit schema jit ... --clif | head -c 10`: a large output into a pipe closed early.
