@@ -49,25 +49,42 @@ impl SlotIndex {
 /// A field's type, numbered as `FieldDescriptorProto.Type`.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
 pub enum FieldKind {
+    /// `double`: 8 bytes, wire type 1.
     Double = 1,
+    /// `float`: 4 bytes, wire type 5.
     Float = 2,
+    /// `int64`: varint.
     Int64 = 3,
+    /// `uint64`: varint.
     Uint64 = 4,
+    /// `int32`: varint (negative values take 10 bytes).
     Int32 = 5,
+    /// `fixed64`: 8 bytes.
     Fixed64 = 6,
+    /// `fixed32`: 4 bytes.
     Fixed32 = 7,
+    /// `bool`: varint 0 or 1.
     Bool = 8,
+    /// `string`: length-delimited, UTF-8 (checked for proto3).
     String = 9,
+    /// A proto2 group: start-group tag, fields, end-group tag.
     Group = 10,
+    /// A message: length-delimited.
     Message = 11,
+    /// `bytes`: length-delimited.
     Bytes = 12,
+    /// `uint32`: varint.
     Uint32 = 13,
+    /// An enum: varint, stored as `i32`.
     Enum = 14,
+    /// `sfixed32`: 4 bytes.
     Sfixed32 = 15,
+    /// `sfixed64`: 8 bytes.
     Sfixed64 = 16,
+    /// `sint32`: zigzag varint.
     Sint32 = 17,
+    /// `sint64`: zigzag varint.
     Sint64 = 18,
 }
 

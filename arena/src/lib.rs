@@ -27,6 +27,8 @@
 //!    initialised (message elements are whole child blocks, stored inline).
 //! 5. A [`RawStr`] points at `len` bytes inside the input or the arena of its tree.
 
+#![warn(missing_docs)]
+
 mod arena;
 mod block;
 mod error;

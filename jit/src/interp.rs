@@ -1,4 +1,4 @@
-//! The table interpreter: decodes any message over its [`MessageLayout`], the oracle for
+//! The table interpreter: decodes any message over its [`MessageLayout`](protojit_arena::MessageLayout), the oracle for
 //! the compiled decoder and its fallback.
 //!
 //! Positions are absolute offsets into the whole input, so an error's offset is always

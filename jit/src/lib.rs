@@ -17,6 +17,8 @@
 //! - `EngineKind::Interpreter` decodes the same tree without compiled code: when the two
 //!   disagree, the compiled code is wrong (the interpreter is the oracle).
 
+#![warn(missing_docs)]
+
 pub mod compile;
 mod engine;
 pub mod interp;

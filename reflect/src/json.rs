@@ -1,16 +1,4 @@
 //! Proto3 JSON: serde `Serialize` for decoded trees, byte-identical to prost-reflect's.
-//!
-//! The mapping is protobuf's canonical one (<https://protobuf.dev/programming-guides/json/>)
-//! as `prost_reflect::DynamicMessage`'s serde support writes it, including its conventions
-//! where the spec leaves room: message fields in field-number order, then set extensions
-//! (as `"[full.name]"`) in number order; a field without presence counts as set when its
-//! value differs from the default by `==` (so `-0.0` is skipped like `0.0`); floats as
-//! serde writes them (shortest round-trip form); NaN and infinities as `"NaN"`,
-//! `"Infinity"`, `"-Infinity"`, except inside `FloatValue`/`DoubleValue`, which write
-//! `null` for them as prost-reflect does. Map entries are written once per key (the last on
-//! the wire), sorted by key (numerically for integer keys, bytewise for strings), so the
-//! output is deterministic; prost-reflect writes them in hash order. Unknown fields are not
-//! written.
 
 use std::fmt;
 
@@ -22,6 +10,20 @@ use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
 /// How [`MessageRef::to_json_string`] and the serde [`Serialize`] impls write JSON. The
 /// fields mirror `prost_reflect::SerializeOptions` (`emit_defaults` is its
 /// `!skip_default_fields`); the default is the canonical proto3 JSON mapping.
+///
+/// # The mapping
+///
+/// It is protobuf's canonical one (<https://protobuf.dev/programming-guides/json/>)
+/// as `prost_reflect::DynamicMessage`'s serde support writes it, including its conventions
+/// where the spec leaves room: message fields in field-number order, then set extensions
+/// (as `"[full.name]"`) in number order; a field without presence counts as set when its
+/// value differs from the default by `==` (so `-0.0` is skipped like `0.0`); floats as
+/// serde writes them (shortest round-trip form); NaN and infinities as `"NaN"`,
+/// `"Infinity"`, `"-Infinity"`, except inside `FloatValue`/`DoubleValue`, which write
+/// `null` for them as prost-reflect does. Map entries are written once per key (the last on
+/// the wire), sorted by key (numerically for integer keys, bytewise for strings), so the
+/// output is deterministic; prost-reflect writes them in hash order. Unknown fields are not
+/// written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct JsonOptions {
     /// Use the field names from the `.proto` file instead of their lowerCamelCase JSON
@@ -133,7 +135,7 @@ const MAX_DEPTH: u32 = 100;
 
 impl<'a> MessageRef<'a> {
     /// The message as proto3 JSON (compact), as prost-reflect's serde support writes it
-    /// for the same options; see the [module docs](self) for the conventions.
+    /// for the same options; see [`JsonOptions`] for the conventions.
     pub fn to_json_string(&self, options: &JsonOptions) -> Result<String, JsonError> {
         let mut out = Vec::new();
         self.json(options).serialize(&mut serde_json::Serializer::new(&mut out))?;

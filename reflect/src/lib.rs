@@ -1,10 +1,18 @@
 //! protojit's read side: views over decoded trees.
 //!
-//! - [`MessageRef`]: one decoded message (`get`, `get_by_number`, `has`, `fields`,
-//!   `unknown_fields`, `to_dynamic`, `to_text_format`).
+//! - [`MessageRef`]: one decoded message (`get`, `get_by_number`, `get_extension`, `has`,
+//!   `fields`, `unknown_fields`), and what it converts to: protobuf text format
+//!   (`to_text_format`, as `protoc --decode` prints), proto3 JSON (`to_json_string`,
+//!   serde `Serialize`, byte-identical to prost-reflect's; see [`JsonOptions`]), canonical
+//!   binary (`encode`, `encoded_len`) and `prost_reflect::DynamicMessage` (`to_dynamic`).
 //! - [`Value`], [`ListRef`], [`MapRef`], [`MapKey`], [`EnumValue`]: what fields hold.
+//! - [`FieldPath`]: `a.b[2].c` paths, compiled once against the schema and evaluated
+//!   without string work; [`MessageRef::path`] is the one-shot form.
 //!
-//! Views never write into a tree.
+//! Views never write into a tree. (Unpacking a `google.protobuf.Any`,
+//! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
+
+#![warn(missing_docs)]
 
 mod dynamic;
 mod encode;

@@ -1,27 +1,4 @@
 //! Field paths: `a.b[2].c`, parsed and type-checked once against a schema, then evaluated on decoded trees without string work.
-//!
-//! # Grammar
-//!
-//! ```text
-//! path     = field { "." field | "[" selector "]" }
-//! field    = name | "#" number | "(" extension-full-name ")"
-//! selector = index | key | "*"
-//! ```
-//!
-//! - `name`: a field name as declared (`snake_case`) or its JSON name (`lowerCamelCase`);
-//!   `#7`: field number 7 (fields and extensions); `(pkg.ext)`: an extension by full name.
-//! - `[i]` on a repeated field: element `i`, counted from the end when negative (`[-1]` is
-//!   the last element).
-//! - `[key]` on a map: the value for that key (the last entry with it): string keys quoted
-//!   (`["a b"]`, with `\"` and `\\` escapes), integer and bool keys bare (`[42]`, `[-1]`,
-//!   `[true]`).
-//! - `[*]`: every element of a repeated field, every entry of a map (one per key, in wire
-//!   order). An entry is a message with fields `key` and `value`, so `m[*].key` and
-//!   `m[*].value` select them.
-//!
-//! A path yields zero or more values. A field yields its value even when absent (its
-//! default, as [`MessageRef::get`] reads), so that `a.b` where `a` is unset yields `b`'s
-//! default; an index out of range or a missing map key yields nothing.
 
 use std::fmt;
 use std::ops::ControlFlow;
@@ -161,7 +138,32 @@ enum Step {
 
 /// A compiled field path: names resolved to field numbers and layout slots, keys parsed,
 /// types checked, once. [`eval`](Self::eval) then walks slots with no string work (besides
-/// comparing string map keys). See the [module docs](self) for the grammar.
+/// comparing string map keys).
+///
+/// # Grammar
+///
+/// ```text
+/// path     = field { "." field | "[" selector "]" }
+/// field    = name | "#" number | "(" extension-full-name ")"
+/// selector = index | key | "*"
+/// ```
+///
+/// - `name`: a field name as declared (`snake_case`) or its JSON name (`lowerCamelCase`);
+///   `#7`: field number 7 (fields and extensions); `(pkg.ext)`: an extension by full name.
+/// - `[i]` on a repeated field: element `i`, counted from the end when negative (`[-1]` is
+///   the last element).
+/// - `[key]` on a map: the value for that key (the last entry with it): string keys quoted
+///   (`["a b"]`, with `\"` and `\\` escapes), integer and bool keys bare (`[42]`, `[-1]`,
+///   `[true]`).
+/// - `[*]`: every element of a repeated field, every entry of a map (one per key, in wire
+///   order). An entry is a message with fields `key` and `value`, so `m[*].key` and
+///   `m[*].value` select them.
+///
+/// A path yields zero or more values. A field yields its value even when absent (its
+/// default, as [`MessageRef::get`] reads), so that `a.b` where `a` is unset yields `b`'s
+/// default; an index out of range or a missing map key yields nothing.
+///
+/// The `protojit` crate's documentation has a runnable tour of paths.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldPath {
     text: String,
