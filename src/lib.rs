@@ -204,3 +204,8 @@ pub mod raw {
     pub use protojit_jit as jit;
     pub use protojit_reflect as reflect;
 }
+
+/// The README's Rust example runs as a doctest, so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
