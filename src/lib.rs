@@ -188,7 +188,7 @@ mod schema;
 
 pub use decoder::Decoder;
 pub use owned::OwnedMessage;
-pub use schema::{Schema, SchemaError};
+pub use schema::{DecoderOptions, Schema, SchemaError};
 
 pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind};

@@ -56,6 +56,25 @@ pub enum SchemaError {
     Layout(#[from] LayoutError),
 }
 
+/// Everything a decoder can be asked to do differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecoderOptions {
+    /// Compiled code, the interpreter, or compiled code where the host supports it (default).
+    pub engine: EngineKind,
+    /// Deepest nesting of messages and groups below the root (default 100).
+    pub max_depth: u32,
+    /// Validate UTF-8 of proto3 `string` fields (default on; off is the caller's risk, and
+    /// string views then check when read).
+    pub validate_utf8: bool,
+}
+
+impl Default for DecoderOptions {
+    fn default() -> Self {
+        let d = DecodeOptions::default();
+        DecoderOptions { engine: EngineKind::Auto, max_depth: d.max_depth, validate_utf8: d.validate_utf8 }
+    }
+}
+
 /// A set of message types loaded at run time, with their layouts.
 #[derive(Clone, Debug)]
 pub struct Schema {
@@ -208,6 +227,13 @@ impl Schema {
     /// A decoder for message type `name` (full or unique short name), default options.
     pub fn decoder(&self, name: &str) -> Result<Decoder, SchemaError> {
         self.decoder_with(name, DecodeOptions::default(), EngineKind::Auto)
+    }
+
+    /// A decoder for message type `name` with the engine, depth limit and UTF-8 checking
+    /// of `options`.
+    pub fn decoder_with_options(&self, name: &str, options: &DecoderOptions) -> Result<Decoder, SchemaError> {
+        let decode = DecodeOptions { max_depth: options.max_depth, validate_utf8: options.validate_utf8 };
+        self.decoder_with(name, decode, options.engine)
     }
 
     /// A decoder for message type `name` with explicit options and engine.

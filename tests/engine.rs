@@ -174,3 +174,15 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
         assert_eq!(err.offset, pos, "{engine:?}: {err}");
     }
 }
+
+#[test]
+fn decoder_options_choose_engine_depth_and_utf8() {
+    let schema = schema();
+    let options = protojit::DecoderOptions { engine: EngineKind::Interpreter, max_depth: 2, validate_utf8: false };
+    let decoder = schema.decoder_with_options("Node", &options).unwrap();
+    assert_eq!(decoder.stats().interpreted(), 1);
+    let arena = Arena::new();
+    assert_eq!(decoder.decode(&nested(3), &arena).unwrap_err().kind, DecodeErrorKind::DepthLimitExceeded);
+    assert!(decoder.decode(&[0x22, 0x01, 0xff], &arena).is_ok());
+    assert_eq!(protojit::DecoderOptions::default().engine, EngineKind::Auto);
+}
