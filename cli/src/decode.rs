@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Read;
 
 use protojit::raw::arena::wire::write_varint;
+use protojit::raw::reflect::write_text_string;
 use protojit::{Arena, DecodeError, Decoder, FieldPath, JsonOptions, MessageRef, Value};
 
 use crate::args::{DecodeArgs, Output};
@@ -203,8 +204,8 @@ fn text_value(v: &Value<'_>, out: &mut String) {
         Value::U64(n) => write!(out, "{n}").unwrap(),
         Value::F32(x) => float(f64::from(*x), &x.to_string(), &format!("{x:e}"), out),
         Value::F64(x) => float(*x, &x.to_string(), &format!("{x:e}"), out),
-        Value::String(s) => quote(s.as_bytes(), out),
-        Value::Bytes(b) => quote(b, out),
+        Value::String(s) => write_text_string(s.as_bytes(), out),
+        Value::Bytes(b) => write_text_string(b, out),
         Value::Enum(e) => match e.name() {
             Some(name) => out.push_str(&name),
             None => write!(out, "{}", e.number).unwrap(),
@@ -255,24 +256,6 @@ fn float(x: f64, plain: &str, exp: &str, out: &mut String) {
     } else {
         out.push_str(plain);
     }
-}
-
-/// `"..."` with text format's C escapes.
-fn quote(bytes: &[u8], out: &mut String) {
-    out.push('"');
-    for &b in bytes {
-        match b {
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            b'"' => out.push_str("\\\""),
-            b'\'' => out.push_str("\\'"),
-            b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
-            _ => write!(out, "\\{b:03o}").unwrap(),
-        }
-    }
-    out.push('"');
 }
 
 /// Decoding a delimited stream.

@@ -79,24 +79,10 @@ fn syntax(layout: &MessageLayout) -> &'static str {
 
 fn kind_name(kind: &Kind, group: bool) -> String {
     match kind {
-        Kind::Double => "double".into(),
-        Kind::Float => "float".into(),
-        Kind::Int32 => "int32".into(),
-        Kind::Int64 => "int64".into(),
-        Kind::Uint32 => "uint32".into(),
-        Kind::Uint64 => "uint64".into(),
-        Kind::Sint32 => "sint32".into(),
-        Kind::Sint64 => "sint64".into(),
-        Kind::Fixed32 => "fixed32".into(),
-        Kind::Fixed64 => "fixed64".into(),
-        Kind::Sfixed32 => "sfixed32".into(),
-        Kind::Sfixed64 => "sfixed64".into(),
-        Kind::Bool => "bool".into(),
-        Kind::String => "string".into(),
-        Kind::Bytes => "bytes".into(),
         Kind::Enum(e) => format!("enum {}", e.full_name()),
         Kind::Message(m) if group => format!("group {}", m.full_name()),
         Kind::Message(m) => format!("message {}", m.full_name()),
+        scalar => protojit::raw::reflect::kind_name(scalar),
     }
 }
 

@@ -187,7 +187,8 @@ enum Cur {
     Scalar(Kind),
 }
 
-fn kind_name(kind: &Kind) -> String {
+/// A field type as `.proto` spells it (message and enum types by full name).
+pub fn kind_name(kind: &Kind) -> String {
     match kind {
         Kind::Double => "double".into(),
         Kind::Float => "float".into(),

@@ -134,8 +134,12 @@ fn print_scalar(value: &Value<'_>, out: &mut String) {
     }
 }
 
-/// `"..."` with C escapes (`CEscape`): `\n \r \t \" \' \\`, other bytes outside
-/// printable ASCII as three-digit octal.
+/// Appends `bytes` as a text-format string literal: `"..."` with C escapes (`CEscape`):
+/// `\n \r \t \" \' \\`, other bytes outside printable ASCII as three-digit octal.
+pub fn write_text_string(bytes: &[u8], out: &mut String) {
+    quote(bytes, out)
+}
+
 fn quote(bytes: &[u8], out: &mut String) {
     out.push('"');
     for &b in bytes {
