@@ -9,7 +9,7 @@
 # libprotobuf-dev for the well-known-type imports); another protoc version may print
 # differently, so the script says which version ran.
 #
-# 1. Every corpus payload listed in `PAYLOADS` (tests/common/mod.rs) is decoded with
+# 1. Every corpus payload listed in `PAYLOADS` (tests/common/payloads.rs) is decoded with
 #      protoc -I<corpus> --decode=<type> <corpus>/<proto> < <corpus>/<payload>
 #    where <corpus> is ../shared/corpus beside the repository. Output of at most
 #    $LIMIT bytes is stored as tests/expected/<payload>.txt; larger output is stored as
@@ -32,7 +32,7 @@ echo "using $("$protoc" --version) ($(command -v "$protoc"))"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$root/tests/common/mod.rs" >"$work/payloads" <<'EOF'
+python3 - "$root/tests/common/payloads.rs" >"$work/payloads" <<'EOF'
 import re, sys
 src = open(sys.argv[1]).read()
 block = re.search(r"pub const PAYLOADS[^=]*=\s*&\[(.*?)\n\];", src, re.S).group(1)
