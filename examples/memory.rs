@@ -22,25 +22,31 @@ struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so
+// `System`'s guarantees hold; the counters are plain atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         LIVE.fetch_add(l.size(), Relaxed);
         ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: forwarded unchanged from our caller, who upholds `GlobalAlloc`'s contract.
         unsafe { System.alloc(l) }
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         LIVE.fetch_add(l.size(), Relaxed);
         ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: forwarded unchanged from our caller, who upholds `GlobalAlloc`'s contract.
         unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         LIVE.fetch_sub(l.size(), Relaxed);
+        // SAFETY: forwarded unchanged from our caller, who upholds `GlobalAlloc`'s contract.
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         LIVE.fetch_add(new, Relaxed);
         LIVE.fetch_sub(l.size(), Relaxed);
         ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: forwarded unchanged from our caller, who upholds `GlobalAlloc`'s contract.
         unsafe { System.realloc(p, l, new) }
     }
 }
