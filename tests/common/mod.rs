@@ -24,6 +24,7 @@ pub fn corpus_dir(test: &str) -> Option<PathBuf> {
     }
 }
 
+#[allow(unused_imports)]
 pub use payloads::PAYLOADS;
 
 /// The schema for a corpus `.proto` file. `descriptor.proto` (2026 syntax that protox

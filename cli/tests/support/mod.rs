@@ -23,6 +23,7 @@ pub fn corpus(test: &str) -> Option<PathBuf> {
 
 #[path = "../../../tests/common/payloads.rs"]
 mod payloads;
+#[allow(unused_imports)]
 pub use payloads::PAYLOADS;
 
 /// Schema flags for a corpus `.proto` file. `descriptor.proto` uses syntax protox 0.10
