@@ -186,3 +186,31 @@ fn decoder_options_choose_engine_depth_and_utf8() {
     assert!(decoder.decode(&[0x22, 0x01, 0xff], &arena).is_ok());
     assert_eq!(protojit::DecoderOptions::default().engine, EngineKind::Auto);
 }
+
+#[test]
+fn short_string_ascii_fast_path_sees_exactly_the_string() {
+    // name (field 4) of every length 0..=20 with one invalid byte at every position, then
+    // bytes after the string (a valid field) that must not count: ASCII and non-ASCII.
+    let schema = schema();
+    for engine in [EngineKind::Jit, EngineKind::Interpreter] {
+        let decoder = schema.decoder_with("Node", DecodeOptions::default(), engine).unwrap();
+        for len in 0..=20usize {
+            for bad in std::iter::once(None).chain((0..len).map(Some)) {
+                let mut input = vec![0x22, len as u8];
+                input.extend((0..len).map(|i| if Some(i) == bad { 0xff } else { b'a' + (i % 26) as u8 }));
+                // A trailing `kids` message holding a non-ASCII (valid) name.
+                input.extend([0x1a, 0x04, 0x22, 0x02, 0xc3, 0xa9]);
+                input.extend([0x10, 0x01].repeat(8));
+                let arena = Arena::new();
+                let result = decoder.decode(&input, &arena);
+                match bad {
+                    None => assert!(result.is_ok(), "{engine:?} len {len}: {:?}", result.err()),
+                    Some(_) => {
+                        let err = result.unwrap_err();
+                        assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1), "{engine:?} len {len} bad {bad:?}");
+                    }
+                }
+            }
+        }
+    }
+}

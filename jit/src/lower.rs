@@ -711,6 +711,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                     let on = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::VALIDATE_UTF8);
                     self.b.ins().brif(on, check, &[], ok, &[]);
                     self.b.switch_to_block(check);
+                    self.ascii_check(start, len, ok);
                     let f = self.helper_addr(runtime::pj_utf8 as *const u8);
                     let call = self.b.ins().call_indirect(self.helpers.utf8, f, &[self.ctx, start, len, p]);
                     let valid = self.b.inst_results(call)[0];
@@ -758,6 +759,49 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.thread(si, r);
             }
         }
+    }
+
+    /// Jumps to `ok` when the `len` bytes at `start` are short ASCII (at most 16 bytes,
+    /// with 16 readable bytes before `end`: two loads, masked to the string); otherwise
+    /// continues in a new block, where the caller runs the full validator.
+    fn ascii_check(&mut self, start: Value, len: Value, ok: Block) {
+        let inline = self.b.create_block();
+        let full = self.b.create_block();
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, 16);
+        let avail = self.b.ins().isub(self.end, start);
+        let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 16);
+        let both = self.b.ins().band(short, room);
+        self.b.ins().brif(both, inline, &[], full, &[]);
+
+        self.b.switch_to_block(inline);
+        let w0 = self.b.ins().load(types::I64, input_flags(), start, 0);
+        let w1 = self.b.ins().load(types::I64, input_flags(), start, 8);
+        let all = self.b.ins().iconst(types::I64, -1);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let one = self.b.ins().iconst(types::I64, 1);
+        // Bytes past the string may be anything: keep only the first `len` bytes.
+        // m0 = len >= 8 ? all : (1 << 8 len) - 1
+        let bits0 = self.b.ins().ishl_imm_u(len, 3);
+        let low0 = self.b.ins().ishl(one, bits0);
+        let low0 = self.b.ins().iadd_imm_s(low0, -1);
+        let ge8 = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, 8);
+        let m0 = self.b.ins().select(ge8, all, low0);
+        // m1 = len >= 16 ? all : len > 8 ? (1 << 8 (len - 8)) - 1 : 0
+        let rest = self.b.ins().iadd_imm_s(len, -8);
+        let bits1 = self.b.ins().ishl_imm_u(rest, 3);
+        let low1 = self.b.ins().ishl(one, bits1);
+        let low1 = self.b.ins().iadd_imm_s(low1, -1);
+        let ge16 = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, 16);
+        let gt8 = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, len, 8);
+        let m1 = self.b.ins().select(gt8, low1, zero);
+        let m1 = self.b.ins().select(ge16, all, m1);
+        let a = self.b.ins().band(w0, m0);
+        let c = self.b.ins().band(w1, m1);
+        let acc = self.b.ins().bor(a, c);
+        let high = self.b.ins().band_imm_u(acc, 0x8080_8080_8080_8080u64 as i64);
+        self.b.ins().brif(high, full, &[], ok, &[]);
+
+        self.b.switch_to_block(full);
     }
 
     fn zigzag(&mut self, v: Value) -> Value {
