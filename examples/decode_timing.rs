@@ -61,7 +61,7 @@ fn main() {
     });
     let bytes = std::fs::read(&file).expect("payload");
     let mut arena = Arena::new();
-    let mut once = |arena: &mut Arena| {
+    let once = |arena: &mut Arena| {
         if fresh {
             let a = Arena::new();
             std::hint::black_box(decoder.decode(&bytes, &a).expect("decode").block().as_ptr());

@@ -354,6 +354,8 @@ pub fn rp_checksum(m: &dyn protobuf::MessageDyn) -> u64 {
 // scan: the floor.
 
 const NOT_MESSAGE: u32 = u32::MAX;
+/// A repeated varint field: a packed run is walked element by element.
+const PACKED_VARINT: u32 = u32::MAX - 1;
 const DENSE: usize = 64;
 
 struct ScanType {
@@ -378,8 +380,10 @@ impl ScanType {
 }
 
 /// A tight wire walk that reads every tag and skips every value, storing nothing; it
-/// descends into nested messages (knowing which fields are messages is the only schema
-/// it has) and counts them.
+/// descends into nested messages and walks packed varint arrays element by element
+/// (which fields are messages and which are repeated varints is all the schema it has),
+/// and counts the messages. Strings, bytes and packed fixed-width arrays are skipped by
+/// their length.
 pub struct Scanner {
     types: Vec<ScanType>,
 }
@@ -442,13 +446,20 @@ impl Scanner {
             .map(|m| {
                 let mut t = ScanType { dense: [NOT_MESSAGE; DENSE], sparse: Vec::new() };
                 for f in m.fields() {
-                    if let Some(c) = f.kind().as_message() {
-                        let ci = index[c.full_name()];
-                        if (f.number() as usize) < DENSE {
-                            t.dense[f.number() as usize] = ci;
-                        } else {
-                            t.sparse.push((f.number(), ci));
+                    use prost_reflect::Kind as K;
+                    let entry = match f.kind() {
+                        K::Message(c) => index[c.full_name()],
+                        K::Int32 | K::Int64 | K::Uint32 | K::Uint64 | K::Sint32 | K::Sint64 | K::Bool | K::Enum(_)
+                            if f.is_list() =>
+                        {
+                            PACKED_VARINT
                         }
+                        _ => continue,
+                    };
+                    if (f.number() as usize) < DENSE {
+                        t.dense[f.number() as usize] = entry;
+                    } else {
+                        t.sparse.push((f.number(), entry));
                     }
                 }
                 t.sparse.sort_unstable();
@@ -485,7 +496,14 @@ impl Scanner {
                     let len = read_varint(b, pos)? as usize;
                     let stop = pos.checked_add(len).filter(|&s| s <= end).ok_or(ScanError)?;
                     let child = t.child(number);
-                    if child != NOT_MESSAGE {
+                    if child == PACKED_VARINT {
+                        while *pos < stop {
+                            skip_varint(b, pos)?;
+                        }
+                        if *pos != stop {
+                            return Err(ScanError);
+                        }
+                    } else if child != NOT_MESSAGE {
                         count += 1 + self.walk(child, b, pos, stop, None, depth + 1)?;
                         if *pos != stop {
                             return Err(ScanError);
@@ -495,7 +513,7 @@ impl Scanner {
                 }
                 3 => {
                     let child = t.child(number);
-                    if child == NOT_MESSAGE {
+                    if child == NOT_MESSAGE || child == PACKED_VARINT {
                         // An unknown group: walk it with the last, empty type; not counted.
                         let unknown = self.types.len() as u32 - 1;
                         self.walk(unknown, b, pos, end, Some(number), depth + 1)?;
