@@ -48,7 +48,7 @@ mkdir -p "$WORK/proto" "$WORK/cpp" "$WORK/c" "$WORK/fds"
 echo "building protojit examples (release)..." >&2
 (cd "$REPO" && cargo build -q --release --example decode_timing --example osm_stats \
   && cargo build -q --release -p protojit-corpus --bin gen-corpus)
-TARGET_DIR="$(cd "$REPO" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+TARGET_DIR="$(cd "$REPO" && cargo metadata --format-version 1 --no-deps | grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)"
 PJ="$TARGET_DIR/release/examples/decode_timing"
 OSM_STATS="$TARGET_DIR/release/examples/osm_stats"
 "$TARGET_DIR/release/gen-corpus" "$WORK/gen" >/dev/null
