@@ -49,7 +49,9 @@ impl Source {
                 c.open_files(files).expect("schema compiles");
                 c.descriptor_pool()
             }
-            Source::DescriptorSet(path) => DescriptorPool::decode(std::fs::read(path).expect("fds").as_slice()).expect("fds"),
+            Source::DescriptorSet(path) => {
+                DescriptorPool::decode(std::fs::read(path).expect("fds").as_slice()).expect("fds")
+            }
         }
     }
 }
@@ -194,7 +196,9 @@ fn bench(c: &mut Criterion) {
                 || Schema::from_pool(&pool).unwrap(),
                 |schema| {
                     for root in &t.roots {
-                        std::hint::black_box(schema.decoder_with(root, DecodeOptions::default(), EngineKind::Jit).unwrap());
+                        std::hint::black_box(
+                            schema.decoder_with(root, DecodeOptions::default(), EngineKind::Jit).unwrap(),
+                        );
                     }
                     schema
                 },

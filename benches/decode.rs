@@ -137,7 +137,10 @@ fn bench(c: &mut Criterion) {
 
         // Decode and read every present field.
         let mut g = c.benchmark_group(format!("read/{name}"));
-        g.warm_up_time(warm).measurement_time(measure).sample_size(10).throughput(Throughput::Bytes(bytes.len() as u64));
+        g.warm_up_time(warm)
+            .measurement_time(measure)
+            .sample_size(10)
+            .throughput(Throughput::Bytes(bytes.len() as u64));
         for (arm, decoder) in [("jit", &p.jit), ("interp", &p.interp)] {
             let mut arena = Arena::new();
             g.bench_function(arm, |b| {
@@ -160,7 +163,9 @@ fn bench(c: &mut Criterion) {
             g.bench_function("prost_reuse", |b| b.iter(|| std::hint::black_box(arm.reuse_checksum(bytes))));
         }
         g.bench_function("prost_reflect", |b| {
-            b.iter(|| std::hint::black_box(reflect_checksum(&DynamicMessage::decode(p.reflect.clone(), bytes).unwrap())))
+            b.iter(|| {
+                std::hint::black_box(reflect_checksum(&DynamicMessage::decode(p.reflect.clone(), bytes).unwrap()))
+            })
         });
         if let Some(rp) = &p.protobuf {
             g.bench_function("protobuf", |b| b.iter(|| std::hint::black_box(rp_checksum(&*rp.decode(bytes).unwrap()))));
@@ -169,7 +174,10 @@ fn bench(c: &mut Criterion) {
 
         // Decode alone.
         let mut g = c.benchmark_group(format!("decode/{name}"));
-        g.warm_up_time(warm).measurement_time(measure).sample_size(10).throughput(Throughput::Bytes(bytes.len() as u64));
+        g.warm_up_time(warm)
+            .measurement_time(measure)
+            .sample_size(10)
+            .throughput(Throughput::Bytes(bytes.len() as u64));
         for (arm, decoder) in [("jit", &p.jit), ("interp", &p.interp)] {
             let mut arena = Arena::new();
             g.bench_function(arm, |b| {

@@ -93,7 +93,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("osm/liechtenstein");
     g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
     g.throughput(Throughput::Bytes(file.len() as u64));
-    g.bench_function("end_to_end", |b| b.iter(|| std::hint::black_box(stats(&file, &dec, &mut Timing::default()).unwrap())));
+    g.bench_function("end_to_end", |b| {
+        b.iter(|| std::hint::black_box(stats(&file, &dec, &mut Timing::default()).unwrap()))
+    });
     g.bench_function("inflate_only", |b| b.iter(|| std::hint::black_box(inflated_blocks(&file, &dec).unwrap())));
     g.finish();
 

@@ -100,7 +100,11 @@ fn bench(c: &mut Criterion) {
     let cases: [(&str, &str, &'static [(&'static str, bool)]); 3] = [
         ("field1", "field1", &[("field1", false)]),
         ("group1_field11", "group1[*].field11", &[("group1", true), ("field11", false)]),
-        ("group1_field31_field1", "group1[*].field31.field1", &[("group1", true), ("field31", false), ("field1", false)]),
+        (
+            "group1_field31_field1",
+            "group1[*].field31.field1",
+            &[("group1", true), ("field31", false), ("field1", false)],
+        ),
     ];
 
     let mut group = c.benchmark_group("paths");

@@ -112,6 +112,11 @@ fn main() {
         let (p, px) = cell(prost);
         let (r, rx) = cell(Some((rb, rn)));
         let (q, qx) = cell(pb);
-        println!("| {} | {len} | {} | {} | {p} | {px} | {r} | {rx} | {q} | {qx} |", c.name, kib(arena_bytes), x(arena_bytes));
+        println!(
+            "| {} | {len} | {} | {} | {p} | {px} | {r} | {rx} | {q} | {qx} |",
+            c.name,
+            kib(arena_bytes),
+            x(arena_bytes)
+        );
     }
 }

@@ -107,10 +107,8 @@ impl Schema {
         for path in paths {
             let path = path.as_ref();
             let bytes = std::fs::read(path).map_err(|source| SchemaError::Io { path: path.to_owned(), source })?;
-            pool.decode_file_descriptor_set(bytes.as_slice()).map_err(|source| SchemaError::DescriptorSet {
-                origin: path.display().to_string(),
-                source,
-            })?;
+            pool.decode_file_descriptor_set(bytes.as_slice())
+                .map_err(|source| SchemaError::DescriptorSet { origin: path.display().to_string(), source })?;
         }
         Self::from_pool(&pool)
     }
@@ -140,12 +138,11 @@ impl Schema {
                 }
             }
         }
-        let compiled = protox::Compiler::new(&includes)
-            .and_then(|mut c| {
-                c.include_imports(true);
-                c.open_files(&files)?;
-                Ok(c.encode_file_descriptor_set())
-            });
+        let compiled = protox::Compiler::new(&includes).and_then(|mut c| {
+            c.include_imports(true);
+            c.open_files(&files)?;
+            Ok(c.encode_file_descriptor_set())
+        });
         match compiled {
             // Through the encoded set rather than protox's in-memory pool: that pool does
             // not see field options such as `[packed = ...]` (its `is_packed` follows the
@@ -211,10 +208,25 @@ impl Schema {
         match matches.len() {
             1 => Ok(matches[0].clone()),
             0 => {
-                let mut scored: Vec<(usize, &String)> = names.iter().map(|n| (edit_distance(&n.to_lowercase(), &name.to_lowercase()).min(edit_distance(n.rsplit('.').next().unwrap_or(n), name) ), n)).collect();
+                let mut scored: Vec<(usize, &String)> = names
+                    .iter()
+                    .map(|n| {
+                        (
+                            edit_distance(&n.to_lowercase(), &name.to_lowercase())
+                                .min(edit_distance(n.rsplit('.').next().unwrap_or(n), name)),
+                            n,
+                        )
+                    })
+                    .collect();
                 scored.sort();
-                let close: Vec<String> = scored.iter().take(3).filter(|(d, _)| *d <= name.len().max(3) / 2 + 1).map(|(_, n)| format!("`{n}`")).collect();
-                let hint = if close.is_empty() { String::new() } else { format!("; did you mean {}?", close.join(", ")) };
+                let close: Vec<String> = scored
+                    .iter()
+                    .take(3)
+                    .filter(|(d, _)| *d <= name.len().max(3) / 2 + 1)
+                    .map(|(_, n)| format!("`{n}`"))
+                    .collect();
+                let hint =
+                    if close.is_empty() { String::new() } else { format!("; did you mean {}?", close.join(", ")) };
                 Err(SchemaError::UnknownType { name: name.to_owned(), hint })
             }
             _ => Err(SchemaError::AmbiguousType {

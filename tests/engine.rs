@@ -69,10 +69,7 @@ fn stats_name_every_reachable_type_and_engine() {
         assert_eq!(stats.interpreted(), 0);
     }
     let interp = schema.decoder_with("Node", DecodeOptions::default(), EngineKind::Interpreter).unwrap();
-    assert_eq!(
-        interp.stats().types[0].engine,
-        TypeEngine::Interpreter("the interpreter was requested".into())
-    );
+    assert_eq!(interp.stats().types[0].engine, TypeEngine::Interpreter("the interpreter was requested".into()));
     assert_eq!(interp.stats().code_bytes(), 0);
 }
 
@@ -80,8 +77,10 @@ fn stats_name_every_reachable_type_and_engine() {
 fn compiled_code_is_shared_and_reads_options_at_run_time() {
     let schema = schema();
     let input = nested(5);
-    let strict = schema.decoder_with("Node", DecodeOptions { max_depth: 4, ..Default::default() }, EngineKind::Jit).unwrap();
-    let loose = schema.decoder_with("Node", DecodeOptions { max_depth: 5, ..Default::default() }, EngineKind::Jit).unwrap();
+    let strict =
+        schema.decoder_with("Node", DecodeOptions { max_depth: 4, ..Default::default() }, EngineKind::Jit).unwrap();
+    let loose =
+        schema.decoder_with("Node", DecodeOptions { max_depth: 5, ..Default::default() }, EngineKind::Jit).unwrap();
     let arena = Arena::new();
     let err = strict.decode(&input, &arena).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::DepthLimitExceeded);
@@ -101,7 +100,8 @@ fn utf8_validation_can_be_turned_off() {
         let on = schema.decoder_with("Node", DecodeOptions::default(), engine).unwrap();
         let err = on.decode(&input, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1));
-        let off = schema.decoder_with("Node", DecodeOptions { validate_utf8: false, ..Default::default() }, engine).unwrap();
+        let off =
+            schema.decoder_with("Node", DecodeOptions { validate_utf8: false, ..Default::default() }, engine).unwrap();
         let msg = off.decode(&input, &arena).unwrap();
         // Unvalidated text that is not UTF-8 reads as bytes, never as a broken `&str`.
         assert_eq!(msg.get("name").unwrap().as_bytes(), Some(&[0xff, 0xfe][..]));
@@ -131,10 +131,7 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
     let root = schema.layouts().index_of("t.Node").unwrap();
     let options = CompileOptions { max_fields: 2, ..Default::default() };
     let compiled = Compiled::compile(schema.layouts(), root, &options).unwrap();
-    assert_eq!(
-        compiled.stats()[0].engine,
-        TypeEngine::Interpreter("4 fields exceed the compile limit of 2".into())
-    );
+    assert_eq!(compiled.stats()[0].engine, TypeEngine::Interpreter("4 fields exceed the compile limit of 2".into()));
     // The fallback still decodes, through the interpreter at the message boundary.
     let engine = protojit::raw::jit::Engine::with_code(
         schema.layouts().clone(),
@@ -207,7 +204,11 @@ fn short_string_ascii_fast_path_sees_exactly_the_string() {
                     None => assert!(result.is_ok(), "{engine:?} len {len}: {:?}", result.err()),
                     Some(_) => {
                         let err = result.unwrap_err();
-                        assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1), "{engine:?} len {len} bad {bad:?}");
+                        assert_eq!(
+                            (err.kind, err.offset),
+                            (DecodeErrorKind::InvalidUtf8, 1),
+                            "{engine:?} len {len} bad {bad:?}"
+                        );
                     }
                 }
             }

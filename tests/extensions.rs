@@ -14,7 +14,8 @@ fn schema() -> Schema {
 
 /// id=7 and one value for every extension of `extbase.Base` (made with a script; its
 /// `protoc --decode` output is `PROTOC_TEXT`).
-const PAYLOAD: &str = "0807a00603aa06020104b206030a0170bb060a0174bc06c00601ca060161ca060162f106000000000000f83fb2090200ffba09030a016f";
+const PAYLOAD: &str =
+    "0807a00603aa06020104b206030a0170bb060a0174bc06c00601ca060161ca060162f106000000000000f83fb2090200ffba09030a016f";
 
 /// `protoc --decode=extbase.Base ext_base.proto ext_other.proto` (protoc 3.21.12).
 const PROTOC_TEXT: &str = r#"id: 7
@@ -52,7 +53,14 @@ fn extensions_decode_into_slots_and_read_by_full_name() {
         assert_eq!(msg.unknown_fields().count(), 0, "{engine:?}: every extension is known");
         assert_eq!(msg.get_extension("extbase.count").unwrap().as_i32(), Some(3));
         assert_eq!(msg.get_extension(".extbase.count").unwrap().as_i32(), Some(3), "leading dot");
-        let deltas: Vec<i32> = msg.get_extension("extbase.deltas").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
+        let deltas: Vec<i32> = msg
+            .get_extension("extbase.deltas")
+            .unwrap()
+            .as_list()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i32().unwrap())
+            .collect();
         assert_eq!(deltas, [-1, 2]);
         let payload = msg.get_extension("extbase.payload").unwrap().as_message().unwrap();
         assert_eq!(payload.get("text").unwrap().as_str(), Some("p"));
@@ -93,7 +101,11 @@ fn absent_extensions_read_as_defaults() {
         other => panic!("shade: {other:?}"),
     }
     assert_eq!(msg.get_extension("extbase.names").unwrap().as_list().unwrap().len(), 0);
-    assert_eq!(msg.to_json_string(&JsonOptions::new().emit_defaults(true)).unwrap(), r#"{"id":1}"#, "extensions have presence");
+    assert_eq!(
+        msg.to_json_string(&JsonOptions::new().emit_defaults(true)).unwrap(),
+        r#"{"id":1}"#,
+        "extensions have presence"
+    );
 }
 
 #[test]

@@ -128,7 +128,9 @@ fn jit_agrees_with_interpreter_on_mutated_corpus() {
                     errs += 1;
                     assert_eq!(x, y, "{file} case {case}: errors differ for input {input:02x?}");
                 }
-                _ => panic!("{file} case {case}: jit {:?} vs interpreter {:?} for input {input:02x?}", a.err(), b.err()),
+                _ => {
+                    panic!("{file} case {case}: jit {:?} vs interpreter {:?} for input {input:02x?}", a.err(), b.err())
+                }
             }
             total += 1;
         }

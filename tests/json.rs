@@ -151,7 +151,10 @@ fn diff(a: &J, b: &J, shape: &Shape, pool: &prost_reflect::DescriptorPool, path:
 }
 
 fn is_loose_wkt(name: &str) -> bool {
-    matches!(name, "google.protobuf.Struct" | "google.protobuf.Value" | "google.protobuf.ListValue" | "google.protobuf.Empty")
+    matches!(
+        name,
+        "google.protobuf.Struct" | "google.protobuf.Value" | "google.protobuf.ListValue" | "google.protobuf.Empty"
+    )
 }
 
 /// Equality where every object is a map (the inside of Struct/Value/ListValue).
@@ -162,7 +165,9 @@ fn loose_diff(a: &J, b: &J, path: &str) -> Option<String> {
                 return Some(format!("{path}: {} vs {} keys", x.len(), y.len()));
             }
             for (k, v) in x {
-                let Some((_, w)) = y.iter().find(|(k2, _)| k2 == k) else { return Some(format!("{path}: key {k:?} missing")) };
+                let Some((_, w)) = y.iter().find(|(k2, _)| k2 == k) else {
+                    return Some(format!("{path}: key {k:?} missing"));
+                };
                 if let Some(d) = loose_diff(v, w, &format!("{path}.{k}")) {
                     return Some(d);
                 }
@@ -365,8 +370,14 @@ fn well_known_types_without_json_form_are_errors() {
     let schema = common::reflect_schema();
     let cases: &[(&[u8], &str)] = &[
         (&[0x0a, 0x0a, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], "timestamp out of range"),
-        (&[0x2a, 0x09, 0x11, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f], "cannot serialize non-finite double in google.protobuf.Value"),
-        (&[0x1a, 0x08, 0x0a, 0x06, b'f', b'o', b'o', b'B', b'a', b'r'], "cannot roundtrip field name through camelcase"),
+        (
+            &[0x2a, 0x09, 0x11, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f],
+            "cannot serialize non-finite double in google.protobuf.Value",
+        ),
+        (
+            &[0x1a, 0x08, 0x0a, 0x06, b'f', b'o', b'o', b'B', b'a', b'r'],
+            "cannot roundtrip field name through camelcase",
+        ),
         (&[0x3a, 0x03, 0x0a, 0x01, b'x'], "unsupported type url 'x': missing at least one '/'"),
         (&[0x3a, 0x05, 0x0a, 0x03, b'/', b'n', b'o'], "message 'no' not found"),
     ];

@@ -130,15 +130,35 @@ const CASES: &[Case] = &[
     // LengthOutOfBounds
     case("string past the end", &[0x22, 0x05, b'a', b'b'], K::LengthOutOfBounds, 1),
     case("message past the end", &[0x08, 0x01, 0x2a, 0x03, 0x08], K::LengthOutOfBounds, 3),
-    case("string past its message's end", &[0x2a, 0x04, 0x22, 0x05, b'a', b'b', b'c', b'd', b'e'], K::LengthOutOfBounds, 3),
+    case(
+        "string past its message's end",
+        &[0x2a, 0x04, 0x22, 0x05, b'a', b'b', b'c', b'd', b'e'],
+        K::LengthOutOfBounds,
+        3,
+    ),
     case("huge length", &[0x22, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], K::LengthOutOfBounds, 1),
     case("packed run past the end", &[0x4a, 0x10, 0x01], K::LengthOutOfBounds, 1),
     case("unknown LEN past the end", &[0xa2, 0x06, 0x03, 0x01], K::LengthOutOfBounds, 2),
     // VarintTooLong
-    case("11-byte varint value", &[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], K::VarintTooLong, 1),
+    case(
+        "11-byte varint value",
+        &[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+        K::VarintTooLong,
+        1,
+    ),
     case("11-byte tag", &[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], K::VarintTooLong, 0),
-    case("11-byte length prefix", &[0x22, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], K::VarintTooLong, 1),
-    case("11-byte varint in a packed run", &[0x4a, 0x0b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], K::VarintTooLong, 2),
+    case(
+        "11-byte length prefix",
+        &[0x22, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00],
+        K::VarintTooLong,
+        1,
+    ),
+    case(
+        "11-byte varint in a packed run",
+        &[0x4a, 0x0b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+        K::VarintTooLong,
+        2,
+    ),
     // FieldNumberZero
     case("field number 0, varint", &[0x08, 0x01, 0x00, 0x01], K::FieldNumberZero, 2),
     case("field number 0, LEN", &[0x02, 0x00], K::FieldNumberZero, 0),
@@ -165,9 +185,24 @@ const CASES: &[Case] = &[
     case("nested unknown groups open", &[0xa3, 0x06, 0xab, 0x06, 0xac, 0x06], K::UnterminatedGroup, 0),
     // DepthLimitExceeded (max_depth 3: three levels below the root are fine, a fourth is not)
     deep("4 nested messages", &[0x2a, 0x06, 0x2a, 0x04, 0x2a, 0x02, 0x2a, 0x00], K::DepthLimitExceeded, 6),
-    deep("group, message, message, message", &[0x33, 0x42, 0x04, 0x2a, 0x02, 0x2a, 0x00, 0x34], K::DepthLimitExceeded, 5),
-    deep("4 nested unknown groups", &[0xa3, 0x06, 0xa3, 0x06, 0xa3, 0x06, 0xa3, 0x06, 0xa4, 0x06, 0xa4, 0x06, 0xa4, 0x06, 0xa4, 0x06], K::DepthLimitExceeded, 6),
-    deep("unknown group at depth 3", &[0x2a, 0x08, 0x2a, 0x06, 0x2a, 0x04, 0xa3, 0x06, 0xa4, 0x06], K::DepthLimitExceeded, 6),
+    deep(
+        "group, message, message, message",
+        &[0x33, 0x42, 0x04, 0x2a, 0x02, 0x2a, 0x00, 0x34],
+        K::DepthLimitExceeded,
+        5,
+    ),
+    deep(
+        "4 nested unknown groups",
+        &[0xa3, 0x06, 0xa3, 0x06, 0xa3, 0x06, 0xa3, 0x06, 0xa4, 0x06, 0xa4, 0x06, 0xa4, 0x06, 0xa4, 0x06],
+        K::DepthLimitExceeded,
+        6,
+    ),
+    deep(
+        "unknown group at depth 3",
+        &[0x2a, 0x08, 0x2a, 0x06, 0x2a, 0x04, 0xa3, 0x06, 0xa4, 0x06],
+        K::DepthLimitExceeded,
+        6,
+    ),
     deep("group, inner, group, inner", &[0x33, 0x42, 0x04, 0x33, 0x42, 0x00, 0x34, 0x34], K::DepthLimitExceeded, 4),
     // InvalidUtf8 (proto3 strings)
     case3("invalid UTF-8 string", &[0x0a, 0x02, 0xc3, 0x28], K::InvalidUtf8, 1),
@@ -185,7 +220,12 @@ fn check_case(c: &Case, decoders: &[(EngineKind, Decoder)], failures: &mut Vec<S
             Ok(_) => failures.push(format!("{} ({engine:?}): accepted [{}]", c.what, hex(c.input))),
             Err(e) if e.kind != c.kind || e.offset != c.offset => failures.push(format!(
                 "{} ({engine:?}): got {:?} at {}, expected {:?} at {} [{}]",
-                c.what, e.kind, e.offset, c.kind, c.offset, hex(c.input)
+                c.what,
+                e.kind,
+                e.offset,
+                c.kind,
+                c.offset,
+                hex(c.input)
             )),
             Err(_) => {}
         }
@@ -246,7 +286,11 @@ fn near_misses_are_accepted() {
         ("packed fixed32 run of 8 bytes", &[0x5a, 0x08, 1, 2, 3, 4, 5, 6, 7, 8], false),
         ("empty message field", &[0x2a, 0x00], false),
         ("3 nested messages at max_depth 3", &[0x2a, 0x04, 0x2a, 0x02, 0x2a, 0x00], true),
-        ("3 nested unknown groups at max_depth 3", &[0xa3, 0x06, 0xa3, 0x06, 0xa3, 0x06, 0xa4, 0x06, 0xa4, 0x06, 0xa4, 0x06], true),
+        (
+            "3 nested unknown groups at max_depth 3",
+            &[0xa3, 0x06, 0xa3, 0x06, 0xa3, 0x06, 0xa4, 0x06, 0xa4, 0x06, 0xa4, 0x06],
+            true,
+        ),
         ("group, message, message at max_depth 3", &[0x33, 0x42, 0x02, 0x2a, 0x00, 0x34], true),
     ];
     for (what, input, deep) in accepted {
@@ -279,10 +323,17 @@ fn varint_bits_past_64_are_dropped() {
         assert_eq!(msg.get("a").unwrap().as_i32(), Some(0), "{engine:?}: low 32 bits of 1 << 63");
     });
     // Unpacked repeated int32: 1 | 2 << 63 keeps 1.
-    with_each_engine(&s2, "malformed.M", &[0x48, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02], &[], |engine, msg| {
-        let ints: Vec<i32> = msg.get("ints").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
-        assert_eq!(ints, [1], "{engine:?}");
-    });
+    with_each_engine(
+        &s2,
+        "malformed.M",
+        &[0x48, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02],
+        &[],
+        |engine, msg| {
+            let ints: Vec<i32> =
+                msg.get("ints").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
+            assert_eq!(ints, [1], "{engine:?}");
+        },
+    );
     // As an unknown field the record is kept byte for byte.
     let unknown: &[u8] = &[0xa0, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
     with_each_engine(&s2, "malformed.M", unknown, &[unknown], |_, _| {});
@@ -415,8 +466,14 @@ fn default_depth_limit_is_100_like_prost_reflect() {
             let err = decoder.decode(&bad, &arena).expect_err("101 levels accepted");
             assert_eq!((err.kind, err.offset), (K::DepthLimitExceeded, off), "{what} ({engine:?})");
         }
-        assert!(DynamicMessage::decode(desc.clone(), ok.as_slice()).is_ok(), "{what}: prost-reflect rejects 100 levels");
-        assert!(DynamicMessage::decode(desc.clone(), bad.as_slice()).is_err(), "{what}: prost-reflect accepts 101 levels");
+        assert!(
+            DynamicMessage::decode(desc.clone(), ok.as_slice()).is_ok(),
+            "{what}: prost-reflect rejects 100 levels"
+        );
+        assert!(
+            DynamicMessage::decode(desc.clone(), bad.as_slice()).is_err(),
+            "{what}: prost-reflect accepts 101 levels"
+        );
     }
 }
 
@@ -439,7 +496,12 @@ fn cut_positions(len: usize) -> Vec<usize> {
 
 /// Decodes with `decoder` into `arena` (reset first), turning a panic into a test failure
 /// that names the input.
-fn decode_result(decoder: &Decoder, input: &[u8], arena: &mut Arena, what: impl Fn() -> String) -> Result<(), DecodeError> {
+fn decode_result(
+    decoder: &Decoder,
+    input: &[u8],
+    arena: &mut Arena,
+    what: impl Fn() -> String,
+) -> Result<(), DecodeError> {
     arena.reset();
     let arena = &*arena;
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.decode(input, arena).map(|_| ())))
@@ -619,13 +681,20 @@ fn check_nested_truncations(dir: &std::path::Path, proto: &str, type_name: &str,
     for (i, cut) in cuts.into_iter().enumerate() {
         let mut input = Vec::with_capacity(cut + 8);
         cut_nested(&desc, &bytes, 0, bytes.len(), cut, &mut input);
-        let expected = decode_result(oracle, &input, &mut arena, || format!("{file} cut at {cut}, nested (Interpreter)"));
-        if expected.is_ok() { ok += 1 } else { err += 1 }
+        let expected =
+            decode_result(oracle, &input, &mut arena, || format!("{file} cut at {cut}, nested (Interpreter)"));
+        if expected.is_ok() {
+            ok += 1
+        } else {
+            err += 1
+        }
         for (engine, decoder) in &ds {
             if *engine == EngineKind::Interpreter {
                 continue;
             }
-            let got = decode_result(decoder, &input, &mut other_arena, || format!("{file} cut at {cut}, nested ({engine:?})"));
+            let got = decode_result(decoder, &input, &mut other_arena, || {
+                format!("{file} cut at {cut}, nested ({engine:?})")
+            });
             assert_eq!(got, expected, "{file} cut at {cut}, nested: {engine:?} vs the interpreter [{}]", hex(&input));
             if expected.is_ok() && i % compare_every == 0 && input.len() <= 32 * 1024 {
                 let a = oracle.decode(&input, &arena).unwrap().to_dynamic();
@@ -671,7 +740,13 @@ fn cut_nested_shortens_every_enclosing_length() {
 // Not errors: unknown fields
 
 /// Decodes `input` with every engine; checks the unknown fields' bytes, then runs `check`.
-fn with_each_engine(schema: &Schema, name: &str, input: &[u8], unknown: &[&[u8]], check: impl Fn(EngineKind, protojit::MessageRef<'_>)) {
+fn with_each_engine(
+    schema: &Schema,
+    name: &str,
+    input: &[u8],
+    unknown: &[&[u8]],
+    check: impl Fn(EngineKind, protojit::MessageRef<'_>),
+) {
     for engine in common::ENGINES {
         let decoder = schema.decoder_with(name, DecodeOptions::default(), engine).unwrap();
         let arena = Arena::new();
@@ -742,12 +817,14 @@ fn closed_enum_unknown_value_is_an_unknown_field() {
     });
     // Unpacked repeated: [1, 99, 2] keeps 1 and 2; 99 is unknown.
     with_each_engine(&s2, "malformed.M", &[0x60, 0x01, 0x60, 0x63, 0x60, 0x02], &[&[0x60, 0x63]], |engine, msg| {
-        let colors: Vec<i32> = msg.get("colors").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
+        let colors: Vec<i32> =
+            msg.get("colors").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
         assert_eq!(colors, [1, 2], "{engine:?}");
     });
     // Packed [1, 99, 2]: 99 becomes an unknown unpacked varint record of field 12.
     with_each_engine(&s2, "malformed.M", &[0x62, 0x03, 0x01, 0x63, 0x02], &[&[0x60, 0x63]], |engine, msg| {
-        let colors: Vec<i32> = msg.get("colors").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
+        let colors: Vec<i32> =
+            msg.get("colors").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
         assert_eq!(colors, [1, 2], "{engine:?}");
         // Order differs from prost-reflect ([1, 99, 2]): to_dynamic appends the unknown 99.
         let back: Vec<i32> = match msg.to_dynamic().get_field_by_name("colors").unwrap().as_ref() {
@@ -773,7 +850,8 @@ fn open_enum_keeps_unknown_numbers() {
     // Packed and unpacked repeated, with undeclared numbers in place.
     for input in [&[0x2a, 0x03, 0x01, 0x63, 0x00][..], &[0x28, 0x01, 0x28, 0x63, 0x28, 0x00]] {
         with_each_engine(&s3, "malformed3.P", input, &[], |engine, msg| {
-            let moods: Vec<i32> = msg.get("moods").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
+            let moods: Vec<i32> =
+                msg.get("moods").unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
             assert_eq!(moods, [1, 99, 0], "{engine:?}");
             common::assert_dyn_eq(&msg.to_dynamic(), &DynamicMessage::decode(desc.clone(), input).unwrap());
         });
@@ -803,5 +881,8 @@ fn utf8_checks() {
         assert_eq!(msg.get("s").unwrap().as_bytes(), Some(&[0xc3, 0x28][..]), "{engine:?}");
     });
     let desc2 = s2.pool().get_message_by_name("malformed.M").unwrap();
-    assert!(DynamicMessage::decode(desc2, proto2_bad).is_err(), "prost-reflect now accepts invalid UTF-8 in proto2 strings");
+    assert!(
+        DynamicMessage::decode(desc2, proto2_bad).is_err(),
+        "prost-reflect now accepts invalid UTF-8 in proto2 strings"
+    );
 }

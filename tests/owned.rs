@@ -17,7 +17,8 @@ fn owned_messages_are_self_contained_and_move_across_threads() {
     for engine in common::ENGINES {
         let decoder = schema.decoder_with("P", DecodeOptions::default(), engine).unwrap();
         // P { s: "root", kids: [P { s: "kid" }], b: "\x01\x02" }
-        let input = vec![0x0a, 0x04, b'r', b'o', b'o', b't', 0x12, 0x05, 0x0a, 0x03, b'k', b'i', b'd', 0x1a, 0x02, 1, 2];
+        let input =
+            vec![0x0a, 0x04, b'r', b'o', b'o', b't', 0x12, 0x05, 0x0a, 0x03, b'k', b'i', b'd', 0x1a, 0x02, 1, 2];
         let owned = decoder.decode_owned(input.clone()).unwrap();
         drop(decoder); // the handle keeps the layouts alive by itself
         let text = std::thread::spawn(move || {

@@ -11,8 +11,7 @@ use proptest::strategy::{BoxedStrategy, Union};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use prost::Message as _;
 use prost_reflect::{
-    Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Syntax,
-    Value,
+    Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Syntax, Value,
 };
 use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
 use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
@@ -65,7 +64,11 @@ fn cases(default: u32) -> u32 {
 
 /// Runs `property` on random messages of `root` (with a random seed for the property's own
 /// choices) and panics with the minimal failing case.
-fn run_property(root: &str, default_cases: u32, property: impl Fn(&Fixture, &DynamicMessage, u64) -> Result<(), TestCaseError>) {
+fn run_property(
+    root: &str,
+    default_cases: u32,
+    property: impl Fn(&Fixture, &DynamicMessage, u64) -> Result<(), TestCaseError>,
+) {
     let fx = fixture(root);
     let strategy = (MessageGen::default().message(&fx.desc, DEPTH), any::<u64>());
     let config = Config { cases: cases(default_cases), failure_persistence: None, ..Config::default() };
@@ -81,7 +84,10 @@ fn run_property(root: &str, default_cases: u32, property: impl Fn(&Fixture, &Dyn
                 Ok(m) => m.to_text_format(),
                 Err(e) => format!("(undecodable: {e})"),
             };
-            panic!("{root}: {reason}\nminimal failing input (seed {seed}), as encoded by prost-reflect: {}\n{text}", hex(&bytes))
+            panic!(
+                "{root}: {reason}\nminimal failing input (seed {seed}), as encoded by prost-reflect: {}\n{text}",
+                hex(&bytes)
+            )
         }
         Err(e) => panic!("{root}: {e}"),
     }
@@ -171,9 +177,8 @@ impl MessageGen {
             let keys = scalar_values(&entry.map_entry_key_field().kind()).prop_map(to_map_key);
             // prost-reflect's encoder omits a map value equal to the default by `==`, so a
             // -0.0 value would not survive its encoding: generate +0.0 there instead.
-            let values = self
-                .field_values(&entry.map_entry_value_field().kind(), false, false, depth)?
-                .prop_map(|v| match v {
+            let values =
+                self.field_values(&entry.map_entry_value_field().kind(), false, false, depth)?.prop_map(|v| match v {
                     Value::F32(x) => Value::F32(if x == 0.0 { 0.0 } else { x }),
                     Value::F64(x) => Value::F64(if x == 0.0 { 0.0 } else { x }),
                     v => v,
@@ -683,4 +688,3 @@ fn wire_helpers_transform_as_intended() {
     }
     assert!(any_moved);
 }
-

@@ -66,9 +66,8 @@ message Users { repeated User users = 1; }
 "#;
 
 /// `id { value: "u1" } name: "Ann" address { city: "Oslo" }`.
-const USER_BYTES: &[u8] = &[
-    0x0a, 0x04, 0x0a, 0x02, b'u', b'1', 0x12, 0x03, b'A', b'n', b'n', 0x1a, 0x06, 0x0a, 0x04, b'O', b's', b'l', b'o',
-];
+const USER_BYTES: &[u8] =
+    &[0x0a, 0x04, 0x0a, 0x02, b'u', b'1', 0x12, 0x03, b'A', b'n', b'n', 0x1a, 0x06, 0x0a, 0x04, b'O', b's', b'l', b'o'];
 const USER_TEXT: &str = "id {\n  value: \"u1\"\n}\nname: \"Ann\"\naddress {\n  city: \"Oslo\"\n}\n";
 
 /// `inc/common/base.proto` and `src/user.proto` (which imports the former).
@@ -116,8 +115,13 @@ fn descriptor_set_files_later_ones_may_depend_on_earlier_ones() {
     let tmp = two_dirs("fds-files");
     let includes = [tmp.path("src"), tmp.path("inc")];
     // One set with base.proto alone, one with user.proto alone (no imports included).
-    let base = protox::Compiler::new(&includes).unwrap().open_files(["common/base.proto"]).unwrap().encode_file_descriptor_set();
-    let user = protox::Compiler::new(&includes).unwrap().open_files(["user.proto"]).unwrap().encode_file_descriptor_set();
+    let base = protox::Compiler::new(&includes)
+        .unwrap()
+        .open_files(["common/base.proto"])
+        .unwrap()
+        .encode_file_descriptor_set();
+    let user =
+        protox::Compiler::new(&includes).unwrap().open_files(["user.proto"]).unwrap().encode_file_descriptor_set();
     std::fs::write(tmp.path("base.pb"), &base).unwrap();
     std::fs::write(tmp.path("user.pb"), &user).unwrap();
 
@@ -180,7 +184,13 @@ fn well_known_types_resolve_without_files() {
     );
     let schema = Schema::from_proto_files(&[&proto], &[&tmp.0]).unwrap();
     let names = schema.message_names();
-    for wkt in ["google.protobuf.Timestamp", "google.protobuf.Duration", "google.protobuf.Any", "google.protobuf.Value", "google.protobuf.StringValue"] {
+    for wkt in [
+        "google.protobuf.Timestamp",
+        "google.protobuf.Duration",
+        "google.protobuf.Any",
+        "google.protobuf.Value",
+        "google.protobuf.StringValue",
+    ] {
         assert!(names.iter().any(|n| n == wkt), "{wkt} missing from {names:?}");
     }
     // at { seconds: 1700000000 nanos: 5 } note { value: "n" }
@@ -202,7 +212,8 @@ fn well_known_types_resolve_without_files() {
 #[test]
 fn missing_import_is_named() {
     let tmp = TempDir::new("missing-import");
-    let proto = tmp.write("a.proto", "syntax = \"proto3\";\nimport \"nope/missing.proto\";\nmessage A { int32 x = 1; }\n");
+    let proto =
+        tmp.write("a.proto", "syntax = \"proto3\";\nimport \"nope/missing.proto\";\nmessage A { int32 x = 1; }\n");
     let e = err(Schema::from_proto_files(&[&proto], &[&tmp.0]));
     assert!(matches!(e, SchemaError::Compile { .. }), "{e:?}");
     let msg = e.to_string();
@@ -240,7 +251,12 @@ fn not_a_descriptor_set() {
     assert!(matches!(e, SchemaError::DescriptorSet { .. }), "{e:?}");
     let msg = e.to_string();
     assert!(msg.starts_with("input is not a valid FileDescriptorSet ("), "{msg}");
-    assert!(msg.ends_with("); pass a file written by `protoc --descriptor_set_out` / `protoc -o`, or use .proto files instead"), "{msg}");
+    assert!(
+        msg.ends_with(
+            "); pass a file written by `protoc --descriptor_set_out` / `protoc -o`, or use .proto files instead"
+        ),
+        "{msg}"
+    );
 
     let tmp = TempDir::new("not-fds");
     let path = tmp.path("text.pb");

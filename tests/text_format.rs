@@ -107,7 +107,13 @@ fn check(actual: &str, expected: &Expected) -> Result<(), String> {
 /// Decodes `bytes` with `engine` and compares the text format with protoc's. A panic
 /// (in any engine) is reported as a failure of this input, so one broken engine does not
 /// hide the results of the others.
-fn print_and_check(schema: &Schema, type_name: &str, engine: EngineKind, bytes: &[u8], expected: &Expected) -> Result<(), String> {
+fn print_and_check(
+    schema: &Schema,
+    type_name: &str,
+    engine: EngineKind,
+    bytes: &[u8],
+    expected: &Expected,
+) -> Result<(), String> {
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine).map_err(|e| e.to_string())?;
         let arena = Arena::new();
@@ -229,7 +235,13 @@ fn edge_cases_print_as_protoc_decode() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ from protoc:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from protoc:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 /// Every expected file belongs to a case and every case has one, so a renamed or deleted

@@ -3,8 +3,7 @@
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor,
-    OneofDescriptor, Syntax,
+    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor, Syntax,
 };
 
 use crate::raw::{RawStr, RawVec};
@@ -148,10 +147,7 @@ impl FieldKind {
 
     /// Whether repeated fields of this kind may use packed encoding.
     pub const fn is_packable(self) -> bool {
-        !matches!(
-            self,
-            FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group
-        )
+        !matches!(self, FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group)
     }
 
     /// Whether this is a message or group (a child block).
@@ -323,10 +319,7 @@ impl MessageLayout {
         if let Some(&i) = self.dense.get(number as usize) {
             return (i != u16::MAX).then_some(SlotIndex(i as u32));
         }
-        self.slots
-            .binary_search_by_key(&number, |s| s.number)
-            .ok()
-            .map(|i| SlotIndex(i as u32))
+        self.slots.binary_search_by_key(&number, |s| s.number).ok().map(|i| SlotIndex(i as u32))
     }
     /// The message type this layout is for.
     pub fn descriptor(&self) -> &MessageDescriptor {
@@ -378,11 +371,8 @@ impl Layouts {
     /// Computes the layout of every message type in `pool`, in O(fields + extensions).
     pub fn new(pool: &DescriptorPool) -> Result<Layouts, LayoutError> {
         let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
-        let by_name: HashMap<String, LayoutIndex> = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32)))
-            .collect();
+        let by_name: HashMap<String, LayoutIndex> =
+            messages.iter().enumerate().map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32))).collect();
         let mut extensions: Vec<Vec<ExtensionDescriptor>> = vec![Vec::new(); messages.len()];
         for ext in pool.all_extensions() {
             if let Some(&li) = by_name.get(ext.containing_message().full_name()) {
@@ -492,9 +482,7 @@ fn build_layout(
     let oneofs: Vec<OneofDescriptor> = msg.oneofs().filter(|o| !o.is_synthetic()).collect();
     let oneof_index = |f: &FieldDescriptor| -> u32 {
         match f.containing_oneof() {
-            Some(o) if !o.is_synthetic() => {
-                oneofs.iter().position(|x| x.name() == o.name()).unwrap() as u32
-            }
+            Some(o) if !o.is_synthetic() => oneofs.iter().position(|x| x.name() == o.name()).unwrap() as u32,
             _ => NO_INDEX,
         }
     };
@@ -515,21 +503,15 @@ fn build_layout(
         } else {
             Repetition::Singular
         };
-        let hasbit = if repetition == Repetition::Singular
-            && supports_presence
-            && oneof == NO_INDEX
-            && !fk.is_message()
+        let hasbit = if repetition == Repetition::Singular && supports_presence && oneof == NO_INDEX && !fk.is_message()
         {
             hasbits += 1;
             hasbits - 1
         } else {
             NO_INDEX
         };
-        let size = if repetition == Repetition::Singular {
-            fk.value_size()
-        } else {
-            std::mem::size_of::<RawVec>() as u32
-        };
+        let size =
+            if repetition == Repetition::Singular { fk.value_size() } else { std::mem::size_of::<RawVec>() as u32 };
         let proto3 = msg.parent_file().syntax() == Syntax::Proto3;
         pending.push(Pending {
             slot: FieldSlot {

@@ -39,10 +39,10 @@ pub mod wire;
 
 pub use arena::Arena;
 
+pub use block::{BlockMut, BlockRef, Inline};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use layout::{
-    FieldKind, FieldSlot, LayoutError, SlotDescriptor, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex,
+    FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex,
     NO_INDEX,
 };
 pub use raw::{RawStr, RawVec};
-pub use block::{BlockMut, BlockRef, Inline};

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use protox::prost::Message;
 use protox::prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
-use protox::prost_reflect::prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet};
+use protox::prost_reflect::prost_types::{
+    DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet,
+};
 
 const SHARED_PROTOS: &[&str] = &[
     "benchmarks.proto",
@@ -183,7 +185,9 @@ fn generate_arms(fds: &FileDescriptorSet) -> String {
         }
         let m = &info.proto;
         writeln!(code, "impl Checksum for {} {{", info.path).unwrap();
-        code.push_str("    #[allow(unused_mut, deprecated)]\n    fn checksum(&self) -> u64 {\n        let mut acc = 0u64;\n");
+        code.push_str(
+            "    #[allow(unused_mut, deprecated)]\n    fn checksum(&self) -> u64 {\n        let mut acc = 0u64;\n",
+        );
         let add = |n: i32, v: String| format!("acc = acc.wrapping_add(contrib({n}, {v}));");
         for f in &m.field {
             let name = to_snake(f.name());
@@ -206,7 +210,8 @@ fn generate_arms(fds: &FileDescriptorSet) -> String {
                         )
                         .unwrap();
                     } else {
-                        writeln!(code, "        for x in self.{name}.iter() {{ {} }}", add(n, value_expr(f, "x"))).unwrap();
+                        writeln!(code, "        for x in self.{name}.iter() {{ {} }}", add(n, value_expr(f, "x")))
+                            .unwrap();
                     }
                 }
                 Label::Required => {
@@ -216,7 +221,8 @@ fn generate_arms(fds: &FileDescriptorSet) -> String {
                     let is_msg = matches!(f.r#type(), Type::Message | Type::Group);
                     let optional = f.proto3_optional() || is_msg || !info.proto3;
                     if optional {
-                        writeln!(code, "        if let Some(x) = &self.{name} {{ {} }}", add(n, value_expr(f, "x"))).unwrap();
+                        writeln!(code, "        if let Some(x) = &self.{name} {{ {} }}", add(n, value_expr(f, "x")))
+                            .unwrap();
                     } else {
                         writeln!(
                             code,

@@ -207,13 +207,17 @@ pub struct SchemaCommand {
 #[derive(Subcommand)]
 pub enum SchemaSub {
     /// List the message types (full names, map entries left out).
-    #[command(after_help = "Examples:\n  protojit schema list --proto corpus/samples/telemetry.proto\n  protojit schema list --descriptor-set schema.pb | grep -i event")]
+    #[command(
+        after_help = "Examples:\n  protojit schema list --proto corpus/samples/telemetry.proto\n  protojit schema list --descriptor-set schema.pb | grep -i event"
+    )]
     List {
         #[command(flatten)]
         schema: SchemaArgs,
     },
     /// Show a message type's fields: number, name, kind, cardinality, oneof, default.
-    #[command(after_help = "Examples:\n  protojit schema show --proto corpus/samples/telemetry.proto Batch\n  protojit schema show --descriptor-set schema.pb pkg.Event")]
+    #[command(
+        after_help = "Examples:\n  protojit schema show --proto corpus/samples/telemetry.proto Batch\n  protojit schema show --descriptor-set schema.pb pkg.Event"
+    )]
     Show {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -223,7 +227,9 @@ pub enum SchemaSub {
     },
     /// Show a message type's arena layout: block size, presence words, oneof case words,
     /// and each field's offset, size and presence bit.
-    #[command(after_help = "Examples:\n  protojit schema layout --proto corpus/samples/telemetry.proto Batch\n  protojit schema layout --proto corpus/samples/telemetry.proto Batch --reachable")]
+    #[command(
+        after_help = "Examples:\n  protojit schema layout --proto corpus/samples/telemetry.proto Batch\n  protojit schema layout --proto corpus/samples/telemetry.proto Batch --reachable"
+    )]
     Layout {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -236,7 +242,9 @@ pub enum SchemaSub {
     },
     /// Compile a message type and report, per reachable type, the engine, machine-code
     /// bytes and compile time.
-    #[command(after_help = "Examples:\n  protojit schema jit --proto corpus/samples/telemetry.proto Batch\n  protojit schema jit --proto corpus/samples/telemetry.proto Batch --clif > batch.clif")]
+    #[command(
+        after_help = "Examples:\n  protojit schema jit --proto corpus/samples/telemetry.proto Batch\n  protojit schema jit --proto corpus/samples/telemetry.proto Batch --clif > batch.clif"
+    )]
     Jit {
         #[command(flatten)]
         schema: SchemaArgs,

@@ -71,10 +71,16 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     let budget = Duration::from_secs_f64(args.time / 3.0);
     let mut arms = Vec::new();
     for (label, dec) in [("protojit jit", &jit), ("protojit interpreter", &interp)] {
-        arms.push(Measured { name: label, samples: measure(budget, payload, || pass_protojit(dec, &bytes, &records)), note: String::new() });
+        arms.push(Measured {
+            name: label,
+            samples: measure(budget, payload, || pass_protojit(dec, &bytes, &records)),
+            note: String::new(),
+        });
     }
     let desc = schema.pool().get_message_by_name(&full).expect("resolved names exist");
-    let reference = records.iter().try_for_each(|r| prost_reflect::DynamicMessage::decode(desc.clone(), &bytes[r.clone()]).map(drop));
+    let reference = records
+        .iter()
+        .try_for_each(|r| prost_reflect::DynamicMessage::decode(desc.clone(), &bytes[r.clone()]).map(drop));
     match reference {
         Ok(()) => arms.push(Measured {
             name: "prost-reflect",
@@ -85,7 +91,9 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
             }),
             note: String::new(),
         }),
-        Err(e) => arms.push(Measured { name: "prost-reflect", samples: Vec::new(), note: format!("rejects the input: {e}") }),
+        Err(e) => {
+            arms.push(Measured { name: "prost-reflect", samples: Vec::new(), note: format!("rejects the input: {e}") })
+        }
     }
 
     let stats = jit.stats();
@@ -170,7 +178,8 @@ fn measure(budget: Duration, payload: usize, mut pass: impl FnMut()) -> Vec<f64>
 
 fn table(rows: &[Vec<String>], out: &mut String) {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(String::len).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(String::len).max().unwrap_or(0)).collect();
     for row in rows {
         let mut line = String::from("  ");
         for (c, cell) in row.iter().enumerate() {

@@ -78,7 +78,10 @@ pub fn input_name(input: &str) -> &str {
 /// Reads a whole input (file or `-`).
 pub fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
-    open_input(input)?.0.read_to_end(&mut buf).map_err(|e| Failure::input(format!("cannot read {}: {e}", input_name(input))))?;
+    open_input(input)?
+        .0
+        .read_to_end(&mut buf)
+        .map_err(|e| Failure::input(format!("cannot read {}: {e}", input_name(input))))?;
     Ok(buf)
 }
 
@@ -97,7 +100,9 @@ pub fn load_schema(args: &SchemaArgs) -> Result<Schema, Failure> {
     match (args.descriptor_sets.is_empty(), args.protos.is_empty()) {
         (true, true) => Err(Failure::usage("no schema: pass --descriptor-set FILE.pb or --proto FILE.proto")),
         (false, false) => Err(Failure::usage("pass either --descriptor-set or --proto, not both")),
-        (false, true) => Schema::from_descriptor_set_files(&args.descriptor_sets).map_err(|e| Failure::usage(e.to_string())),
+        (false, true) => {
+            Schema::from_descriptor_set_files(&args.descriptor_sets).map_err(|e| Failure::usage(e.to_string()))
+        }
         (true, false) => {
             Schema::from_proto_files(&args.protos, &args.includes).map_err(|e| Failure::usage(e.to_string()))
         }

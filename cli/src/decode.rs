@@ -58,7 +58,13 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         let jobs = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
         let (input, size) = common::open_input(&args.input)?;
         let mut progress = Progress::new(args.progress, size);
-        let ctx = Stream { decoder: &decoder, format: &format, name: &name, type_name: &type_name, keep_going: args.keep_going };
+        let ctx = Stream {
+            decoder: &decoder,
+            format: &format,
+            name: &name,
+            type_name: &type_name,
+            keep_going: args.keep_going,
+        };
         let result = ctx.run(input, jobs, &mut out, &mut progress);
         match result {
             Ok(()) => progress.finish(),
@@ -128,7 +134,8 @@ impl Format {
 
     /// Appends record `number` (from 1) to `out`; an error is a message that has no JSON form.
     fn record(&self, msg: &MessageRef<'_>, number: u64, out: &mut Vec<u8>) -> Result<(), String> {
-        let json_err = |e: protojit::JsonError| format!("{} has no proto3 JSON form: {e}", msg.descriptor().full_name());
+        let json_err =
+            |e: protojit::JsonError| format!("{} has no proto3 JSON form: {e}", msg.descriptor().full_name());
         if !self.select.is_empty() {
             let mut line = String::new();
             for path in &self.select {
@@ -397,7 +404,10 @@ impl Stream<'_> {
         for &(info, start) in &batch.records[range] {
             let bytes = &batch.bytes[start..start + info.len];
             let result = match self.decoder.decode(bytes, &arena) {
-                Ok(msg) => self.format.record(&msg, info.number, &mut out.bytes).map_err(|e| format!("{}: record {}: {e}", self.name, info.number)),
+                Ok(msg) => self
+                    .format
+                    .record(&msg, info.number, &mut out.bytes)
+                    .map_err(|e| format!("{}: record {}: {e}", self.name, info.number)),
                 Err(e) => Err(self.decode_error(&info, e)),
             };
             arena.reset();

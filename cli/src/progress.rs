@@ -63,7 +63,9 @@ impl Progress {
         }
         let now = Instant::now();
         let due = match self.last {
-            Some(last) => now.duration_since(last) >= if self.mode == Mode::Lines { Duration::from_secs(1) } else { REDRAW },
+            Some(last) => {
+                now.duration_since(last) >= if self.mode == Mode::Lines { Duration::from_secs(1) } else { REDRAW }
+            }
             None => now.duration_since(self.start) >= SLOW_AFTER,
         };
         if due {
@@ -91,9 +93,14 @@ impl Progress {
     fn draw(&mut self, last: bool) {
         let secs = self.start.elapsed().as_secs_f64().max(1e-9);
         let mb = self.bytes as f64 / 1e6;
-        let mut line = format!("{} record{}, {:.1} MB", group(self.records), if self.records == 1 { "" } else { "s" }, mb);
+        let mut line =
+            format!("{} record{}, {:.1} MB", group(self.records), if self.records == 1 { "" } else { "s" }, mb);
         if let Some(total) = self.total.filter(|&t| t > 0 && !last) {
-            line.push_str(&format!(" of {:.1} MB ({:.0}%)", total as f64 / 1e6, 100.0 * self.bytes as f64 / total as f64));
+            line.push_str(&format!(
+                " of {:.1} MB ({:.0}%)",
+                total as f64 / 1e6,
+                100.0 * self.bytes as f64 / total as f64
+            ));
         }
         line.push_str(&format!(", {:.1} MB/s", mb / secs));
         if last {

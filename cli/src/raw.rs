@@ -11,7 +11,8 @@ pub fn run(args: &DecodeRawArgs) -> Result<(), Failure> {
     let mut out = Out::new();
     if !args.delimited {
         let bytes = common::read_input(&args.input)?;
-        let text = decode_raw_to_text(&bytes).map_err(|e| Failure::input(format!("{name}: not a protobuf message: {e}")))?;
+        let text =
+            decode_raw_to_text(&bytes).map_err(|e| Failure::input(format!("{name}: not a protobuf message: {e}")))?;
         out.write(text.as_bytes())?;
         return out.flush();
     }

@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 
 use prost_reflect::{Cardinality, Kind, Syntax};
-use protojit::raw::arena::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
+use protojit::raw::arena::{
+    FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX,
+};
 use protojit::raw::jit::{CompileOptions, Compiled, TypeEngine, TypeStats};
 use protojit::Schema;
 
@@ -55,7 +57,8 @@ fn layout_of<'s>(schema: &'s Schema, type_name: &str) -> Result<(&'s Layouts, La
 /// Columns padded to their widest cell, two spaces apart.
 fn table(rows: &[Vec<String>], indent: &str, out: &mut String) {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
     for row in rows {
         let mut line = String::from(indent);
         for (c, cell) in row.iter().enumerate() {
@@ -177,8 +180,16 @@ fn show(layouts: &Layouts, root: LayoutIndex, out: &mut String) {
             SlotDescriptor::Field(f) => f.name().to_owned(),
             SlotDescriptor::Extension(e) => format!("[{}]", e.full_name()),
         };
-        let oneof = if slot.oneof == NO_INDEX { String::new() } else { layout.oneofs()[slot.oneof as usize].name().to_owned() };
-        rows.push(vec![slot.number.to_string(), name, slot_kind(d), cardinality(d, slot), oneof, default_of(layout, si, d)]);
+        let oneof =
+            if slot.oneof == NO_INDEX { String::new() } else { layout.oneofs()[slot.oneof as usize].name().to_owned() };
+        rows.push(vec![
+            slot.number.to_string(),
+            name,
+            slot_kind(d),
+            cardinality(d, slot),
+            oneof,
+            default_of(layout, si, d),
+        ]);
     }
     if layout.slots().is_empty() {
         out.push_str("  (no fields)\n");
@@ -200,13 +211,27 @@ fn layout(layouts: &Layouts, layout: &MessageLayout, out: &mut String) {
     writeln!(out, "message {}: block of {} bytes, 8-byte aligned", desc.full_name(), layout.size()).unwrap();
     match layout.hasbit_words() {
         0 => out.push_str("  presence bits: none (no field outside a oneof has explicit presence)\n"),
-        words => writeln!(out, "  presence bits: {words} u32 word{} at bytes 0..{}", if words == 1 { "" } else { "s" }, 4 * words).unwrap(),
+        words => writeln!(
+            out,
+            "  presence bits: {words} u32 word{} at bytes 0..{}",
+            if words == 1 { "" } else { "s" },
+            4 * words
+        )
+        .unwrap(),
     }
     for (i, oneof) in layout.oneofs().iter().enumerate() {
-        writeln!(out, "  oneof {}: case word (u32, active field number) at byte {}", oneof.name(), layout.oneof_case_offset(i as u32)).unwrap();
+        writeln!(
+            out,
+            "  oneof {}: case word (u32, active field number) at byte {}",
+            oneof.name(),
+            layout.oneof_case_offset(i as u32)
+        )
+        .unwrap();
     }
     writeln!(out, "  unknown fields: span vector (16 bytes) at byte {}", layout.unknown_offset()).unwrap();
-    let mut rows = vec![["offset", "size", "number", "name", "kind", "repetition", "presence", "element"].map(String::from).to_vec()];
+    let mut rows = vec![["offset", "size", "number", "name", "kind", "repetition", "presence", "element"]
+        .map(String::from)
+        .to_vec()];
     let mut slots: Vec<(usize, &FieldSlot)> = layout.slots().iter().enumerate().collect();
     slots.sort_by_key(|(i, s)| (s.offset, *i));
     for (i, slot) in slots {
@@ -276,10 +301,7 @@ fn jit(schema: &Schema, type_name: &str, clif: bool, out: &mut String) -> Result
         let layouts = schema.layouts();
         let root = layouts.index_of(&full).expect("resolved names have layouts");
         let options = CompileOptions { keep_clif: true, ..CompileOptions::default() };
-        Compiled::compile(layouts, root, &options)
-            .map_err(|e| Failure::input(format!("{full}: {e}")))?
-            .stats()
-            .to_vec()
+        Compiled::compile(layouts, root, &options).map_err(|e| Failure::input(format!("{full}: {e}")))?.stats().to_vec()
     } else {
         let engine = EngineArgs { engine: crate::args::Engine::Jit, max_depth: 100, no_utf8_check: false };
         common::decoder(schema, &full, &engine)?.stats().types

@@ -34,7 +34,13 @@ pub struct RecordReader<R: Read> {
 
 impl<R: Read> RecordReader<R> {
     pub fn new(r: R, name: &str, what: &str) -> Self {
-        RecordReader { r: BufReader::with_capacity(1 << 16, r), offset: 0, records: 0, name: name.to_owned(), what: what.to_owned() }
+        RecordReader {
+            r: BufReader::with_capacity(1 << 16, r),
+            offset: 0,
+            records: 0,
+            name: name.to_owned(),
+            what: what.to_owned(),
+        }
     }
 
     /// Bytes read so far.

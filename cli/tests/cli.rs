@@ -64,7 +64,12 @@ fn assert_prints(out: &Output, want: &[u8]) {
     if out.stdout != want {
         let got = String::from_utf8_lossy(&out.stdout);
         let exp = String::from_utf8_lossy(want);
-        let line = got.lines().zip(exp.lines()).position(|(a, b)| a != b).map_or(got.lines().count().min(exp.lines().count()), |i| i) + 1;
+        let line = got
+            .lines()
+            .zip(exp.lines())
+            .position(|(a, b)| a != b)
+            .map_or(got.lines().count().min(exp.lines().count()), |i| i)
+            + 1;
         panic!(
             "stdout differs from protoc's output ({} vs {} bytes), first at line {line}: {:?} vs {:?}",
             got.len(),
@@ -154,14 +159,24 @@ fn descriptor_set_decodes_itself() {
     let Some(dir) = corpus("descriptor_set_decodes_itself") else { return };
     let fds = dir.join("descriptor.fds.bin");
     let out = run(
-        protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "google.protobuf.FileDescriptorSet"]).arg(&fds),
+        protojit()
+            .arg("decode")
+            .arg("--descriptor-set")
+            .arg(&fds)
+            .args(["--type", "google.protobuf.FileDescriptorSet"])
+            .arg(&fds),
         None,
     );
     assert_prints(&out, &expected("descriptor.fds.bin"));
     // A short name that is unique resolves too.
     let with_info = dir.join("descriptor_with_source_info.fds.bin");
     let out = run(
-        protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "FileDescriptorSet"]).arg(&with_info),
+        protojit()
+            .arg("decode")
+            .arg("--descriptor-set")
+            .arg(&fds)
+            .args(["--type", "FileDescriptorSet"])
+            .arg(&with_info),
         None,
     );
     assert_prints(&out, &expected("descriptor_with_source_info.fds.bin"));
@@ -172,7 +187,13 @@ fn stdin_input() {
     let Some(dir) = corpus("stdin_input") else { return };
     let payload = std::fs::read(dir.join("google_message1_proto3.payload0.bin")).unwrap();
     let want = expected("google_message1_proto3.payload0.bin");
-    let base = ["decode", "--proto", "../shared/corpus/benchmark_message1_proto3.proto", "--type", "benchmarks.proto3.GoogleMessage1"];
+    let base = [
+        "decode",
+        "--proto",
+        "../shared/corpus/benchmark_message1_proto3.proto",
+        "--type",
+        "benchmarks.proto3.GoogleMessage1",
+    ];
     assert_prints(&run(protojit().args(base).arg("-"), Some(&payload)), &want);
     // No INPUT at all means stdin too.
     assert_prints(&run(protojit().args(base), Some(&payload)), &want);
@@ -182,7 +203,8 @@ fn stdin_input() {
 fn stdin_input_without_corpus() {
     let tmp = TempDir::new("stdin");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "-"]), Some(SAMPLE_READING));
+    let out =
+        run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "-"]), Some(SAMPLE_READING));
     assert_prints(&out, SAMPLE_TEXT.as_bytes());
     assert!(out.stderr.is_empty(), "stderr: {}", stderr(&out));
 }
@@ -218,7 +240,8 @@ fn malformed_input_is_one_line_with_the_offset() {
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
     // Field 2 claims 9 bytes where 2 remain: the length prefix at offset 3 runs past the end.
     let bad = [0x08, 0x07, 0x12, 0x09, b'h', b'i'];
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "sample.Reading", "-"]), Some(&bad));
+    let out =
+        run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "sample.Reading", "-"]), Some(&bad));
     let line = assert_fails(&out, 1);
     assert!(line.contains("stdin"), "{line}");
     assert!(line.contains("sample.Reading"), "{line}");
@@ -228,7 +251,12 @@ fn malformed_input_is_one_line_with_the_offset() {
     let file = tmp.write("bad.bin", &[0x08, 0x07, 0x08, 0xff]);
     for engine in ["interp", "jit"] {
         let out = run(
-            protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--engine", engine]).arg(&file),
+            protojit()
+                .arg("decode")
+                .arg("--proto")
+                .arg(&proto)
+                .args(["--type", "Reading", "--engine", engine])
+                .arg(&file),
             None,
         );
         let line = assert_fails(&out, 1);
@@ -243,7 +271,11 @@ fn malformed_corpus_payload_fails_cleanly() {
     let payload = std::fs::read(dir.join("google_message2.payload0.bin")).unwrap();
     for cut in [1, 50, 1000, payload.len() - 1] {
         let out = run(
-            protojit().arg("decode").arg("--proto").arg(dir.join("benchmark_message2.proto")).args(["--type", "GoogleMessage2", "-"]),
+            protojit().arg("decode").arg("--proto").arg(dir.join("benchmark_message2.proto")).args([
+                "--type",
+                "GoogleMessage2",
+                "-",
+            ]),
             Some(&payload[..cut]),
         );
         let line = assert_fails(&out, 1);
@@ -266,7 +298,10 @@ fn missing_schema_files() {
     let tmp = TempDir::new("missing-schema");
     let input = tmp.write("in.bin", SAMPLE_READING);
     for flag in ["--proto", "--descriptor-set"] {
-        let out = run(protojit().arg("decode").arg(flag).arg(tmp.0.join("absent.schema")).args(["--type", "Reading"]).arg(&input), None);
+        let out = run(
+            protojit().arg("decode").arg(flag).arg(tmp.0.join("absent.schema")).args(["--type", "Reading"]).arg(&input),
+            None,
+        );
         let line = assert_fails(&out, 2);
         assert!(line.contains("absent.schema"), "{flag}: {line}");
     }
@@ -282,7 +317,13 @@ fn bad_proto_file() {
     let line = assert_fails(&out, 2);
     assert!(line.contains("cannot compile the schema"), "{line}");
     let out = run(
-        protojit().env("PROTOC", "/nonexistent/protoc").arg("decode").arg("--proto").arg(&proto).args(["--type", "Broken"]).arg(&input),
+        protojit()
+            .env("PROTOC", "/nonexistent/protoc")
+            .arg("decode")
+            .arg("--proto")
+            .arg(&proto)
+            .args(["--type", "Broken"])
+            .arg(&input),
         None,
     );
     let line = assert_fails(&out, 2);
@@ -295,7 +336,8 @@ fn not_a_descriptor_set() {
     // Field 1 (`file`) announces 5 bytes, 1 follows.
     let fds = tmp.write("bogus.pb", &[0x0a, 0x05, 0x01]);
     let input = tmp.write("in.bin", SAMPLE_READING);
-    let out = run(protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "Reading"]).arg(&input), None);
+    let out =
+        run(protojit().arg("decode").arg("--descriptor-set").arg(&fds).args(["--type", "Reading"]).arg(&input), None);
     let line = assert_fails(&out, 2);
     assert!(line.contains("bogus.pb"), "{line}");
     assert!(line.contains("is not a valid FileDescriptorSet"), "{line}");
@@ -311,7 +353,8 @@ fn unknown_type_suggests_close_names() {
     assert!(line.contains("no message type `Readin`"), "{line}");
     assert!(line.contains("did you mean") && line.contains("`sample.Reading`"), "{line}");
 
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "sample.Nothing"]).arg(&input), None);
+    let out =
+        run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "sample.Nothing"]).arg(&input), None);
     let line = assert_fails(&out, 2);
     assert!(line.contains("no message type `sample.Nothing`"), "{line}");
 }

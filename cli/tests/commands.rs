@@ -68,7 +68,10 @@ message p2.Item (proto2, item.proto)
     let text = String::from_utf8(ok(&out)).unwrap();
     assert!(text.starts_with("message sample.Reading (proto3, sample.proto)\n"), "{text}");
     assert!(text.contains("  1       id      int32                   singular                0\n"), "{text}");
-    assert!(text.contains("  4       color   enum sample.Color       singular                COLOR_UNSPECIFIED\n"), "{text}");
+    assert!(
+        text.contains("  4       color   enum sample.Color       singular                COLOR_UNSPECIFIED\n"),
+        "{text}"
+    );
     assert!(text.contains("  5       counts  map<string, int64>      map\n"), "{text}");
 }
 
@@ -102,9 +105,14 @@ fn schema_layout_matches_the_arena_layout() {
             }
         }
         for i in 0..layout.oneofs().len() {
-            assert!(section.contains(&format!("case word (u32, active field number) at byte {}", layout.oneof_case_offset(i as u32))));
+            assert!(section.contains(&format!(
+                "case word (u32, active field number) at byte {}",
+                layout.oneof_case_offset(i as u32)
+            )));
         }
-        assert!(section.contains(&format!("unknown fields: span vector (16 bytes) at byte {}", layout.unknown_offset())));
+        assert!(
+            section.contains(&format!("unknown fields: span vector (16 bytes) at byte {}", layout.unknown_offset()))
+        );
     }
     // Without --reachable, just the one type.
     let out = run(protojit().args(["schema", "layout", "--proto"]).arg(&proto).arg("Other"), None);
@@ -131,7 +139,9 @@ fn schema_jit_reports_engines_code_and_clif() {
         }
     }
     if !jit {
-        println!("SKIPPED the --clif part of schema_jit_reports_engines_code_and_clif: no Cranelift backend for this host");
+        println!(
+            "SKIPPED the --clif part of schema_jit_reports_engines_code_and_clif: no Cranelift backend for this host"
+        );
         return;
     }
     let out = run(protojit().args(["schema", "jit", "--proto"]).arg(&proto).args(["p2.Item", "--clif"]), None);
@@ -155,7 +165,8 @@ fn schema_errors_are_one_line_exit_2() {
         let out = run(protojit().args(["schema", sub, "--proto"]).arg(&proto).arg("Nope"), None);
         assert!(assert_fails(&out, 2).contains("no message type `Nope`"));
     }
-    let out = run(protojit().env("PROTOC", "/nonexistent/protoc").args(["schema", "list", "--proto"]).arg(&broken), None);
+    let out =
+        run(protojit().env("PROTOC", "/nonexistent/protoc").args(["schema", "list", "--proto"]).arg(&broken), None);
     assert!(assert_fails(&out, 2).contains("cannot compile the schema"));
     let out = run(protojit().args(["schema", "list"]), None);
     assert!(assert_fails(&out, 2).contains("no schema"));
@@ -168,13 +179,17 @@ fn bench_prints_throughput_and_ratios() {
     let tmp = TempDir::new("bench");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
     let input = tmp.write("one.bin", &reading(3, "three", 3.0));
-    let out = run(protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0.3"]).arg(&input), None);
+    let out = run(
+        protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0.3"]).arg(&input),
+        None,
+    );
     let text = String::from_utf8(ok(&out)).unwrap();
     let len = reading(3, "three", 3.0).len();
     assert!(text.starts_with(&format!("protojit bench: sample.Reading, 1 record, {len} bytes, 0.3 s\n")), "{text}");
     assert!(text.contains("MB/s min") && text.contains("median") && text.contains("vs prost-reflect"), "{text}");
     for arm in ["protojit jit", "protojit interpreter", "prost-reflect"] {
-        let row = text.lines().find(|l| l.trim_start().starts_with(arm)).unwrap_or_else(|| panic!("no {arm} row: {text}"));
+        let row =
+            text.lines().find(|l| l.trim_start().starts_with(arm)).unwrap_or_else(|| panic!("no {arm} row: {text}"));
         let nums: Vec<f64> = row[arm.len() + 2..].split_whitespace().take(3).map(|s| s.parse().unwrap()).collect();
         assert!(nums[0] > 0.0 && nums[0] <= nums[1] && nums[1] <= nums[2], "{row}");
         assert!(row.contains('x'), "{row}");
@@ -185,16 +200,32 @@ fn bench_prints_throughput_and_ratios() {
     let stream = delimited([reading(1, "a", 1.0), reading(2, "b", 2.0)].iter().map(Vec::as_slice));
     let input = tmp.write("stream.bin", &stream);
     let out = run(
-        protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0.2", "--delimited"]).arg(&input),
+        protojit()
+            .arg("bench")
+            .arg("--proto")
+            .arg(&proto)
+            .args(["--type", "Reading", "--time", "0.2", "--delimited"])
+            .arg(&input),
         None,
     );
     let text = String::from_utf8(ok(&out)).unwrap();
-    assert!(text.starts_with(&format!("protojit bench: sample.Reading, 2 records, {} bytes", stream.len() - 2)), "{text}");
+    assert!(
+        text.starts_with(&format!("protojit bench: sample.Reading, 2 records, {} bytes", stream.len() - 2)),
+        "{text}"
+    );
     // Malformed input: exit 1; a bad --time: exit 2.
     let bad = tmp.write("bad.bin", &[0x08]);
-    let out = run(protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0.1"]).arg(&bad), None);
-    assert!(assert_fails(&out, 1).contains("bad.bin: cannot decode as sample.Reading: truncated value at byte offset 1"));
-    let out = run(protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0"]).arg(&input), None);
+    let out = run(
+        protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0.1"]).arg(&bad),
+        None,
+    );
+    assert!(
+        assert_fails(&out, 1).contains("bad.bin: cannot decode as sample.Reading: truncated value at byte offset 1")
+    );
+    let out = run(
+        protojit().arg("bench").arg("--proto").arg(&proto).args(["--type", "Reading", "--time", "0"]).arg(&input),
+        None,
+    );
     assert_fails(&out, 2);
 }
 
@@ -245,7 +276,10 @@ fn help_has_examples_for_every_command() {
     for cmd in commands {
         let out = run(protojit().args(cmd).arg("--help"), None);
         let text = String::from_utf8(ok(&out)).unwrap();
-        assert!(text.contains("Examples:\n") && text.contains("\n  protojit "), "{cmd:?} --help has no examples:\n{text}");
+        assert!(
+            text.contains("Examples:\n") && text.contains("\n  protojit "),
+            "{cmd:?} --help has no examples:\n{text}"
+        );
         if let Some(last) = cmd.last() {
             assert!(text.contains(&format!(" {last} ")), "{cmd:?}: examples do not use the command:\n{text}");
         }
@@ -262,7 +296,8 @@ fn version_and_usage_errors() {
     let out = run(protojit().arg("--version"), None);
     assert_eq!(stdout(&out), format!("protojit {}\n", env!("CARGO_PKG_VERSION")));
     // clap's usage errors: exit 2.
-    for args in [&["frobnicate"][..], &["decode", "--no-such-flag"], &["decode", "--type", "X", "--output", "xml"], &[]] {
+    for args in [&["frobnicate"][..], &["decode", "--no-such-flag"], &["decode", "--type", "X", "--output", "xml"], &[]]
+    {
         let out = run(protojit().args(args), None);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(out.stdout.is_empty(), "{args:?}");

@@ -41,7 +41,10 @@ fn json_of(out: &[u8]) -> serde_json::Value {
 fn text_output_matches_protoc_on_every_corpus_payload() {
     let Some(dir) = corpus("text_output_matches_protoc_on_every_corpus_payload") else { return };
     for (proto, type_name, payload) in PAYLOADS {
-        let out = run(protojit().arg("decode").args(schema_flags(&dir, proto)).args(["--type", type_name]).arg(dir.join(payload)), None);
+        let out = run(
+            protojit().arg("decode").args(schema_flags(&dir, proto)).args(["--type", type_name]).arg(dir.join(payload)),
+            None,
+        );
         assert_expected(&root().join("tests/expected").join(payload), &ok(&out));
     }
 }
@@ -91,7 +94,12 @@ fn json_flags_match_prost_reflect_options() {
         let want = prost_json(&pool, "sample.Reading", &bytes, &options);
         for output in ["json", "json-pretty", "jsonl"] {
             let out = run(
-                protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--output", output]).args(flags),
+                protojit()
+                    .arg("decode")
+                    .arg("--proto")
+                    .arg(&proto)
+                    .args(["--type", "Reading", "--output", output])
+                    .args(flags),
                 Some(&bytes),
             );
             assert!(json_of(&ok(&out)) == want, "{flags:?} --output {output}: {}", stdout(&out));
@@ -120,7 +128,10 @@ fn json_flags_need_json_output() {
     let tmp = TempDir::new("json-flags-text");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
     for flag in ["--emit-defaults", "--proto-names", "--enum-numbers"] {
-        let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", flag]), Some(&reading(1, "a", 1.0)));
+        let out = run(
+            protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", flag]),
+            Some(&reading(1, "a", 1.0)),
+        );
         let line = assert_fails(&out, 2);
         assert!(line.contains("apply to JSON output"), "{line}");
     }
@@ -140,7 +151,10 @@ fn binary_output_is_the_canonical_encoding() {
     let at = fixed.windows(2).position(|w| w == [0x1a, 0x08]).unwrap();
     fixed.drain(at..at + 10);
     fixed.extend_from_slice(&[0x08, 0x05]); // id: 5 last (last one wins)
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--output", "binary"]), Some(&fixed));
+    let out = run(
+        protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--output", "binary"]),
+        Some(&fixed),
+    );
     assert_eq!(ok(&out), canonical, "re-encoding is canonical");
 
     let Some(dir) = corpus("binary_output_is_the_canonical_encoding (corpus part)") else { return };
@@ -151,7 +165,11 @@ fn binary_output_is_the_canonical_encoding() {
         ("osmformat.proto", "OSMPBF.PrimitiveBlock", "liechtenstein.block1.primitiveblock-dense.bin"),
     ] {
         let out = run(
-            protojit().arg("decode").args(schema_flags(&dir, proto)).args(["--type", type_name, "-o", "binary"]).arg(dir.join(payload)),
+            protojit()
+                .arg("decode")
+                .args(schema_flags(&dir, proto))
+                .args(["--type", type_name, "-o", "binary"])
+                .arg(dir.join(payload)),
             None,
         );
         assert!(ok(&out) == std::fs::read(dir.join(payload)).unwrap(), "{payload}: re-encoding differs from the input");
@@ -160,7 +178,11 @@ fn binary_output_is_the_canonical_encoding() {
     // to the same text.
     let flags = schema_flags(&dir, "benchmark_message1_proto3.proto");
     let out = run(
-        protojit().arg("decode").args(&flags).args(["--type", "GoogleMessage1", "-o", "binary"]).arg(dir.join("google_message1_proto3.payload0.bin")),
+        protojit()
+            .arg("decode")
+            .args(&flags)
+            .args(["--type", "GoogleMessage1", "-o", "binary"])
+            .arg(dir.join("google_message1_proto3.payload0.bin")),
         None,
     );
     let reencoded = ok(&out);
@@ -189,23 +211,33 @@ fn select_prints_values_one_per_line() {
                 .arg(&proto)
                 .args(["--type", "Reading", "--output", output])
                 .args(["--select", "label", "--select", "values[*]", "--select", "values", "--select", "color"])
-                .args(["--select", "counts[\"n\"]", "--select", "child.id", "--select", "child.values[-1]", "--select", "big"])
+                .args([
+                    "--select",
+                    "counts[\"n\"]",
+                    "--select",
+                    "child.id",
+                    "--select",
+                    "child.values[-1]",
+                    "--select",
+                    "big",
+                ])
                 .args(["--select", "values[9]", "--select", "#1"]),
             Some(&bytes),
         );
         String::from_utf8(ok(&out)).unwrap()
     };
-    assert_eq!(
-        select("text"),
-        "\"seven \\\"7\\\"\\n\"\n1.5\n0.25\n[1.5, 0.25]\nRED\n8\n8\n1e300\n1099511627783\n7\n"
-    );
+    assert_eq!(select("text"), "\"seven \\\"7\\\"\\n\"\n1.5\n0.25\n[1.5, 0.25]\nRED\n8\n8\n1e300\n1099511627783\n7\n");
     assert_eq!(
         select("json"),
         "\"seven \\\"7\\\"\\n\"\n1.5\n0.25\n[1.5,0.25]\n\"RED\"\n\"8\"\n8\n1e+300\n\"1099511627783\"\n7\n"
     );
     // A message selects as one line of text format, or one JSON object.
     let out = run(
-        protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--select", "child", "--select", "counts"]),
+        protojit()
+            .arg("decode")
+            .arg("--proto")
+            .arg(&proto)
+            .args(["--type", "Reading", "--select", "child", "--select", "counts"]),
         Some(&bytes),
     );
     assert_eq!(
@@ -213,7 +245,11 @@ fn select_prints_values_one_per_line() {
         "{ id: 8 label: \"eight\" values: 1e+300 color: GREEN counts { key: \"n\" value: 9 } big: 1099511627784 }\n{\"n\": 8}\n"
     );
     let out = run(
-        protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "-o", "json", "--select", "child", "--select", "counts"]),
+        protojit()
+            .arg("decode")
+            .arg("--proto")
+            .arg(&proto)
+            .args(["--type", "Reading", "-o", "json", "--select", "child", "--select", "counts"]),
         Some(&bytes),
     );
     let pool = sample_pool();
@@ -230,7 +266,11 @@ fn select_on_a_corpus_payload_matches_prost_reflect() {
     let Some(dir) = corpus("select_on_a_corpus_payload_matches_prost_reflect") else { return };
     let payload = dir.join("mvt-chicago-13-2101-3044.mvt");
     let pool = corpus_pool(&dir, "vector_tile.proto");
-    let tile = DynamicMessage::decode(pool.get_message_by_name("vector_tile.Tile").unwrap(), std::fs::read(&payload).unwrap().as_slice()).unwrap();
+    let tile = DynamicMessage::decode(
+        pool.get_message_by_name("vector_tile.Tile").unwrap(),
+        std::fs::read(&payload).unwrap().as_slice(),
+    )
+    .unwrap();
     let layers = tile.get_field_by_name("layers").unwrap();
     let mut want = String::new();
     for layer in layers.as_list().unwrap() {
@@ -258,13 +298,22 @@ fn select_on_a_corpus_payload_matches_prost_reflect() {
 fn bad_select_path_is_a_usage_error() {
     let tmp = TempDir::new("select-bad");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
-    for (path, needle) in [("nope", "has no field `nope`"), ("label.x", "not a message"), ("values[", "invalid field path")] {
-        let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--select", path]), Some(&[]));
+    for (path, needle) in
+        [("nope", "has no field `nope`"), ("label.x", "not a message"), ("values[", "invalid field path")]
+    {
+        let out = run(
+            protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--select", path]),
+            Some(&[]),
+        );
         let line = assert_fails(&out, 2);
         assert!(line.contains(&format!("--select {path}")) && line.contains(needle), "{line}");
     }
     let out = run(
-        protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--select", "id", "-o", "binary"]),
+        protojit()
+            .arg("decode")
+            .arg("--proto")
+            .arg(&proto)
+            .args(["--type", "Reading", "--select", "id", "-o", "binary"]),
         Some(&[]),
     );
     assert_fails(&out, 2);
@@ -326,7 +375,10 @@ fn no_utf8_check_accepts_invalid_strings() {
 #[test]
 fn include_dirs_resolve_imports() {
     let tmp = TempDir::new("include");
-    tmp.write("deps/geo/point.proto", b"syntax = \"proto3\";\npackage geo;\nmessage Point { int32 x = 1; int32 y = 2; }\n");
+    tmp.write(
+        "deps/geo/point.proto",
+        b"syntax = \"proto3\";\npackage geo;\nmessage Point { int32 x = 1; int32 y = 2; }\n",
+    );
     tmp.write("deps2/unit.proto", b"syntax = \"proto3\";\npackage geo;\nenum Unit { METER = 0; FOOT = 1; }\n");
     let main = tmp.write(
         "src/shape.proto",
@@ -350,7 +402,15 @@ fn include_dirs_resolve_imports() {
     assert_eq!(stdout(&out), "points {\n  x: 1\n  y: 2\n}\nunit: FOOT\n");
     ok(&out);
     // Without the include directories, the import is not found: a schema error, exit 2.
-    let out = run(protojit().env("PROTOC", "/nonexistent/protoc").arg("decode").arg("--proto").arg(&main).args(["--type", "Shape"]), Some(&input));
+    let out = run(
+        protojit()
+            .env("PROTOC", "/nonexistent/protoc")
+            .arg("decode")
+            .arg("--proto")
+            .arg(&main)
+            .args(["--type", "Shape"]),
+        Some(&input),
+    );
     let line = assert_fails(&out, 2);
     assert!(line.contains("geo/point.proto"), "{line}");
 }
@@ -375,13 +435,20 @@ fn descriptor_sets_are_repeatable() {
     let shape_pb = tmp.write("shape.pb", &set_of("shape.proto"));
     let input = [0x0a, 0x02, 0x08, 0x03];
     let out = run(
-        protojit().arg("decode").arg("--descriptor-set").arg(&point_pb).arg("--descriptor-set").arg(&shape_pb).args(["--type", "shapes.Shape"]),
+        protojit()
+            .arg("decode")
+            .arg("--descriptor-set")
+            .arg(&point_pb)
+            .arg("--descriptor-set")
+            .arg(&shape_pb)
+            .args(["--type", "shapes.Shape"]),
         Some(&input),
     );
     assert_eq!(stdout(&out), "points {\n  x: 3\n}\n");
     ok(&out);
     // The dependent set alone does not load: exit 2, naming the file.
-    let out = run(protojit().arg("decode").arg("--descriptor-set").arg(&shape_pb).args(["--type", "Shape"]), Some(&input));
+    let out =
+        run(protojit().arg("decode").arg("--descriptor-set").arg(&shape_pb).args(["--type", "Shape"]), Some(&input));
     let line = assert_fails(&out, 2);
     assert!(line.contains("shape.pb"), "{line}");
 }
@@ -390,7 +457,16 @@ fn descriptor_sets_are_repeatable() {
 fn schema_flag_combinations_are_usage_errors() {
     let tmp = TempDir::new("schema-flags");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).arg("--descriptor-set").arg(&proto).args(["--type", "Reading"]), Some(&[]));
+    let out = run(
+        protojit()
+            .arg("decode")
+            .arg("--proto")
+            .arg(&proto)
+            .arg("--descriptor-set")
+            .arg(&proto)
+            .args(["--type", "Reading"]),
+        Some(&[]),
+    );
     assert!(assert_fails(&out, 2).contains("not both"));
     // Ambiguous short names list the candidates.
     let other = tmp.write("other.proto", b"syntax = \"proto3\";\npackage other;\nmessage Reading { int32 id = 1; }\n");
@@ -399,13 +475,17 @@ fn schema_flag_combinations_are_usage_errors() {
         Some(&[]),
     );
     let line = assert_fails(&out, 2);
-    assert!(line.contains("ambiguous") && line.contains("`sample.Reading`") && line.contains("`other.Reading`"), "{line}");
+    assert!(
+        line.contains("ambiguous") && line.contains("`sample.Reading`") && line.contains("`other.Reading`"),
+        "{line}"
+    );
     // A missing --type is clap's usage error, exit 2.
     let out = run(protojit().arg("decode").arg("--proto").arg(&proto), Some(&[]));
     assert_eq!(out.status.code(), Some(2));
     // --jobs and --keep-going belong to --delimited.
     for flag in [&["--jobs", "2"][..], &["--keep-going"]] {
-        let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading"]).args(flag), Some(&[]));
+        let out =
+            run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading"]).args(flag), Some(&[]));
         assert!(assert_fails(&out, 2).contains("--delimited"));
     }
 }
@@ -415,7 +495,10 @@ fn empty_input_is_the_empty_message() {
     let tmp = TempDir::new("empty");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
     for (output, want) in [("text", ""), ("json", "{}\n"), ("binary", "")] {
-        let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "-o", output]), Some(&[]));
+        let out = run(
+            protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "-o", output]),
+            Some(&[]),
+        );
         assert_eq!(stdout(&out), want, "{output}");
         ok(&out);
     }

@@ -23,7 +23,10 @@ fn every_corpus_payload_prints_what_protoc_prints() {
     assert!(raw_dir().join("osm-binary-sample.osm.pbf.fails").exists());
     let out = run(protojit().arg("decode-raw").arg(dir.join("osm-binary-sample.osm.pbf")), None);
     let line = assert_fails(&out, 1);
-    assert!(line.contains("osm-binary-sample.osm.pbf: not a protobuf message: ") && line.contains("at byte offset 0"), "{line}");
+    assert!(
+        line.contains("osm-binary-sample.osm.pbf: not a protobuf message: ") && line.contains("at byte offset 0"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -41,7 +44,11 @@ fn edge_cases_match_protoc_and_failures_are_one_line() {
         let out = run(protojit().arg("decode-raw").arg(&bin), None);
         if stem.with_extension("fails").exists() {
             let line = assert_fails(&out, 1);
-            assert!(line.contains("not a protobuf message") && line.contains("at byte offset"), "{}: {line}", bin.display());
+            assert!(
+                line.contains("not a protobuf message") && line.contains("at byte offset"),
+                "{}: {line}",
+                bin.display()
+            );
             failures += 1;
         } else {
             let txt = std::fs::read(stem.with_extension("txt")).unwrap();
@@ -105,5 +112,8 @@ fn delimited_raw_stream() {
     // Truncated framing.
     let out = run(protojit().args(["decode-raw", "--delimited"]), Some(&[0x02, 0x08, 0x01, 0x05, 0x08]));
     let line = one_line_error(&out, 1);
-    assert!(line.contains("record 2: truncated stream") && line.contains("byte offset 3 announces 5 bytes, only 1 remain"), "{line}");
+    assert!(
+        line.contains("record 2: truncated stream") && line.contains("byte offset 3 announces 5 bytes, only 1 remain"),
+        "{line}"
+    );
 }

@@ -22,7 +22,16 @@ fn generated_stream(n: u32) -> Vec<u8> {
 }
 
 fn decode_stream(proto: &std::path::Path, input: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    run(protojit().arg("decode").arg("--proto").arg(proto).args(["--type", "Reading", "--delimited"]).args(extra).arg(input), None)
+    run(
+        protojit()
+            .arg("decode")
+            .arg("--proto")
+            .arg(proto)
+            .args(["--type", "Reading", "--delimited"])
+            .args(extra)
+            .arg(input),
+        None,
+    )
 }
 
 /// The acceptance test: 100k generated records decode on two threads to exactly the
@@ -42,7 +51,11 @@ fn jobs_2_prints_what_jobs_1_prints_for_100k_records() {
             "text" => {
                 let text = String::from_utf8(one).unwrap();
                 assert_eq!(text.matches("# record ").count(), N as usize);
-                assert!(text.starts_with("# record 1\nid: 1\nlabel: \"r1\"\nvalues: 0.25\ncolor: RED\n"), "{}", &text[..200]);
+                assert!(
+                    text.starts_with("# record 1\nid: 1\nlabel: \"r1\"\nvalues: 0.25\ncolor: RED\n"),
+                    "{}",
+                    &text[..200]
+                );
                 assert!(text.contains("# record 100000\nid: 100000\nlabel: \"r100000\"\nvalues: 25000\ncolor: RED\n"));
             }
             "jsonl" => {
@@ -69,7 +82,11 @@ fn jobs_2_prints_what_jobs_1_prints_for_100k_records() {
 #[test]
 fn corpus_tiles_as_a_stream_print_what_protoc_prints_per_record() {
     let Some(dir) = corpus("corpus_tiles_as_a_stream_print_what_protoc_prints_per_record") else { return };
-    let tiles = ["mvt-chicago-13-2101-3044.mvt", "mvt-sanfrancisco-15-5238-12666.mvt", "vector-tile-js-14-8801-5371.vector.pbf"];
+    let tiles = [
+        "mvt-chicago-13-2101-3044.mvt",
+        "mvt-sanfrancisco-15-5238-12666.mvt",
+        "vector-tile-js-14-8801-5371.vector.pbf",
+    ];
     let payloads: Vec<Vec<u8>> = tiles.iter().map(|t| std::fs::read(dir.join(t)).unwrap()).collect();
     let stream = delimited(payloads.iter().map(Vec::as_slice));
     let mut want = Vec::new();
@@ -79,17 +96,28 @@ fn corpus_tiles_as_a_stream_print_what_protoc_prints_per_record() {
     }
     for jobs in ["1", "2"] {
         let out = run(
-            protojit()
-                .arg("decode")
-                .args(schema_flags(&dir, "vector_tile.proto"))
-                .args(["--type", "vector_tile.Tile", "--delimited", "--jobs", jobs, "-"]),
+            protojit().arg("decode").args(schema_flags(&dir, "vector_tile.proto")).args([
+                "--type",
+                "vector_tile.Tile",
+                "--delimited",
+                "--jobs",
+                jobs,
+                "-",
+            ]),
             Some(&stream),
         );
         assert_same(&ok(&out), &want, &format!("tile stream, --jobs {jobs}"));
     }
     // As one JSON array of the three tiles.
     let out = run(
-        protojit().arg("decode").args(schema_flags(&dir, "vector_tile.proto")).args(["--type", "Tile", "--delimited", "-o", "json", "-"]),
+        protojit().arg("decode").args(schema_flags(&dir, "vector_tile.proto")).args([
+            "--type",
+            "Tile",
+            "--delimited",
+            "-o",
+            "json",
+            "-",
+        ]),
         Some(&stream),
     );
     let v: serde_json::Value = serde_json::from_slice(&ok(&out)).unwrap();
@@ -122,7 +150,8 @@ fn json_forms_of_a_stream() {
 /// A stream whose records 3 and 5 do not decode (the framing is intact).
 fn stream_with_bad_records() -> Vec<u8> {
     let bad = vec![0x08, 0x01, 0x12, 0x09, b'x'];
-    let records: Vec<Vec<u8>> = (1..=6).map(|i| if i == 3 || i == 5 { bad.clone() } else { reading(i, "ok", 1.0) }).collect();
+    let records: Vec<Vec<u8>> =
+        (1..=6).map(|i| if i == 3 || i == 5 { bad.clone() } else { reading(i, "ok", 1.0) }).collect();
     delimited(records.iter().map(Vec::as_slice))
 }
 
@@ -137,7 +166,13 @@ fn malformed_record_names_record_and_offsets() {
         let out = decode_stream(&proto, &input, &["--jobs", jobs, "-o", "jsonl"]);
         let line = one_line_error(&out, 1);
         assert!(line.contains("records.bin: record 3: cannot decode as sample.Reading"), "{line}");
-        assert!(line.contains(&format!("at byte offset {} (3 bytes into the record, which starts at byte offset {start3})", start3 + 3)), "{line}");
+        assert!(
+            line.contains(&format!(
+                "at byte offset {} (3 bytes into the record, which starts at byte offset {start3})",
+                start3 + 3
+            )),
+            "{line}"
+        );
         // The records before it were printed.
         assert_eq!(stdout(&out).lines().count(), 2, "--jobs {jobs}");
     }
@@ -163,7 +198,10 @@ fn keep_going_reports_each_bad_record_and_continues() {
     }
     assert_eq!(outputs[0], outputs[1]);
     // --keep-going needs --delimited (usage error, exit 2).
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--keep-going"]).arg(&input), None);
+    let out = run(
+        protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--keep-going"]).arg(&input),
+        None,
+    );
     assert_fails(&out, 2);
 }
 
@@ -185,9 +223,22 @@ fn truncated_stream_is_one_line_with_record_and_offset() {
     }
     let mut prefix_cut = stream[..first].to_vec();
     prefix_cut.push(0x80);
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--delimited", "-o", "jsonl", "-"]), Some(&prefix_cut));
+    let out = run(
+        protojit().arg("decode").arg("--proto").arg(&proto).args([
+            "--type",
+            "Reading",
+            "--delimited",
+            "-o",
+            "jsonl",
+            "-",
+        ]),
+        Some(&prefix_cut),
+    );
     let line = one_line_error(&out, 1);
-    assert!(line.contains("stdin: record 2: truncated stream") && line.contains(&format!("byte offset {first} is cut off")), "{line}");
+    assert!(
+        line.contains("stdin: record 2: truncated stream") && line.contains(&format!("byte offset {first} is cut off")),
+        "{line}"
+    );
     assert_eq!(stdout(&out).lines().count(), 1);
     // A length prefix that is not a varint at all.
     let out = run(
@@ -222,7 +273,10 @@ fn progress_is_silent_unless_asked_for() {
     assert!(!err.contains('\r'), "no terminal, no redraws: {err:?}");
     // A single message reports too when asked.
     let one = tmp.write("one.bin", &reading(1, "a", 1.0));
-    let out = run(protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--progress"]).arg(&one), None);
+    let out = run(
+        protojit().arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--progress"]).arg(&one),
+        None,
+    );
     assert!(stderr(&out).starts_with("protojit: 1 record, "), "{}", stderr(&out));
     // --quiet and --progress contradict each other: clap's usage error.
     assert_eq!(decode_stream(&proto, &input, &["--quiet", "--progress"]).status.code(), Some(2));
@@ -245,7 +299,14 @@ fn closed_stdout_ends_quietly() {
         } else {
             cmd.arg("decode-raw");
         }
-        let mut child = cmd.args(flags).arg(&input).stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null()).spawn().unwrap();
+        let mut child = cmd
+            .args(flags)
+            .arg(&input)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
         // Read a little, like `| head -c 100`, then close the pipe.
         let mut head = [0u8; 100];
         child.stdout.take().unwrap().read_exact(&mut head).unwrap();

@@ -192,23 +192,87 @@ fn msg(d: &MessageDescriptor, fields: Vec<(&str, Value)>) -> DynamicMessage {
 // Dataset.
 
 const FIRST: &[&str] = &[
-    "Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Dennis", "Frances", "John", "Radia",
-    "Leslie", "Niklaus", "Tony", "Shafi", "Whitfield", "Sophie", "Guido", "Bjarne", "Anders", "Yukihiro",
+    "Ada",
+    "Grace",
+    "Alan",
+    "Edsger",
+    "Barbara",
+    "Donald",
+    "Margaret",
+    "Ken",
+    "Dennis",
+    "Frances",
+    "John",
+    "Radia",
+    "Leslie",
+    "Niklaus",
+    "Tony",
+    "Shafi",
+    "Whitfield",
+    "Sophie",
+    "Guido",
+    "Bjarne",
+    "Anders",
+    "Yukihiro",
 ];
 const LAST: &[&str] = &[
-    "Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson", "Ritchie", "Allen",
-    "McCarthy", "Perlman", "Lamport", "Wirth", "Hoare", "Goldwasser", "Diffie", "Wilson", "van Rossum",
-    "Stroustrup", "Hejlsberg", "Matsumoto",
+    "Lovelace",
+    "Hopper",
+    "Turing",
+    "Dijkstra",
+    "Liskov",
+    "Knuth",
+    "Hamilton",
+    "Thompson",
+    "Ritchie",
+    "Allen",
+    "McCarthy",
+    "Perlman",
+    "Lamport",
+    "Wirth",
+    "Hoare",
+    "Goldwasser",
+    "Diffie",
+    "Wilson",
+    "van Rossum",
+    "Stroustrup",
+    "Hejlsberg",
+    "Matsumoto",
 ];
 const STREETS: &[&str] = &["Main", "Oak", "Pine", "Maple", "Cedar", "Elm", "Lake", "Hill", "Station", "Church", "Mill"];
 const CITIES: &[&str] = &[
-    "Vaduz", "Zürich", "München", "Wien", "Amsterdam", "København", "Lisboa", "Kraków", "Tallinn", "Reykjavík",
-    "Montréal", "São Paulo", "Osaka", "Auckland",
+    "Vaduz",
+    "Zürich",
+    "München",
+    "Wien",
+    "Amsterdam",
+    "København",
+    "Lisboa",
+    "Kraków",
+    "Tallinn",
+    "Reykjavík",
+    "Montréal",
+    "São Paulo",
+    "Osaka",
+    "Auckland",
 ];
 const COUNTRIES: &[&str] = &["LI", "CH", "DE", "AT", "NL", "DK", "PT", "PL", "EE", "IS", "CA", "BR", "JP", "NZ"];
 const WORDS: &[&str] = &[
-    "red", "blue", "green", "fragile", "express", "gift", "bulk", "refurbished", "organic", "limited", "sale",
-    "clearance", "eco", "premium", "sample",
+    "red",
+    "blue",
+    "green",
+    "fragile",
+    "express",
+    "gift",
+    "bulk",
+    "refurbished",
+    "organic",
+    "limited",
+    "sale",
+    "clearance",
+    "eco",
+    "premium",
+    "sample",
 ];
 const ATTR_KEYS: &[&str] =
     &["plan", "locale", "referrer", "segment", "theme", "timezone", "newsletter", "device", "campaign"];
@@ -217,8 +281,9 @@ const ATTR_KEYS: &[&str] =
 pub fn dataset(pool: &DescriptorPool) -> Payload {
     let mut rng = Rng::new(0xDA7A_5E7);
     let ds = desc(pool, "protojit.bench.dataset.Dataset");
-    let mut out = msg(&ds, vec![("source", s("crm-export/eu-central")), ("generated_at", Value::U64(1_785_000_000_000))])
-        .encode_to_vec();
+    let mut out =
+        msg(&ds, vec![("source", s("crm-export/eu-central")), ("generated_at", Value::U64(1_785_000_000_000))])
+            .encode_to_vec();
     for i in 0..2000u64 {
         let rec = record(pool, &mut rng, i);
         put_len_delimited(&mut out, 3, &rec);
@@ -257,7 +322,15 @@ fn record(pool: &DescriptorPool, rng: &mut Rng, i: u64) -> Vec<u8> {
     let mut head = vec![
         ("id", Value::U64(1_000_000 + i * 7 + rng.below(7))),
         ("name", s(format!("{first} {last}"))),
-        ("email", s(format!("{}.{}{}@example.org", first.to_lowercase(), last.to_lowercase().replace(' ', ""), rng.below(100)))),
+        (
+            "email",
+            s(format!(
+                "{}.{}{}@example.org",
+                first.to_lowercase(),
+                last.to_lowercase().replace(' ', ""),
+                rng.below(100)
+            )),
+        ),
         ("age", Value::I32(rng.range(18, 90) as i32)),
         ("verified", Value::Bool(rng.chance(0.7))),
         ("status", Value::EnumNumber(if rng.chance(0.8) { 1 } else { rng.range(0, 3) as i32 })),
@@ -304,7 +377,9 @@ fn record(pool: &DescriptorPool, rng: &mut Rng, i: u64) -> Vec<u8> {
     put_map(&mut out, &rd, "attributes", attrs);
     let counters: Vec<(Value, Value)> = {
         let n = rng.below(5);
-        (0..n).map(|k| (Value::U32((k * 3 + rng.below(3)) as u32), Value::I64(rng.below(1 << 20) as i64 - 1000))).collect()
+        (0..n)
+            .map(|k| (Value::U32((k * 3 + rng.below(3)) as u32), Value::I64(rng.below(1 << 20) as i64 - 1000)))
+            .collect()
     };
     put_map(&mut out, &rd, "counters", counters);
 
@@ -319,7 +394,9 @@ fn record(pool: &DescriptorPool, rng: &mut Rng, i: u64) -> Vec<u8> {
         tail.push(("avatar_hash", Value::Bytes((0..n).map(|_| rng.next_u64() as u8).collect::<Vec<u8>>().into())));
     }
     match rng.below(3) {
-        0 => tail.push(("phone", s(format!("+423 {:03} {:02} {:02}", rng.below(1000), rng.below(100), rng.below(100))))),
+        0 => {
+            tail.push(("phone", s(format!("+423 {:03} {:02} {:02}", rng.below(1000), rng.below(100), rng.below(100)))))
+        }
         1 => tail.push(("pager", s(format!("{}", rng.below(1_000_000))))),
         _ => {}
     }
@@ -374,11 +451,22 @@ pub fn embedded(pool: &DescriptorPool) -> Vec<Payload> {
         periph(
             "uart0",
             "uart",
-            msg(&e("UartConfig"), vec![("baud", Value::U32(115_200)), ("data_bits", Value::U32(8)), ("parity", Value::Bool(false))]),
+            msg(
+                &e("UartConfig"),
+                vec![("baud", Value::U32(115_200)), ("data_bits", Value::U32(8)), ("parity", Value::Bool(false))],
+            ),
         ),
         periph("spi1", "spi", msg(&e("SpiConfig"), vec![("clock_hz", Value::U32(8_000_000)), ("mode", Value::U32(3))])),
-        periph("i2c0", "i2c", msg(&e("I2cConfig"), vec![("address", Value::U32(0x48)), ("fast_mode", Value::Bool(true))])),
-        periph("gpio", "gpio", msg(&e("GpioConfig"), vec![("pin_mask", Value::U32(0x0000_F00F)), ("pull_up", Value::Bool(true))])),
+        periph(
+            "i2c0",
+            "i2c",
+            msg(&e("I2cConfig"), vec![("address", Value::U32(0x48)), ("fast_mode", Value::Bool(true))]),
+        ),
+        periph(
+            "gpio",
+            "gpio",
+            msg(&e("GpioConfig"), vec![("pin_mask", Value::U32(0x0000_F00F)), ("pull_up", Value::Bool(true))]),
+        ),
     ];
     out.push(p(
         "emb_config",
@@ -407,7 +495,11 @@ pub fn embedded(pool: &DescriptorPool) -> Vec<Payload> {
         "emb_ack",
         msg(
             &e("Ack"),
-            vec![("command_id", Value::U32(77)), ("error_code", Value::U32(3)), ("completed_at_ms", Value::U64(t0 + 20_412))],
+            vec![
+                ("command_id", Value::U32(77)),
+                ("error_code", Value::U32(3)),
+                ("completed_at_ms", Value::U64(t0 + 20_412)),
+            ],
         ),
     ));
     let data: Vec<u8> = (0..256).map(|_| rng.next_u64() as u8).collect();
@@ -575,7 +667,8 @@ pub fn chain_proto(depth: usize) -> String {
 pub fn chain(pool: &DescriptorPool) -> Payload {
     fn level(pool: &DescriptorPool, rng: &mut Rng, i: usize) -> DynamicMessage {
         let d = desc(pool, &format!("protojit.bench.chain.L{i}"));
-        let mut fields = vec![("v", Value::U32(rng.below(100_000) as u32)), ("label", s(format!("node-{i}-{}", rng.below(1000))))];
+        let mut fields =
+            vec![("v", Value::U32(rng.below(100_000) as u32)), ("label", s(format!("node-{i}-{}", rng.below(1000))))];
         if i + 1 < CHAIN_DEPTH {
             fields.push(("children", list((0..2).map(|_| Value::Message(level(pool, rng, i + 1))).collect())));
         }
@@ -607,7 +700,10 @@ mod tests {
     fn committed_schemas_are_current() {
         for (name, text) in generated_schemas() {
             let on_disk = std::fs::read_to_string(schemas_dir().join(&name)).unwrap();
-            assert_eq!(on_disk, text, "{name} is stale: run `cargo run -p protojit-corpus --bin gen-corpus -- --write-schemas`");
+            assert_eq!(
+                on_disk, text,
+                "{name} is stale: run `cargo run -p protojit-corpus --bin gen-corpus -- --write-schemas`"
+            );
         }
     }
 

@@ -6,8 +6,8 @@
 
 use protojit_arena::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
 use protojit_arena::{
-    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Layouts,
-    RawStr, Repetition, SlotIndex,
+    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Layouts, RawStr, Repetition,
+    SlotIndex,
 };
 
 use crate::DecodeOptions;
@@ -52,7 +52,8 @@ impl<'a> Interp<'a> {
         // Next-field prediction: encoders write fields in number order, so after slot `i`
         // the next tag is most likely slot `i`'s own (repeated) or slot `i + 1`'s. A hit
         // on that one-byte tag skips tag decoding and the number lookup.
-        let mut predicted: Option<(u8, SlotIndex)> = layout.slots().first().and_then(|s| one_byte_tag(s).map(|t| (t, SlotIndex::new(0))));
+        let mut predicted: Option<(u8, SlotIndex)> =
+            layout.slots().first().and_then(|s| one_byte_tag(s).map(|t| (t, SlotIndex::new(0))));
         while pos < end {
             if let Some((tag, si)) = predicted {
                 if self.buf[pos] == tag {
@@ -135,8 +136,14 @@ impl<'a> Interp<'a> {
             }};
         }
         match slot.kind {
-            FieldKind::Int32 | FieldKind::Int64 | FieldKind::Uint32 | FieldKind::Uint64
-            | FieldKind::Sint32 | FieldKind::Sint64 | FieldKind::Bool | FieldKind::Enum => {
+            FieldKind::Int32
+            | FieldKind::Int64
+            | FieldKind::Uint32
+            | FieldKind::Uint64
+            | FieldKind::Sint32
+            | FieldKind::Sint64
+            | FieldKind::Bool
+            | FieldKind::Enum => {
                 let (v, next) = read_varint(buf, pos)?;
                 match slot.kind {
                     FieldKind::Int32 => put!(v as i32),
@@ -161,11 +168,7 @@ impl<'a> Interp<'a> {
                 Ok(next)
             }
             FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => {
-                let b: [u8; 4] = buf
-                    .get(pos..pos + 4)
-                    .ok_or(DecodeError::new(K::Truncated, pos))?
-                    .try_into()
-                    .unwrap();
+                let b: [u8; 4] = buf.get(pos..pos + 4).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
                 match slot.kind {
                     FieldKind::Fixed32 => put!(u32::from_le_bytes(b)),
                     FieldKind::Sfixed32 => put!(i32::from_le_bytes(b)),
@@ -174,11 +177,7 @@ impl<'a> Interp<'a> {
                 Ok(pos + 4)
             }
             FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
-                let b: [u8; 8] = buf
-                    .get(pos..pos + 8)
-                    .ok_or(DecodeError::new(K::Truncated, pos))?
-                    .try_into()
-                    .unwrap();
+                let b: [u8; 8] = buf.get(pos..pos + 8).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
                 match slot.kind {
                     FieldKind::Fixed64 => put!(u64::from_le_bytes(b)),
                     FieldKind::Sfixed64 => put!(i64::from_le_bytes(b)),

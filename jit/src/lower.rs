@@ -20,14 +20,13 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, FuncRef, InstBuilder, JumpTableData, MemFlagsData, SigRef,
-    Signature, StackSlot, StackSlotData, StackSlotKind, Type, Value,
+    types, AbiParam, Block, BlockArg, FuncRef, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, StackSlot,
+    StackSlotData, StackSlotKind, Type, Value,
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::FunctionBuilder;
 use protojit_arena::{
-    DecodeErrorKind, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition,
-    SlotIndex, NO_INDEX,
+    DecodeErrorKind, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX,
 };
 
 use crate::runtime::{self, ctx_offset};
@@ -59,7 +58,12 @@ struct Helpers {
     interp_message: SigRef,
 }
 
-fn sig(b: &mut FunctionBuilder<'_>, cc: cranelift_codegen::isa::CallConv, params: &[Type], ret: Option<Type>) -> SigRef {
+fn sig(
+    b: &mut FunctionBuilder<'_>,
+    cc: cranelift_codegen::isa::CallConv,
+    params: &[Type],
+    ret: Option<Type>,
+) -> SigRef {
     let mut s = Signature::new(cc);
     s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
     s.returns.extend(ret.map(AbiParam::new));
@@ -689,8 +693,12 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.put(si, &slot, v);
                 self.thread(si, np);
             }
-            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float
-            | FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
+            FieldKind::Fixed32
+            | FieldKind::Sfixed32
+            | FieldKind::Float
+            | FieldKind::Fixed64
+            | FieldKind::Sfixed64
+            | FieldKind::Double => {
                 let width = slot.kind.fixed_width();
                 let ty = if width == 4 { types::I32 } else { types::I64 };
                 let avail = self.b.ins().isub(self.end, p);

@@ -8,9 +8,7 @@
 use std::ptr::NonNull;
 
 use protojit_arena::wire::read_varint;
-use protojit_arena::{
-    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex,
-};
+use protojit_arena::{runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex};
 
 use crate::interp::{Interp, Step};
 use crate::DecodeOptions;
@@ -79,13 +77,7 @@ impl JitCtx {
     /// (they are: compiled code only runs inside `Engine::decode`, which borrows all three).
     unsafe fn parts<'x>(&self) -> (&'x [u8], &'x Arena, &'x Layouts) {
         // SAFETY: the caller's contract.
-        unsafe {
-            (
-                std::slice::from_raw_parts(self.input_start, self.input_len),
-                &*self.arena,
-                &*self.layouts,
-            )
-        }
+        unsafe { (std::slice::from_raw_parts(self.input_start, self.input_len), &*self.arena, &*self.layouts) }
     }
 
     fn fail(&mut self, e: DecodeError) -> *const u8 {

@@ -414,7 +414,10 @@ fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Re
                 SlotDescriptor::Field(f) => f.json_name(),
                 SlotDescriptor::Extension(e) => e.json_name(),
             };
-            out.serialize_entry(name, &FieldValue { value: msg.value(si), string: is_string_kind(slot.kind), cx: *cx })?;
+            out.serialize_entry(
+                name,
+                &FieldValue { value: msg.value(si), string: is_string_kind(slot.kind), cx: *cx },
+            )?;
         }
     }
     Ok(())
@@ -562,14 +565,10 @@ fn json_value<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<
 fn any<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
     let cx = cx.deeper()?;
     let arena = Arena::new();
-    let payload = msg
-        .unpack_any_within(&arena, MAX_DEPTH - cx.depth)
-        .map_err(|e| S::Error::custom(e.to_string()))?;
+    let payload = msg.unpack_any_within(&arena, MAX_DEPTH - cx.depth).map_err(|e| S::Error::custom(e.to_string()))?;
     let url = msg.get_by_number(1).map(|v| string_of(&v)).unwrap_or_default();
     let payload_name = payload.descriptor().full_name();
-    let is_wkt = payload_name
-        .strip_prefix("google.protobuf.")
-        .is_some_and(|n| WELL_KNOWN.contains(&n));
+    let is_wkt = payload_name.strip_prefix("google.protobuf.").is_some_and(|n| WELL_KNOWN.contains(&n));
     if is_wkt {
         let mut out = s.serialize_map(Some(2))?;
         out.serialize_entry("@type", &url)?;
@@ -628,7 +627,15 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
-        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")];
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
         for (plain, encoded) in cases {
             assert_eq!(base64(plain.as_bytes()), encoded);
         }

@@ -26,6 +26,6 @@ mod value;
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapRef};
 pub use message::MessageRef;
-pub use text::{decode_raw_to_text, write_text_string};
 pub use path::{kind_name, FieldPath, PathError, PathErrorKind};
+pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};

@@ -5,8 +5,7 @@ use std::ptr::NonNull;
 
 use prost_reflect::{Kind, MessageDescriptor};
 use protojit_arena::{
-    BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, RawStr, Repetition, SlotDescriptor,
-    SlotIndex,
+    BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, RawStr, Repetition, SlotDescriptor, SlotIndex,
 };
 
 use crate::value::EnumValue;

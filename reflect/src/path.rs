@@ -79,7 +79,9 @@ impl fmt::Display for PathError {
             PathErrorKind::UnknownExtension { message } => {
                 write!(f, "no extension `{}` extends message type `{message}`", &seg[1..seg.len() - 1])?
             }
-            PathErrorKind::NotAMessage { found } => write!(f, "`{seg}` selects a field, but this is {found}, not a message")?,
+            PathErrorKind::NotAMessage { found } => {
+                write!(f, "`{seg}` selects a field, but this is {found}, not a message")?
+            }
             PathErrorKind::NotIndexable { found } => {
                 write!(f, "`{seg}` selects elements, but this is {found}, not a repeated field or map")?
             }
@@ -273,15 +275,13 @@ impl<'s> Parser<'s> {
                     return Err(self.syntax("a field number after `#`"));
                 }
             }
-            Some(b'(') => {
-                match self.text[start..].find(')') {
-                    Some(end) if end > 1 => self.pos = start + end + 1,
-                    _ => {
-                        self.pos += 1;
-                        return Err(self.syntax("an extension name and `)`"));
-                    }
+            Some(b'(') => match self.text[start..].find(')') {
+                Some(end) if end > 1 => self.pos = start + end + 1,
+                _ => {
+                    self.pos += 1;
+                    return Err(self.syntax("an extension name and `)`"));
                 }
-            }
+            },
             Some(b) if b.is_ascii_alphabetic() || b == b'_' => {
                 while self.pos < bytes.len() && (bytes[self.pos].is_ascii_alphanumeric() || bytes[self.pos] == b'_') {
                     self.pos += 1;
@@ -450,7 +450,9 @@ impl FieldPath {
                             }
                         }
                     }
-                    (other, _) => return Err(p.err(start, seg, PathErrorKind::NotIndexable { found: other.describe() })),
+                    (other, _) => {
+                        return Err(p.err(start, seg, PathErrorKind::NotIndexable { found: other.describe() }))
+                    }
                 };
                 steps.push(step);
                 cur = next;

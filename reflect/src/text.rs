@@ -59,7 +59,12 @@ fn print_message(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
                     out.push_str(&name);
                     out.push_str(" {\n");
                     print_field("key", &key, depth + 1, out);
-                    print_field("value", &entry.get_by_number(2).expect("map entries have a value field"), depth + 1, out);
+                    print_field(
+                        "value",
+                        &entry.get_by_number(2).expect("map entries have a value field"),
+                        depth + 1,
+                        out,
+                    );
                     print_unknown_fields(&entry, depth + 1, out);
                     indent(depth, out);
                     out.push_str("}\n");

@@ -280,12 +280,26 @@ fn random_value(kind: &Kind, depth: u32, rng: &mut Rng) -> Option<Value> {
             1 => *rng.pick(&[i64::MIN, i64::MAX, -1, 0]),
             _ => rng.below(400) as i64 - 200,
         }),
-        Kind::Uint32 | Kind::Fixed32 => Value::U32(if rng.one_in(2) { rng.next() as u32 } else { rng.below(300) as u32 }),
+        Kind::Uint32 | Kind::Fixed32 => {
+            Value::U32(if rng.one_in(2) { rng.next() as u32 } else { rng.below(300) as u32 })
+        }
         Kind::Uint64 | Kind::Fixed64 => Value::U64(if rng.one_in(2) { rng.next() } else { rng.below(300) }),
         Kind::Bool => Value::Bool(rng.one_in(2)),
         Kind::String => Value::String(
-            rng.pick(&["", "a", "hello", "snake_case", "é", "日本語", "😀x", "\u{0}", "q\"uo\\te", "a\u{10FFFF}", "line\nbreak"])
-                .to_string(),
+            rng.pick(&[
+                "",
+                "a",
+                "hello",
+                "snake_case",
+                "é",
+                "日本語",
+                "😀x",
+                "\u{0}",
+                "q\"uo\\te",
+                "a\u{10FFFF}",
+                "line\nbreak",
+            ])
+            .to_string(),
         ),
         Kind::Bytes => Value::Bytes((0..rng.below(8)).map(|_| rng.next() as u8).collect::<Vec<u8>>().into()),
         Kind::Enum(e) => {

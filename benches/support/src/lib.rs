@@ -326,9 +326,8 @@ pub fn rp_checksum(m: &dyn protobuf::MessageDyn) -> u64 {
             ReflectFieldRef::Optional(o) => {
                 if let Some(v) = o.value() {
                     let p = f.proto();
-                    let presence = !proto3
-                        || p.has_oneof_index()
-                        || matches!(p.type_(), Type::TYPE_MESSAGE | Type::TYPE_GROUP);
+                    let presence =
+                        !proto3 || p.has_oneof_index() || matches!(p.type_(), Type::TYPE_MESSAGE | Type::TYPE_GROUP);
                     if presence || !rp_is_default(&v) {
                         acc = acc.wrapping_add(contrib(n, rp_scalar(&v)));
                     }
@@ -480,7 +479,15 @@ impl Scanner {
         Ok(n)
     }
 
-    fn walk(&self, ty: u32, b: &[u8], pos: &mut usize, end: usize, group: Option<u64>, depth: u32) -> Result<u64, ScanError> {
+    fn walk(
+        &self,
+        ty: u32,
+        b: &[u8],
+        pos: &mut usize,
+        end: usize,
+        group: Option<u64>,
+        depth: u32,
+    ) -> Result<u64, ScanError> {
         if depth > 100 {
             return Err(ScanError);
         }
@@ -560,8 +567,18 @@ pub fn shared_corpus() -> PathBuf {
 /// (name, file, schema, message type) of the shared corpus payloads. A schema ending in
 /// `.fds.bin` is a serialized `FileDescriptorSet`.
 pub const SHARED_CASES: &[(&str, &str, &str, &str)] = &[
-    ("gm1_proto2", "google_message1_proto2.payload0.bin", "benchmark_message1_proto2.proto", "benchmarks.proto2.GoogleMessage1"),
-    ("gm1_proto3", "google_message1_proto3.payload0.bin", "benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
+    (
+        "gm1_proto2",
+        "google_message1_proto2.payload0.bin",
+        "benchmark_message1_proto2.proto",
+        "benchmarks.proto2.GoogleMessage1",
+    ),
+    (
+        "gm1_proto3",
+        "google_message1_proto3.payload0.bin",
+        "benchmark_message1_proto3.proto",
+        "benchmarks.proto3.GoogleMessage1",
+    ),
     ("gm2", "google_message2.payload0.bin", "benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
     ("dataset_gm1_proto2", "dataset.google_message1_proto2.pb", "benchmarks.proto", "benchmarks.BenchmarkDataset"),
     ("dataset_gm1_proto3", "dataset.google_message1_proto3.pb", "benchmarks.proto", "benchmarks.BenchmarkDataset"),
@@ -575,7 +592,12 @@ pub const SHARED_CASES: &[(&str, &str, &str, &str)] = &[
     ("mvt_astana", "mvt-osmqa-astana-12-2860-1368.mvt", "vector_tile.proto", "vector_tile.Tile"),
     ("mvt_vtjs", "vector-tile-js-14-8801-5371.vector.pbf", "vector_tile.proto", "vector_tile.Tile"),
     ("descriptor_fds", "descriptor.fds.bin", "descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
-    ("descriptor_fds_srcinfo", "descriptor_with_source_info.fds.bin", "descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
+    (
+        "descriptor_fds_srcinfo",
+        "descriptor_with_source_info.fds.bin",
+        "descriptor.fds.bin",
+        "google.protobuf.FileDescriptorSet",
+    ),
 ];
 
 /// Loads a shared-corpus schema (a `.proto` file, or a `.fds.bin` descriptor set).
@@ -616,7 +638,13 @@ pub fn generated_cases() -> Vec<Case> {
     let schema = Schema::from_pool(&protojit_corpus::pool()).expect("corpus schema");
     protojit_corpus::payloads()
         .into_iter()
-        .map(|p| Case { name: p.name, family: p.family.into(), message: p.message, bytes: p.bytes, schema: schema.clone() })
+        .map(|p| Case {
+            name: p.name,
+            family: p.family.into(),
+            message: p.message,
+            bytes: p.bytes,
+            schema: schema.clone(),
+        })
         .collect()
 }
 

@@ -79,7 +79,8 @@ impl Testee {
         let dir = schema_dir()?;
         let files: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
         let schema = Schema::from_proto_files(&files, &[&dir]).map_err(|e| e.to_string())?;
-        let get = |name: &str| schema.pool().get_message_by_name(name).ok_or_else(|| format!("{name} not in the schemas"));
+        let get =
+            |name: &str| schema.pool().get_message_by_name(name).ok_or_else(|| format!("{name} not in the schemas"));
         let request = get("conformance.ConformanceRequest")?;
         let response = get("conformance.ConformanceResponse")?;
         Ok(Testee { request, response, decoders: HashMap::new(), schema })
@@ -100,7 +101,9 @@ impl Testee {
     fn answer(&mut self, req: &DynamicMessage) -> (&'static str, Value) {
         let text = |s: &str| Value::String(s.to_owned());
         let field = |name: &str| req.get_field_by_name(name).map(|v| v.into_owned());
-        let Some(Value::Bytes(payload)) = req.has_field_by_name("protobuf_payload").then(|| field("protobuf_payload")).flatten() else {
+        let Some(Value::Bytes(payload)) =
+            req.has_field_by_name("protobuf_payload").then(|| field("protobuf_payload")).flatten()
+        else {
             let kind = ["json_payload", "jspb_payload", "text_payload"].into_iter().find(|n| req.has_field_by_name(n));
             return match kind {
                 Some(kind) => ("skipped", Value::String(format!("protojit reads binary input only, not {kind}"))),
@@ -109,7 +112,10 @@ impl Testee {
         };
         let format = field("requested_output_format").and_then(|v| v.as_enum_number()).unwrap_or(0);
         if format != PROTOBUF && format != JSON {
-            return ("skipped", Value::String(format!("protojit writes binary and JSON only (output format {format})")));
+            return (
+                "skipped",
+                Value::String(format!("protojit writes binary and JSON only (output format {format})")),
+            );
         }
         let type_name = field("message_type").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         if !self.decoders.contains_key(&type_name) {

@@ -81,7 +81,12 @@ pub fn assert_same(got: &[u8], want: &[u8], what: &str) {
     if got != want {
         let got = String::from_utf8_lossy(got);
         let exp = String::from_utf8_lossy(want);
-        let line = got.lines().zip(exp.lines()).position(|(a, b)| a != b).map_or(got.lines().count().min(exp.lines().count()), |i| i) + 1;
+        let line = got
+            .lines()
+            .zip(exp.lines())
+            .position(|(a, b)| a != b)
+            .map_or(got.lines().count().min(exp.lines().count()), |i| i)
+            + 1;
         panic!(
             "{what}: output differs ({} vs {} bytes), first at line {line}: {:?} vs {:?}",
             got.len(),
