@@ -5,6 +5,8 @@
 //! `tests/expected/regen.sh` with protoc 3.21.12); these tests do not need protoc, except
 //! the one that checks the protoc fallback, which says why it is skipped without it.
 
+mod support;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -61,23 +63,7 @@ fn stderr(out: &Output) -> String {
 #[track_caller]
 fn assert_prints(out: &Output, want: &[u8]) {
     assert!(out.status.success(), "exit {:?}, stderr: {}", out.status.code(), stderr(out));
-    if out.stdout != want {
-        let got = String::from_utf8_lossy(&out.stdout);
-        let exp = String::from_utf8_lossy(want);
-        let line = got
-            .lines()
-            .zip(exp.lines())
-            .position(|(a, b)| a != b)
-            .map_or(got.lines().count().min(exp.lines().count()), |i| i)
-            + 1;
-        panic!(
-            "stdout differs from protoc's output ({} vs {} bytes), first at line {line}: {:?} vs {:?}",
-            got.len(),
-            exp.len(),
-            got.lines().nth(line - 1),
-            exp.lines().nth(line - 1)
-        );
-    }
+    support::assert_same(&out.stdout, want, "stdout against protoc's output");
 }
 
 /// Failure with exit code `code`, nothing on stdout, and exactly one line on stderr
