@@ -8,34 +8,18 @@ mod common;
 
 use protojit::{Arena, DecodeOptions, EngineKind, MessageRef, Value};
 
-/// splitmix64: a small deterministic generator, so failures reproduce from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
+fn mutate(rng: &mut common::Rng, input: &[u8]) -> Vec<u8> {
     let mut v = input.to_vec();
-    let rounds = 1 + rng.below(3);
+    let rounds = 1 + rng.index(3);
     for _ in 0..rounds {
         if v.is_empty() {
             v.push(rng.next() as u8);
             continue;
         }
-        let i = rng.below(v.len());
-        match rng.below(6) {
+        let i = rng.index(v.len());
+        match rng.index(6) {
             0 => v[i] = rng.next() as u8,
-            1 => v[i] ^= 1 << rng.below(8),
+            1 => v[i] ^= 1 << rng.index(8),
             2 => v.insert(i, rng.next() as u8),
             3 => {
                 v.remove(i);
@@ -44,7 +28,7 @@ fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
             _ => {
                 // Interesting bytes: continuation bits, tags of every wire type, 0.
                 const SPECIAL: [u8; 10] = [0x00, 0x80, 0xff, 0x7f, 0x08, 0x0a, 0x0b, 0x0c, 0x0d, 0x0f];
-                v[i] = SPECIAL[rng.below(SPECIAL.len())];
+                v[i] = SPECIAL[rng.index(SPECIAL.len())];
             }
         }
     }
@@ -99,7 +83,7 @@ fn jit_agrees_with_interpreter_on_mutated_corpus() {
         ("mvt-chicago-13-2101-3044.mvt", 3_000),
         ("liechtenstein.block1.primitiveblock-dense.bin", 2_000),
     ];
-    let mut rng = Rng(0x5eed_0001);
+    let mut rng = common::Rng(0x5eed_0001);
     let mut total = 0;
     let (mut oks, mut errs) = (0, 0);
     for &(file, cases) in plan {
@@ -144,7 +128,7 @@ fn jit_agrees_with_interpreter_on_mutated_corpus() {
 #[test]
 fn jit_agrees_with_interpreter_on_random_bytes() {
     let Some(dir) = common::corpus_dir("jit_agrees_with_interpreter_on_random_bytes") else { return };
-    let mut rng = Rng(0x5eed_0002);
+    let mut rng = common::Rng(0x5eed_0002);
     for (proto, type_name) in [
         ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
         ("benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
@@ -155,7 +139,7 @@ fn jit_agrees_with_interpreter_on_random_bytes() {
         let jit = schema.decoder_with(type_name, DecodeOptions::default(), EngineKind::Jit).unwrap();
         let interp = schema.decoder_with(type_name, DecodeOptions::default(), EngineKind::Interpreter).unwrap();
         for _ in 0..5_000 {
-            let len = rng.below(64);
+            let len = rng.index(64);
             let input: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             let (arena_a, arena_b) = (Arena::new(), Arena::new());
             match (jit.decode(&input, &arena_a), interp.decode(&input, &arena_b)) {

@@ -402,23 +402,6 @@ fn scalar_wire_type(kind: &Kind) -> u8 {
     }
 }
 
-/// A small deterministic generator for the properties' own random choices.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// (b) The top-level records in a random order that keeps the relative order of records
 /// of the same field (and of the same oneof).
 fn shuffle_records(desc: &MessageDescriptor, buf: &[u8], seed: u64) -> Vec<u8> {
@@ -433,9 +416,9 @@ fn shuffle_records(desc: &MessageDescriptor, buf: &[u8], seed: u64) -> Vec<u8> {
     }
     // A random permutation of the keys' multiset, filled with each key's records in order.
     let mut order: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let mut rng = SplitMix(seed);
+    let mut rng = common::Rng(seed);
     for i in (1..order.len()).rev() {
-        order.swap(i, rng.below(i + 1));
+        order.swap(i, rng.index(i + 1));
     }
     let mut out = Vec::with_capacity(buf.len());
     for k in order {
@@ -501,7 +484,7 @@ fn flip_packing(desc: &MessageDescriptor, buf: &[u8], changed: &mut usize) -> Ve
 /// first records in the first, the rest in a second record with the same tag placed at
 /// the end of the message. Returns the bytes and how many fields were split.
 fn split_messages(desc: &MessageDescriptor, buf: &[u8], seed: u64) -> (Vec<u8>, usize) {
-    let mut rng = SplitMix(seed);
+    let mut rng = common::Rng(seed);
     let mut out = Vec::with_capacity(buf.len() + 16);
     let mut tail = Vec::new();
     let mut split = 0;
@@ -516,7 +499,7 @@ fn split_messages(desc: &MessageDescriptor, buf: &[u8], seed: u64) -> (Vec<u8>, 
         }
         let contents = r.contents(buf);
         let inner = records(contents);
-        let k = rng.below(inner.len() + 1);
+        let k = rng.index(inner.len() + 1);
         let cut = inner.get(k).map_or(contents.len(), |x| x.start);
         let (first, second) = contents.split_at(cut);
         if r.wire_type == wire::LEN {

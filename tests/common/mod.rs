@@ -177,6 +177,10 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
+    /// An index below `n` (> 0).
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
     /// True with probability `1/n`.
     pub fn one_in(&mut self, n: u64) -> bool {
         self.below(n) == 0
