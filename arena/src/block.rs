@@ -179,6 +179,46 @@ impl<'l> BlockMut<'l> {
         v.len += n as u32;
     }
 
+    /// Appends every varint of a packed run (`data` holds exactly the run), converted by
+    /// `convert`, to repeated slot `si`: one reservation, then stores without per-element
+    /// checks. On a malformed varint the elements before it are kept and its error is
+    /// returned with the offset relative to `data`.
+    #[inline]
+    pub fn extend_varints<T: Inline>(
+        &mut self,
+        si: SlotIndex,
+        data: &[u8],
+        arena: &Arena,
+        convert: impl Fn(u64) -> T,
+    ) -> Result<(), crate::DecodeError> {
+        let slot = *self.slot_checked::<T>(si, Repetition::Repeated);
+        assert!(slot.repetition == Repetition::Repeated);
+        // SAFETY: a repeated slot holds a RawVec (invariant 4).
+        let v = unsafe { &mut *self.vec(&slot) };
+        // Every varint takes at least one byte: `data.len()` bounds the element count.
+        reserve_vec(v, slot.elem_size, data.len(), arena);
+        let base = v.ptr.cast::<T>();
+        let mut n = v.len as usize;
+        let mut p = 0;
+        let result = loop {
+            if p >= data.len() {
+                break Ok(());
+            }
+            match crate::wire::read_varint(data, p) {
+                Ok((x, next)) => {
+                    // SAFETY: at most one element per byte of `data` is written after the
+                    // `len` old ones, and `data.len()` more were reserved.
+                    unsafe { base.add(n).write(convert(x)) };
+                    n += 1;
+                    p = next;
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        v.len = n as u32;
+        result
+    }
+
     /// Appends a zeroed child block to a repeated message, group or map field.
     pub fn push_child<'b>(&mut self, si: SlotIndex, arena: &Arena, layouts: &'b Layouts) -> BlockMut<'b> {
         let slot = *self.layout.slot(si);

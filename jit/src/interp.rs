@@ -250,30 +250,34 @@ impl<'a> Interp<'a> {
             }
             return Ok(stop);
         }
-        // Every varint takes at least one byte: the byte count bounds the element count.
-        block.reserve(si, stop - start, self.arena);
-        let data = &self.buf[..stop];
-        let mut p = start;
-        while p < stop {
-            let (v, next) = read_varint(data, p)?;
-            match slot.kind {
-                FieldKind::Int32 => block.push(si, v as i32, self.arena),
-                FieldKind::Int64 => block.push(si, v as i64, self.arena),
-                FieldKind::Uint32 => block.push(si, v as u32, self.arena),
-                FieldKind::Uint64 => block.push(si, v, self.arena),
-                FieldKind::Sint32 => block.push(si, zigzag32(v as u32), self.arena),
-                FieldKind::Sint64 => block.push(si, zigzag64(v), self.arena),
-                FieldKind::Bool => block.push(si, v != 0, self.arena),
-                _ => {
-                    if slot.closed_enum && !block.layout().closed_enum_has(si, v as i32) {
+        let data = &self.buf[start..stop];
+        let at = |e: DecodeError| DecodeError::new(e.kind, start + e.offset);
+        let arena = self.arena;
+        match slot.kind {
+            FieldKind::Int32 => block.extend_varints(si, data, arena, |v| v as i32).map_err(at)?,
+            FieldKind::Int64 => block.extend_varints(si, data, arena, |v| v as i64).map_err(at)?,
+            FieldKind::Uint32 => block.extend_varints(si, data, arena, |v| v as u32).map_err(at)?,
+            FieldKind::Uint64 => block.extend_varints(si, data, arena, |v| v).map_err(at)?,
+            FieldKind::Sint32 => block.extend_varints(si, data, arena, |v| zigzag32(v as u32)).map_err(at)?,
+            FieldKind::Sint64 => block.extend_varints(si, data, arena, zigzag64).map_err(at)?,
+            FieldKind::Bool => block.extend_varints(si, data, arena, |v| v != 0).map_err(at)?,
+            FieldKind::Enum if !slot.closed_enum => block.extend_varints(si, data, arena, |v| v as i32).map_err(at)?,
+            _ => {
+                // Closed enums: undeclared values go to unknown fields, one by one.
+                block.reserve(si, stop - start, self.arena);
+                let data = &self.buf[..stop];
+                let mut p = start;
+                while p < stop {
+                    let (v, next) = read_varint(data, p)?;
+                    if block.layout().closed_enum_has(si, v as i32) {
+                        block.push(si, v as i32, self.arena)
+                    } else {
                         let span = unknown_varint(self.arena, slot.number, v);
                         block.push_unknown(span, self.arena);
-                    } else {
-                        block.push(si, v as i32, self.arena)
                     }
+                    p = next;
                 }
             }
-            p = next;
         }
         Ok(stop)
     }
