@@ -564,31 +564,6 @@ fn truncated_corpus_payloads_agree_across_engines() {
     each_payload_in_parallel("truncated_corpus_payloads_agree_across_engines", check_truncations);
 }
 
-/// Position after the record whose value starts at `pos` (well-formed input).
-fn record_end(buf: &[u8], pos: usize, number: u32, wire_type: u8) -> usize {
-    match wire_type {
-        wire::VARINT => read_varint(buf, pos).unwrap().1,
-        wire::FIXED64 => pos + 8,
-        wire::FIXED32 => pos + 4,
-        wire::LEN => {
-            let (len, start) = read_varint(buf, pos).unwrap();
-            start + len as usize
-        }
-        wire::SGROUP => {
-            let mut p = pos;
-            loop {
-                let (n, wt, next) = read_tag(buf, p).unwrap();
-                if wt == wire::EGROUP {
-                    assert_eq!(n, number);
-                    return next;
-                }
-                p = record_end(buf, next, n, wt);
-            }
-        }
-        wt => panic!("wire type {wt} in a corpus payload"),
-    }
-}
-
 /// The message type of field `number` of `desc` (fields and extensions), if a message.
 fn message_field(desc: &MessageDescriptor, number: u32) -> Option<MessageDescriptor> {
     let kind = match desc.get_field(number) {
@@ -610,7 +585,7 @@ fn cut_nested(desc: &MessageDescriptor, buf: &[u8], start: usize, end: usize, cu
     let mut pos = start;
     while pos < cut {
         let (number, wt, value) = read_tag(&buf[..end], pos).unwrap();
-        let rec_end = record_end(&buf[..end], value, number, wt);
+        let rec_end = common::value_end(&buf[..end], value, number, wt);
         if rec_end <= cut {
             out.extend_from_slice(&buf[pos..rec_end]);
             pos = rec_end;

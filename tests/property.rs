@@ -326,38 +326,13 @@ fn write_group(out: &mut Vec<u8>, number: u32, contents: &[u8]) {
     write_tag(out, number, wire::EGROUP);
 }
 
-/// Position after the value of a field of `wire_type` starting at `pos` (well-formed input).
-fn skip(buf: &[u8], pos: usize, number: u32, wire_type: u8) -> usize {
-    match wire_type {
-        wire::VARINT => read_varint(buf, pos).unwrap().1,
-        wire::FIXED64 => pos + 8,
-        wire::FIXED32 => pos + 4,
-        wire::LEN => {
-            let (len, start) = read_varint(buf, pos).unwrap();
-            start + len as usize
-        }
-        wire::SGROUP => {
-            let mut p = pos;
-            loop {
-                let (n, wt, next) = read_tag(buf, p).unwrap();
-                if wt == wire::EGROUP {
-                    assert_eq!(n, number, "mismatched end-group in an encoder's output");
-                    return next;
-                }
-                p = skip(buf, next, n, wt);
-            }
-        }
-        wt => panic!("unexpected wire type {wt} in an encoder's output"),
-    }
-}
-
 /// The field records of a well-formed encoding, in order.
 fn records(buf: &[u8]) -> Vec<Record> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < buf.len() {
         let (number, wire_type, value) = read_tag(buf, pos).unwrap();
-        let end = skip(buf, value, number, wire_type);
+        let end = common::value_end(buf, value, number, wire_type);
         out.push(Record { number, wire_type, start: pos, value, end });
         pos = end;
     }
@@ -444,7 +419,7 @@ fn flip_packing(desc: &MessageDescriptor, buf: &[u8], changed: &mut usize) -> Ve
                 let data = r.contents(buf);
                 let mut p = 0;
                 while p < data.len() {
-                    let next = skip(data, p, r.number, wt);
+                    let next = common::value_end(data, p, r.number, wt);
                     write_tag(&mut out, r.number, wt);
                     out.extend_from_slice(&data[p..next]);
                     p = next;

@@ -7,56 +7,14 @@
 
 mod support;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
-/// The workspace root: relative paths in the commands below are resolved from there.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
-}
-
-/// `../shared/corpus` beside the workspace, or `None` (after saying why `test` is skipped).
-fn corpus(test: &str) -> Option<PathBuf> {
-    let dir = root().join("../shared/corpus");
-    if dir.join("README.md").exists() {
-        Some(dir)
-    } else {
-        println!("SKIPPED {test}: shared corpus not found at {}", dir.display());
-        None
-    }
-}
+use support::{assert_fails, corpus, protojit, root, run, stderr};
 
 fn expected(payload: &str) -> Vec<u8> {
     let path = root().join("tests/expected").join(format!("{payload}.txt"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; run tests/expected/regen.sh", path.display()))
-}
-
-/// The binary, run from the workspace root, with a backtrace requested so that a panic
-/// could not go unnoticed in stderr.
-fn protojit() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protojit"));
-    cmd.current_dir(root()).env("RUST_BACKTRACE", "1");
-    cmd
-}
-
-/// Runs `cmd` with `stdin` as its standard input (empty when `None`).
-fn run(cmd: &mut Command, stdin: Option<&[u8]>) -> Output {
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("run protojit");
-    let input = stdin.unwrap_or_default().to_vec();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        // The child may exit before reading everything (errors); a broken pipe is fine.
-        let _ = pipe.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Success with exactly `want` on stdout.
@@ -64,21 +22,6 @@ fn stderr(out: &Output) -> String {
 fn assert_prints(out: &Output, want: &[u8]) {
     assert!(out.status.success(), "exit {:?}, stderr: {}", out.status.code(), stderr(out));
     support::assert_same(&out.stdout, want, "stdout against protoc's output");
-}
-
-/// Failure with exit code `code`, nothing on stdout, and exactly one line on stderr
-/// (`protojit: ...`) that is no panic message; returns that line.
-#[track_caller]
-fn assert_fails(out: &Output, code: i32) -> String {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(code), "stderr: {err}");
-    assert!(out.stdout.is_empty(), "stdout not empty: {}", String::from_utf8_lossy(&out.stdout));
-    assert!(err.ends_with('\n') && err.matches('\n').count() == 1, "stderr is not exactly one line: {err:?}");
-    assert!(err.starts_with("protojit: "), "{err:?}");
-    for bad in ["panicked", "backtrace", "RUST_BACKTRACE"] {
-        assert!(!err.contains(bad), "stderr mentions {bad}: {err:?}");
-    }
-    err.trim_end().to_owned()
 }
 
 /// A temporary directory removed on drop.
