@@ -108,6 +108,20 @@ pub type MessageFn = unsafe extern "C" fn(
     gtag: *const u8,
 ) -> *const u8;
 
+/// The context and the run's input, arena and layouts, as every helper starts.
+///
+/// # Safety
+/// `ctx` is the live context of the running decode, made by [`JitCtx::new`] (compiled
+/// code passes only that), so its input, arena and layouts are alive.
+unsafe fn enter<'x>(ctx: *mut JitCtx) -> (&'x mut JitCtx, &'x [u8], &'x Arena, &'x Layouts) {
+    // SAFETY: the caller's contract; the three parts are separate memory from `ctx`.
+    unsafe {
+        let ctx = &mut *ctx;
+        let (input, arena, layouts) = ctx.parts();
+        (ctx, input, arena, layouts)
+    }
+}
+
 /// Wraps a block for a helper.
 ///
 /// # Safety
@@ -132,10 +146,8 @@ pub unsafe extern "C" fn pj_slow_field(
     end: *const u8,
     meta: u64,
 ) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (input, arena, layouts) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (ctx, input, arena, layouts) = unsafe { enter(ctx) };
     // SAFETY: the caller's contract.
     let mut block = unsafe { block_mut(layouts, layout, block) };
     let interp = Interp::new(layouts, arena, input, &ctx.options());
@@ -157,10 +169,8 @@ pub unsafe extern "C" fn pj_slow_field(
 /// # Safety
 /// `input_start <= ptr <= end <= input_start + input_len`; `out` is writable.
 pub unsafe extern "C" fn pj_varint(ctx: *mut JitCtx, ptr: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (input, _, _) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (ctx, input, _, _) = unsafe { enter(ctx) };
     let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
     // With ten bytes in range no per-byte bounds check is needed (compiled code already
     // handled one- and two-byte varints inline).
@@ -208,10 +218,8 @@ pub unsafe extern "C" fn pj_utf8(ctx: *mut JitCtx, ptr: *const u8, len: usize, a
 /// # Safety
 /// As [`pj_slow_field`] for `ctx`, `layout`, `block`; `slot` is a repeated slot of it.
 pub unsafe extern "C" fn pj_reserve(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8, additional: u32) {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (_, arena, layouts) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (_, _, arena, layouts) = unsafe { enter(ctx) };
     // SAFETY: the caller's contract.
     let mut block = unsafe { block_mut(layouts, layout, block) };
     block.reserve(SlotIndex::new(slot), additional as usize, arena);
@@ -222,10 +230,8 @@ pub unsafe extern "C" fn pj_reserve(ctx: *mut JitCtx, layout: u32, slot: u32, bl
 /// # Safety
 /// As [`pj_reserve`], with `slot` a singular message or group slot.
 pub unsafe extern "C" fn pj_child(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8) -> *mut u8 {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (_, arena, layouts) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (_, _, arena, layouts) = unsafe { enter(ctx) };
     // SAFETY: the caller's contract.
     let mut block = unsafe { block_mut(layouts, layout, block) };
     block.child(SlotIndex::new(slot), arena, layouts).as_ptr().as_ptr()
@@ -236,10 +242,8 @@ pub unsafe extern "C" fn pj_child(ctx: *mut JitCtx, layout: u32, slot: u32, bloc
 /// # Safety
 /// As [`pj_reserve`], with `slot` a repeated message, group or map slot.
 pub unsafe extern "C" fn pj_push_child(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8) -> *mut u8 {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (_, arena, layouts) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (_, _, arena, layouts) = unsafe { enter(ctx) };
     // SAFETY: the caller's contract.
     let mut block = unsafe { block_mut(layouts, layout, block) };
     block.push_child(SlotIndex::new(slot), arena, layouts).as_ptr().as_ptr()
@@ -257,10 +261,8 @@ pub unsafe extern "C" fn pj_packed(
     ptr: *const u8,
     end: *const u8,
 ) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (input, arena, layouts) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (ctx, input, arena, layouts) = unsafe { enter(ctx) };
     // SAFETY: the caller's contract.
     let mut block = unsafe { block_mut(layouts, layout, block) };
     let interp = Interp::new(layouts, arena, input, &ctx.options());
@@ -287,10 +289,8 @@ pub unsafe extern "C" fn pj_interp_message(
     meta: u64,
     gtag: *const u8,
 ) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: see `JitCtx::parts`.
-    let (input, arena, layouts) = unsafe { ctx.parts() };
+    // SAFETY: compiled code passes the live context of this decode (see `enter`).
+    let (ctx, input, arena, layouts) = unsafe { enter(ctx) };
     // SAFETY: the caller's contract.
     let mut block = unsafe { block_mut(layouts, layout, block) };
     let interp = Interp::new(layouts, arena, input, &ctx.options());
