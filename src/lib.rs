@@ -181,6 +181,8 @@
 //! crate ties them together.
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod decoder;
 mod owned;

@@ -51,6 +51,9 @@ pub enum SchemaError {
         /// The matching full names.
         candidates: String,
     },
+    /// Compiled code did not match the layouts it was offered for.
+    #[error(transparent)]
+    Jit(#[from] JitError),
     /// A layout could not be computed.
     #[error(transparent)]
     Layout(#[from] LayoutError),
@@ -256,7 +259,10 @@ impl Schema {
             EngineKind::Interpreter => Err(JitError::UnsupportedHost("unused".into())),
             EngineKind::Auto | EngineKind::Jit => self.compiled(root),
         };
-        Ok(Decoder::new(Engine::with_code(self.layouts.clone(), root, options, engine, code)))
+        // The cache holds code compiled over these very layouts for this root, so the
+        // identity check in `with_code` passes; an error here would be a protojit bug.
+        let engine = Engine::with_code(self.layouts.clone(), root, options, engine, code)?;
+        Ok(Decoder::new(engine))
     }
 
     /// Compiled code for every type reachable from `root`, compiled on first use.

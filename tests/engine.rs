@@ -139,7 +139,8 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
         DecodeOptions::default(),
         EngineKind::Jit,
         Ok(Arc::new(compiled)),
-    );
+    )
+    .unwrap();
     let arena = Arena::new();
     assert!(engine.decode(&nested(3), &arena).is_ok());
     assert_eq!(engine.decode(&[0x0a, 0x05], &arena).unwrap_err().kind, DecodeErrorKind::LengthOutOfBounds);

@@ -9,39 +9,137 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::arena::Arena;
-use crate::layout::{FieldSlot, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
+use crate::layout::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
 use crate::raw::{RawStr, RawVec};
 
-/// A plain value stored inline in a block or vector: `bool`, 32/64-bit integers, floats,
-/// [`RawStr`] and child pointers. Sealed.
-pub trait Inline: Copy + sealed::Sealed {}
+/// A number stored inline in a block or vector: `bool`, 32/64-bit integers and floats.
+/// Sealed. Strings, bytes and child blocks have their own methods, because their slots
+/// hold pointers that readers follow: nothing but the decoder may put an address there.
+pub trait Scalar: Copy + sealed::Sealed {
+    /// The value an absent field (or an inactive oneof member) reads as.
+    const ZERO: Self;
+    /// Whether a slot of `kind` holds values of this type's width and representation:
+    /// any number kind of the same width (`u32` reads a `float`'s bits, `i64` a `uint64`),
+    /// `bool` only `bool`, and never a kind whose slot holds a pointer.
+    fn fits(kind: FieldKind) -> bool;
+}
 mod sealed {
     pub trait Sealed {}
 }
-macro_rules! inline {
-    ($($t:ty),*) => { $(impl sealed::Sealed for $t {} impl Inline for $t {})* };
+macro_rules! scalar {
+    ($($t:ty => $zero:expr, [$($k:ident)|*];)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Scalar for $t {
+            const ZERO: Self = $zero;
+            #[inline]
+            fn fits(kind: FieldKind) -> bool {
+                matches!(kind, $(FieldKind::$k)|*)
+            }
+        }
+    )*};
 }
-inline!(bool, u32, i32, u64, i64, f32, f64, RawStr, usize);
+scalar! {
+    bool => false, [Bool];
+    u32 => 0, [Uint32 | Fixed32 | Int32 | Sint32 | Sfixed32 | Enum | Float];
+    i32 => 0, [Uint32 | Fixed32 | Int32 | Sint32 | Sfixed32 | Enum | Float];
+    f32 => 0.0, [Uint32 | Fixed32 | Int32 | Sint32 | Sfixed32 | Enum | Float];
+    u64 => 0, [Uint64 | Fixed64 | Int64 | Sint64 | Sfixed64 | Double];
+    i64 => 0, [Uint64 | Fixed64 | Int64 | Sint64 | Sfixed64 | Double];
+    f64 => 0.0, [Uint64 | Fixed64 | Int64 | Sint64 | Sfixed64 | Double];
+}
+
+/// Why a [`BlockMut`] refused a write: the slot is not of the kind or cardinality the
+/// method writes. A decoder never hits this (it writes what the layout says); it stops
+/// a caller from storing, say, an integer where a reader expects an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("slot {slot} (field {number}) is a {repetition:?} {kind:?} field: {wanted}")]
+pub struct SlotMismatch {
+    /// The slot written.
+    pub slot: u32,
+    /// Its field number.
+    pub number: u32,
+    /// Its kind.
+    pub kind: FieldKind,
+    /// Its cardinality.
+    pub repetition: Repetition,
+    /// What the write needed.
+    pub wanted: &'static str,
+}
 
 /// Writer for one block of a tree being decoded.
-pub struct BlockMut<'l> {
+///
+/// `'a` is the tree's lifetime: the arena its blocks live in, the layouts they follow and
+/// the input its strings borrow, all at once, as `bumpalo::Bump::alloc` returns
+/// `&'bump mut T`. A block therefore cannot outlive its arena, and string views stored
+/// in it cannot outlive the bytes they point at. `'a` is invariant, so a writer cannot be
+/// shortened to accept shorter-lived bytes.
+///
+/// A writer cannot outlive its arena:
+///
+/// ```compile_fail,E0716
+/// use protojit_arena::{Arena, BlockMut, Layouts};
+/// let layouts = Layouts::new(&prost_reflect::DescriptorPool::global()).unwrap();
+/// let timestamp = layouts.index_of("google.protobuf.Timestamp").unwrap();
+/// let mut block = BlockMut::alloc(&Arena::new(), &layouts, timestamp); // arena dropped here
+/// block.set(protojit_arena::SlotIndex::new(0), 7i64).unwrap();
+/// ```
+///
+/// nor store a view of bytes that die before the tree:
+///
+/// ```compile_fail,E0597
+/// use protojit_arena::{Arena, BlockMut, Layouts};
+/// let layouts = Layouts::new(&prost_reflect::DescriptorPool::global()).unwrap();
+/// let any = layouts.index_of("google.protobuf.Any").unwrap();
+/// let arena = Arena::new();
+/// let mut block = BlockMut::alloc(&arena, &layouts, any);
+/// {
+///     let url = String::from("type.googleapis.com/x");
+///     block.set_bytes(protojit_arena::SlotIndex::new(0), url.as_bytes()).unwrap();
+/// }
+/// block.set(protojit_arena::SlotIndex::new(0), 1i64).ok();
+/// ```
+///
+/// while the same code with everything alive compiles and runs:
+///
+/// ```
+/// use protojit_arena::{Arena, BlockMut, Layouts, SlotIndex};
+/// let layouts = Layouts::new(&prost_reflect::DescriptorPool::global()).unwrap();
+/// let any = layouts.index_of("google.protobuf.Any").unwrap();
+/// let arena = Arena::new();
+/// let url = String::from("type.googleapis.com/x");
+/// let mut block = BlockMut::alloc(&arena, &layouts, any);
+/// block.set_bytes(SlotIndex::new(0), url.as_bytes()).unwrap();
+/// // A number cannot go where a reader expects a string's address:
+/// assert!(block.set(SlotIndex::new(0), 0x1000u64).is_err());
+/// ```
+pub struct BlockMut<'a> {
     ptr: NonNull<u8>,
-    layout: &'l MessageLayout,
+    layout: &'a MessageLayout,
+    layouts: &'a Layouts,
+    arena: &'a Arena,
+    _invariant: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
-impl<'l> BlockMut<'l> {
-    /// A fresh zeroed block of `layout` in `arena`.
-    pub fn alloc(arena: &Arena, layout: &'l MessageLayout) -> BlockMut<'l> {
-        BlockMut { ptr: arena.alloc_zeroed(layout.size() as usize), layout }
+impl<'a> BlockMut<'a> {
+    /// A fresh zeroed block of layout `index` in `arena`.
+    pub fn alloc(arena: &'a Arena, layouts: &'a Layouts, index: LayoutIndex) -> BlockMut<'a> {
+        let layout = layouts.get(index);
+        BlockMut { ptr: arena.alloc_zeroed(layout.size() as usize), layout, layouts, arena, _invariant: PhantomData }
     }
 
     /// Wraps an existing block.
     ///
     /// # Safety
-    /// `ptr` is a block of `layout` (crate invariants 1-5), no other `BlockMut` or
-    /// `BlockRef` to it is in use, and its arena outlives every use of the result.
-    pub unsafe fn from_raw(ptr: NonNull<u8>, layout: &'l MessageLayout) -> BlockMut<'l> {
-        BlockMut { ptr, layout }
+    /// `ptr` is a block of layout `index` of `layouts` allocated in `arena` (crate
+    /// invariants 1-5), nothing reads the tree while the result writes, and every byte
+    /// the tree's string views point at lives for `'a`.
+    pub unsafe fn from_raw(
+        ptr: NonNull<u8>,
+        arena: &'a Arena,
+        layouts: &'a Layouts,
+        index: LayoutIndex,
+    ) -> BlockMut<'a> {
+        BlockMut { ptr, layout: layouts.get(index), layouts, arena, _invariant: PhantomData }
     }
 
     /// The block's address.
@@ -50,8 +148,13 @@ impl<'l> BlockMut<'l> {
     }
 
     /// The block's layout.
-    pub fn layout(&self) -> &'l MessageLayout {
+    pub fn layout(&self) -> &'a MessageLayout {
         self.layout
+    }
+
+    /// The arena the tree lives in.
+    pub fn arena(&self) -> &'a Arena {
+        self.arena
     }
 
     #[inline]
@@ -61,25 +164,51 @@ impl<'l> BlockMut<'l> {
         unsafe { self.ptr.as_ptr().add(offset as usize).cast::<T>() }
     }
 
+    /// The slot at `si`, if it has cardinality `rep` and a kind `ok` accepts.
     #[inline]
-    fn slot_checked<T: Inline>(&self, si: SlotIndex, rep: Repetition) -> &'l FieldSlot {
-        let slot = self.layout.slot(si);
-        let size = match rep {
-            Repetition::Singular => slot.kind.value_size(),
-            _ => slot.elem_size,
+    fn slot_of(
+        &self,
+        si: SlotIndex,
+        rep: Repetition,
+        ok: impl Fn(FieldKind) -> bool,
+        wanted: &'static str,
+    ) -> Result<FieldSlot, SlotMismatch> {
+        let slot = *self.layout.slot(si);
+        let rep_ok = match rep {
+            Repetition::Singular => slot.repetition == Repetition::Singular,
+            _ => slot.repetition != Repetition::Singular,
         };
-        // Ties the write width to the slot width: a mismatch would write out of bounds.
-        assert!(size as usize == std::mem::size_of::<T>() && (slot.repetition == rep || rep != Repetition::Singular));
-        slot
+        if rep_ok && ok(slot.kind) {
+            Ok(slot)
+        } else {
+            Err(SlotMismatch {
+                slot: si.index() as u32,
+                number: slot.number,
+                kind: slot.kind,
+                repetition: slot.repetition,
+                wanted,
+            })
+        }
     }
 
-    /// Sets a singular field: stores the value, its presence bit and its oneof case.
+    /// Sets a singular number field: stores the value, its presence bit and its oneof case.
     #[inline]
-    pub fn set<T: Inline>(&mut self, si: SlotIndex, value: T) {
-        let slot = self.slot_checked::<T>(si, Repetition::Singular);
-        // SAFETY: see `at`; the width was checked against the slot.
+    pub fn set<T: Scalar>(&mut self, si: SlotIndex, value: T) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Singular, T::fits, "a singular number of this width")?;
+        // SAFETY: see `at`; the slot holds a number of `T`'s width.
         unsafe { self.at::<T>(slot.offset).write(value) };
-        self.mark_present(slot);
+        self.mark_present(&slot);
+        Ok(())
+    }
+
+    /// Sets a singular string or bytes field to a view of `bytes` (not copied).
+    #[inline]
+    pub fn set_bytes(&mut self, si: SlotIndex, bytes: &'a [u8]) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Singular, is_bytes, "a singular string or bytes field")?;
+        // SAFETY: see `at`; the slot holds a RawStr; `bytes` lives for the tree ('a).
+        unsafe { self.at::<RawStr>(slot.offset).write(RawStr::from_slice(bytes)) };
+        self.mark_present(&slot);
+        Ok(())
     }
 
     #[inline]
@@ -96,12 +225,12 @@ impl<'l> BlockMut<'l> {
         }
     }
 
-    /// The child block of a singular message field, allocated (zeroed) if absent. A
-    /// message seen twice merges into the same child; a oneof member whose case is not
-    /// active gets a fresh child (the shared slot may hold another member's bytes).
-    pub fn child<'b>(&mut self, si: SlotIndex, arena: &Arena, layouts: &'b Layouts) -> BlockMut<'b> {
-        let slot = *self.slot_checked::<usize>(si, Repetition::Singular);
-        let child_layout = layouts.get(crate::LayoutIndex::new(slot.child));
+    /// The child block of a singular message or group field, allocated (zeroed) if
+    /// absent. A message seen twice merges into the same child; a oneof member whose case
+    /// is not active gets a fresh child (the shared slot may hold another member's bytes).
+    pub fn child(&mut self, si: SlotIndex) -> Result<BlockMut<'a>, SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Singular, FieldKind::is_message, "a singular message field")?;
+        let child_layout = self.layouts.get(LayoutIndex::new(slot.child));
         let active = slot.oneof == NO_INDEX
             // SAFETY: case words lie inside the block header (invariant 2).
             || unsafe { *self.at::<u32>(self.layout.oneof_case_offset(slot.oneof)) } == slot.number;
@@ -111,36 +240,65 @@ impl<'l> BlockMut<'l> {
         let child = match existing {
             Some(ptr) => ptr,
             None => {
-                let ptr = arena.alloc_zeroed(child_layout.size() as usize);
+                let ptr = self.arena.alloc_zeroed(child_layout.size() as usize);
                 // SAFETY: pointer-sized slot inside the block.
                 unsafe { *p = ptr.as_ptr() };
                 ptr
             }
         };
         self.mark_present(&slot);
-        BlockMut { ptr: child, layout: child_layout }
+        Ok(self.sibling(child, child_layout))
     }
 
-    fn vec(&self, slot: &FieldSlot) -> *mut RawVec {
-        self.at::<RawVec>(slot.offset)
+    fn sibling(&self, ptr: NonNull<u8>, layout: &'a MessageLayout) -> BlockMut<'a> {
+        BlockMut { ptr, layout, layouts: self.layouts, arena: self.arena, _invariant: PhantomData }
+    }
+
+    /// The vector of repeated slot `slot`.
+    ///
+    /// # Safety
+    /// `slot` is a repeated or map slot of this block's layout.
+    unsafe fn vec(&mut self, slot: &FieldSlot) -> &mut RawVec {
+        // SAFETY: a repeated slot holds a RawVec (invariant 4), inside the block
+        // (invariant 2); `&mut self` makes this the only reference to it.
+        unsafe { &mut *self.at::<RawVec>(slot.offset) }
     }
 
     /// Makes room for `additional` more elements of a repeated field (packed pre-sizing).
-    pub fn reserve(&mut self, si: SlotIndex, additional: usize, arena: &Arena) {
-        let slot = *self.layout.slot(si);
-        assert!(slot.repetition != Repetition::Singular);
-        // SAFETY: a repeated slot holds a RawVec (invariant 4).
-        let v = unsafe { &mut *self.vec(&slot) };
-        reserve_vec(v, slot.elem_size, additional, arena);
+    /// Callers size `additional` from bytes that are present, never from a claimed length.
+    pub fn reserve(&mut self, si: SlotIndex, additional: usize) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, |_| true, "a repeated field")?;
+        let arena = self.arena;
+        // SAFETY: `slot` is repeated.
+        reserve_vec(unsafe { self.vec(&slot) }, slot.elem_size, additional, arena);
+        Ok(())
     }
 
-    /// Appends a value to a repeated scalar field.
+    /// Appends a value to a repeated number field.
     #[inline]
-    pub fn push<T: Inline>(&mut self, si: SlotIndex, value: T, arena: &Arena) {
-        let slot = *self.slot_checked::<T>(si, Repetition::Repeated);
-        assert!(slot.repetition == Repetition::Repeated);
-        // SAFETY: a repeated slot holds a RawVec (invariant 4).
-        let v = unsafe { &mut *self.vec(&slot) };
+    pub fn push<T: Scalar>(&mut self, si: SlotIndex, value: T) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, T::fits, "a repeated number of this width")?;
+        // SAFETY: `slot` is repeated and holds elements of `T`'s width.
+        unsafe { self.push_elem(&slot, value) };
+        Ok(())
+    }
+
+    /// Appends a view of `bytes` (not copied) to a repeated string or bytes field.
+    #[inline]
+    pub fn push_bytes(&mut self, si: SlotIndex, bytes: &'a [u8]) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, is_bytes, "a repeated string or bytes field")?;
+        // SAFETY: `slot` is repeated and holds RawStr elements; `bytes` lives for 'a.
+        unsafe { self.push_elem(&slot, RawStr::from_slice(bytes)) };
+        Ok(())
+    }
+
+    /// # Safety
+    /// `slot` is a repeated slot whose elements are `T`s.
+    #[inline]
+    unsafe fn push_elem<T: Copy>(&mut self, slot: &FieldSlot, value: T) {
+        let arena = self.arena;
+        // SAFETY: the caller's contract.
+        let v = unsafe { self.vec(slot) };
         if v.len == v.cap {
             reserve_vec(v, slot.elem_size, 1, arena);
         }
@@ -149,27 +307,24 @@ impl<'l> BlockMut<'l> {
         v.len += 1;
     }
 
-    /// Appends raw little-endian fixed-width elements (packed fixed32/64, float, double).
-    pub fn extend_fixed(&mut self, si: SlotIndex, bytes: &[u8], arena: &Arena) {
-        let slot = *self.layout.slot(si);
-        assert!(slot.repetition == Repetition::Repeated && slot.kind.fixed_width() == slot.elem_size);
-        assert!(bytes.len() % slot.elem_size as usize == 0);
-        let n = bytes.len() / slot.elem_size as usize;
-        // SAFETY: a repeated slot holds a RawVec (invariant 4).
-        let v = unsafe { &mut *self.vec(&slot) };
+    /// Appends raw little-endian fixed-width elements (packed fixed32/64, float, double);
+    /// a trailing partial element is ignored (the caller reports it as truncated).
+    pub fn extend_fixed(&mut self, si: SlotIndex, bytes: &[u8]) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, |k| k.fixed_width() != 0, "a repeated fixed-width field")?;
+        let width = slot.elem_size as usize;
+        debug_assert_eq!(width, slot.kind.fixed_width() as usize);
+        let n = bytes.len() / width;
+        let arena = self.arena;
+        // SAFETY: `slot` is repeated.
+        let v = unsafe { self.vec(&slot) };
         reserve_vec(v, slot.elem_size, n, arena);
         if cfg!(target_endian = "little") {
-            // SAFETY: reserved room for `n` more elements of `elem_size` bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    v.ptr.add(v.len as usize * slot.elem_size as usize),
-                    bytes.len(),
-                )
-            };
+            // SAFETY: reserved room for `n` more elements of `width` bytes; all bit
+            // patterns are valid for fixed-width number kinds.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.ptr.add(v.len as usize * width), n * width) };
         } else {
-            for (i, chunk) in bytes.chunks_exact(slot.elem_size as usize).enumerate() {
-                let dst = v.ptr.wrapping_add((v.len as usize + i) * slot.elem_size as usize);
+            for (i, chunk) in bytes.chunks_exact(width).enumerate() {
+                let dst = v.ptr.wrapping_add((v.len as usize + i) * width);
                 for (j, b) in chunk.iter().rev().enumerate() {
                     // SAFETY: as above, byte-reversed on big-endian hosts.
                     unsafe { dst.add(j).write(*b) };
@@ -177,6 +332,7 @@ impl<'l> BlockMut<'l> {
             }
         }
         v.len += n as u32;
+        Ok(())
     }
 
     /// Appends every varint of a packed run (`data` holds exactly the run), converted by
@@ -184,20 +340,23 @@ impl<'l> BlockMut<'l> {
     /// checks. On a malformed varint the elements before it are kept and its error is
     /// returned with the offset relative to `data`.
     #[inline]
-    pub fn extend_varints<T: Inline>(
+    pub fn extend_varints<T: Scalar>(
         &mut self,
         si: SlotIndex,
         data: &[u8],
-        arena: &Arena,
         convert: impl Fn(u64) -> T,
-    ) -> Result<(), crate::DecodeError> {
-        let slot = *self.slot_checked::<T>(si, Repetition::Repeated);
-        assert!(slot.repetition == Repetition::Repeated);
-        // SAFETY: a repeated slot holds a RawVec (invariant 4).
-        let v = unsafe { &mut *self.vec(&slot) };
-        // Every varint takes at least one byte: `data.len()` bounds the element count.
-        reserve_vec(v, slot.elem_size, data.len(), arena);
+    ) -> Result<Result<(), crate::DecodeError>, SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, T::fits, "a repeated number of this width")?;
+        let arena = self.arena;
+        // SAFETY: `slot` is repeated.
+        let v = unsafe { self.vec(&slot) };
+        // Every varint ends in exactly one byte below 0x80: counting them gives the
+        // element count exactly (a trailing unterminated varint is the error below), so
+        // the vector holds no more than the run decodes to.
+        let count = data.iter().filter(|&&b| b < 0x80).count();
+        reserve_vec(v, slot.elem_size, count, arena);
         let base = v.ptr.cast::<T>();
+        let limit = v.len as usize + count;
         let mut n = v.len as usize;
         let mut p = 0;
         let result = loop {
@@ -205,28 +364,30 @@ impl<'l> BlockMut<'l> {
                 break Ok(());
             }
             match crate::wire::read_varint(data, p) {
-                Ok((x, next)) => {
-                    // SAFETY: at most one element per byte of `data` is written after the
-                    // `len` old ones, and `data.len()` more were reserved.
+                Ok((x, next)) if n < limit => {
+                    // SAFETY: n < len + count <= cap (reserved above).
                     unsafe { base.add(n).write(convert(x)) };
                     n += 1;
                     p = next;
                 }
+                // A varint longer than 10 bytes whose bytes past the tenth are
+                // terminators could outnumber the count; it is an error anyway.
+                Ok(_) => break Err(crate::DecodeError::new(crate::DecodeErrorKind::VarintTooLong, p)),
                 Err(e) => break Err(e),
             }
         };
         v.len = n as u32;
-        result
+        Ok(result)
     }
 
     /// Appends a zeroed child block to a repeated message, group or map field.
-    pub fn push_child<'b>(&mut self, si: SlotIndex, arena: &Arena, layouts: &'b Layouts) -> BlockMut<'b> {
-        let slot = *self.layout.slot(si);
-        assert!(slot.repetition != Repetition::Singular && slot.kind.is_message());
-        let child_layout = layouts.get(crate::LayoutIndex::new(slot.child));
-        assert!(child_layout.size() == slot.elem_size);
-        // SAFETY: a repeated slot holds a RawVec (invariant 4).
-        let v = unsafe { &mut *self.vec(&slot) };
+    pub fn push_child(&mut self, si: SlotIndex) -> Result<BlockMut<'a>, SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, FieldKind::is_message, "a repeated message field")?;
+        let child_layout = self.layouts.get(LayoutIndex::new(slot.child));
+        debug_assert_eq!(child_layout.size(), slot.elem_size);
+        let arena = self.arena;
+        // SAFETY: `slot` is repeated.
+        let v = unsafe { self.vec(&slot) };
         if v.len == v.cap {
             reserve_vec(v, slot.elem_size, 1, arena);
         }
@@ -236,20 +397,26 @@ impl<'l> BlockMut<'l> {
         unsafe { std::ptr::write_bytes(elem, 0, slot.elem_size as usize) };
         v.len += 1;
         // SAFETY: `elem` is non-null (inside a live allocation).
-        BlockMut { ptr: unsafe { NonNull::new_unchecked(elem) }, layout: child_layout }
+        let elem = unsafe { NonNull::new_unchecked(elem) };
+        Ok(self.sibling(elem, child_layout))
     }
 
-    /// Records an unknown field: its complete wire bytes (tag and value).
-    pub fn push_unknown(&mut self, span: RawStr, arena: &Arena) {
+    /// Records an unknown field: its complete wire bytes (tag and value), not copied.
+    pub fn push_unknown(&mut self, span: &'a [u8]) {
+        let arena = self.arena;
         // SAFETY: the unknown-field vector lies inside the block (invariant 2).
         let v = unsafe { &mut *self.at::<RawVec>(self.layout.unknown_offset()) };
         if v.len == v.cap {
             reserve_vec(v, 16, 1, arena);
         }
         // SAFETY: len < cap; elements are RawStr.
-        unsafe { v.ptr.cast::<RawStr>().add(v.len as usize).write(span) };
+        unsafe { v.ptr.cast::<RawStr>().add(v.len as usize).write(RawStr::from_slice(span)) };
         v.len += 1;
     }
+}
+
+fn is_bytes(kind: FieldKind) -> bool {
+    matches!(kind, FieldKind::String | FieldKind::Bytes)
 }
 
 /// Grows `v` (elements of `elem_size` bytes) to hold `additional` more elements: at least
@@ -273,10 +440,17 @@ fn reserve_vec(v: &mut RawVec, elem_size: u32, additional: usize, arena: &Arena)
 }
 
 /// Reader for one block of a decoded tree, valid for `'a` (the tree's input and arena).
+///
+/// It carries the layouts of its tree, so [`child`](BlockRef::child) and
+/// [`vec_child`](BlockRef::vec_child) always interpret a child with the layout it was
+/// written with. Reads check the slot's kind: strings and bytes come only from string or
+/// bytes slots, numbers only from number slots of their width, and an inactive oneof
+/// member reads as absent (its shared slot may hold another member's bytes).
 #[derive(Clone, Copy)]
 pub struct BlockRef<'a> {
     ptr: NonNull<u8>,
     layout: &'a MessageLayout,
+    layouts: &'a Layouts,
     _tree: PhantomData<&'a [u8]>,
 }
 
@@ -284,10 +458,10 @@ impl<'a> BlockRef<'a> {
     /// Wraps a block of a finished tree.
     ///
     /// # Safety
-    /// `ptr` is a block of `layout` (invariants 1-5), nothing writes to the tree any more,
-    /// and the input and arena it points into live for `'a`.
-    pub unsafe fn from_raw(ptr: NonNull<u8>, layout: &'a MessageLayout) -> BlockRef<'a> {
-        BlockRef { ptr, layout, _tree: PhantomData }
+    /// `ptr` is a block of layout `index` of `layouts` (invariants 1-5), nothing writes to
+    /// the tree any more, and the input and arena it points into live for `'a`.
+    pub unsafe fn from_raw(ptr: NonNull<u8>, layouts: &'a Layouts, index: LayoutIndex) -> BlockRef<'a> {
+        BlockRef { ptr, layout: layouts.get(index), layouts, _tree: PhantomData }
     }
 
     /// The block's address.
@@ -300,17 +474,29 @@ impl<'a> BlockRef<'a> {
         self.layout
     }
 
+    /// The layouts of the tree.
+    pub fn layouts(&self) -> &'a Layouts {
+        self.layouts
+    }
+
     #[inline]
     fn read<T: Copy>(&self, offset: u32) -> T {
-        // SAFETY: offsets come from this block's layout (invariant 2).
+        // SAFETY: offsets come from this block's layout (invariant 2); callers read a `T`
+        // only where the slot holds one.
         unsafe { self.ptr.as_ptr().add(offset as usize).cast::<T>().read() }
     }
 
     /// The case word of oneof `oneof`: the active member's field number, 0 for none.
     #[inline]
     pub fn oneof_case(&self, oneof: u32) -> u32 {
-        assert!((oneof as usize) < self.layout.oneofs().len());
+        assert!((oneof as usize) < self.layout.oneofs().len(), "no oneof {oneof} in this message");
         self.read::<u32>(self.layout.oneof_case_offset(oneof))
+    }
+
+    /// Whether the singular slot is not an inactive oneof member.
+    #[inline]
+    fn active(&self, slot: &FieldSlot) -> bool {
+        slot.oneof == NO_INDEX || self.read::<u32>(self.layout.oneof_case_offset(slot.oneof)) == slot.number
     }
 
     /// Whether a singular field was set on the wire (presence bit, oneof case, non-null
@@ -334,68 +520,97 @@ impl<'a> BlockRef<'a> {
         true
     }
 
-    /// The inline value of a singular scalar field (zero if never set).
-    pub fn get<T: Inline>(&self, si: SlotIndex) -> T {
+    /// The inline value of a singular number field (zero if never set, or if it is a
+    /// oneof member that is not active). Panics if the slot does not hold `T`s.
+    #[inline]
+    pub fn get<T: Scalar>(&self, si: SlotIndex) -> T {
         let slot = self.layout.slot(si);
-        assert!(slot.repetition == Repetition::Singular && slot.kind.value_size() as usize == std::mem::size_of::<T>());
+        assert!(slot.repetition == Repetition::Singular && T::fits(slot.kind), "slot {si:?} does not hold this type");
+        if !self.active(slot) {
+            return T::ZERO;
+        }
         self.read::<T>(slot.offset)
     }
 
-    /// The bytes of a singular string/bytes field.
+    /// The bytes of a singular string/bytes field (empty if never set, or if it is a oneof
+    /// member that is not active). Panics if the slot is not a string or bytes field.
     #[inline]
     pub fn get_bytes(&self, si: SlotIndex) -> &'a [u8] {
-        let s: RawStr = self.get(si);
-        // SAFETY: invariant 5; the tree lives for 'a.
+        let slot = self.layout.slot(si);
+        assert!(slot.repetition == Repetition::Singular && is_bytes(slot.kind), "slot {si:?} is not string or bytes");
+        if !self.active(slot) {
+            return &[];
+        }
+        let s: RawStr = self.read(slot.offset);
+        // SAFETY: the slot holds a RawStr (checked kind, active); invariant 5; the tree
+        // lives for 'a.
         unsafe { s.as_slice() }
     }
 
-    /// The child block of a singular message field, if present.
+    /// The child block of a singular message field, if present. Panics if the slot is
+    /// not a singular message or group field.
     #[inline]
-    pub fn child(&self, si: SlotIndex, layouts: &'a Layouts) -> Option<BlockRef<'a>> {
+    pub fn child(&self, si: SlotIndex) -> Option<BlockRef<'a>> {
         let slot = self.layout.slot(si);
-        assert!(slot.repetition == Repetition::Singular && slot.kind.is_message());
+        assert!(slot.repetition == Repetition::Singular && slot.kind.is_message(), "slot {si:?} is not a message");
         if !self.is_set(si) {
             return None;
         }
         let p = NonNull::new(self.read::<*mut u8>(slot.offset))?;
-        Some(BlockRef { ptr: p, layout: layouts.get(crate::LayoutIndex::new(slot.child)), _tree: PhantomData })
+        Some(BlockRef {
+            ptr: p,
+            layout: self.layouts.get(LayoutIndex::new(slot.child)),
+            layouts: self.layouts,
+            _tree: PhantomData,
+        })
     }
 
-    /// Number of elements of a repeated or map field.
+    /// Number of elements of a repeated or map field. Panics on a singular slot.
     #[inline]
     pub fn vec_len(&self, si: SlotIndex) -> usize {
         let slot = self.layout.slot(si);
-        assert!(slot.repetition != Repetition::Singular);
+        assert!(slot.repetition != Repetition::Singular, "slot {si:?} is not repeated");
         self.read::<RawVec>(slot.offset).len as usize
     }
 
-    /// Element `i` of a repeated scalar field.
-    pub fn vec_get<T: Inline>(&self, si: SlotIndex, i: usize) -> T {
+    /// Element `i` of a repeated number field. Panics if the slot does not hold `T`s or
+    /// `i` is out of range.
+    pub fn vec_get<T: Scalar>(&self, si: SlotIndex, i: usize) -> T {
         let slot = self.layout.slot(si);
-        assert!(slot.repetition != Repetition::Singular && slot.elem_size as usize == std::mem::size_of::<T>());
+        assert!(slot.repetition != Repetition::Singular && T::fits(slot.kind), "slot {si:?} does not hold this type");
         let v = self.read::<RawVec>(slot.offset);
-        assert!(i < v.len as usize);
-        // SAFETY: i < len; elements are initialised values of T (invariant 4).
+        assert!(i < v.len as usize, "index {i} out of range");
+        // SAFETY: i < len; elements are initialised values of T's width (invariant 4).
         unsafe { v.ptr.cast::<T>().add(i).read() }
     }
 
-    /// Element `i` of a repeated string/bytes field.
+    /// Element `i` of a repeated string/bytes field. Panics if the slot is not one or `i`
+    /// is out of range.
     pub fn vec_get_bytes(&self, si: SlotIndex, i: usize) -> &'a [u8] {
-        let s: RawStr = self.vec_get(si, i);
-        // SAFETY: invariant 5.
-        unsafe { s.as_slice() }
+        let slot = self.layout.slot(si);
+        assert!(slot.repetition != Repetition::Singular && is_bytes(slot.kind), "slot {si:?} is not string or bytes");
+        let v = self.read::<RawVec>(slot.offset);
+        assert!(i < v.len as usize, "index {i} out of range");
+        // SAFETY: i < len; elements are RawStr views (invariants 4, 5).
+        unsafe { v.ptr.cast::<RawStr>().add(i).read().as_slice() }
     }
 
-    /// Element `i` of a repeated message, group or map field.
+    /// Element `i` of a repeated message, group or map field. Panics if the slot is not
+    /// one or `i` is out of range.
     #[inline]
-    pub fn vec_child(&self, si: SlotIndex, i: usize, layouts: &'a Layouts) -> BlockRef<'a> {
+    pub fn vec_child(&self, si: SlotIndex, i: usize) -> BlockRef<'a> {
         let slot = self.layout.slot(si);
-        assert!(slot.repetition != Repetition::Singular && slot.kind.is_message());
+        assert!(slot.repetition != Repetition::Singular && slot.kind.is_message(), "slot {si:?} is not a message");
         let v = self.read::<RawVec>(slot.offset);
-        assert!(i < v.len as usize);
+        assert!(i < v.len as usize, "index {i} out of range");
         // SAFETY: i < len; element i is a whole child block (invariant 4), non-null.
         let ptr = unsafe { NonNull::new_unchecked(v.ptr.add(i * slot.elem_size as usize)) };
-        BlockRef { ptr, layout: layouts.get(crate::LayoutIndex::new(slot.child)), _tree: PhantomData }
+        BlockRef {
+            ptr,
+            layout: self.layouts.get(LayoutIndex::new(slot.child)),
+            layouts: self.layouts,
+            _tree: PhantomData,
+        }
     }
 
     /// The unknown fields, each its complete wire bytes, in wire order.

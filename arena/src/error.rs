@@ -28,6 +28,9 @@ pub enum DecodeErrorKind {
     FieldNumberTooLarge = 10,
     /// The input is larger than a decoder addresses (4 GiB).
     InputTooLarge = 11,
+    /// The decoder met a broken internal invariant: a protojit bug, reported instead of a
+    /// crash (please report it with the input).
+    Internal = 12,
 }
 
 impl DecodeErrorKind {
@@ -45,6 +48,7 @@ impl DecodeErrorKind {
             DecodeErrorKind::InvalidUtf8 => "string field is not valid UTF-8",
             DecodeErrorKind::FieldNumberTooLarge => "field number larger than 536870911",
             DecodeErrorKind::InputTooLarge => "input larger than 4 GiB",
+            DecodeErrorKind::Internal => "internal decoder error (a protojit bug; please report the input)",
         }
     }
 
@@ -62,6 +66,7 @@ impl DecodeErrorKind {
             9 => DecodeErrorKind::InvalidUtf8,
             10 => DecodeErrorKind::FieldNumberTooLarge,
             11 => DecodeErrorKind::InputTooLarge,
+            12 => DecodeErrorKind::Internal,
             _ => return None,
         })
     }

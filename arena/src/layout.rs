@@ -365,6 +365,8 @@ pub struct Layouts {
     by_name: HashMap<String, LayoutIndex>,
     /// One zeroed block per layout: the default instance an absent message reads as.
     empty_blocks: std::sync::Arc<Vec<Box<[u64]>>>,
+    /// Identity of this set of layouts (clones share it: they are the same layouts).
+    id: u64,
 }
 
 impl Layouts {
@@ -397,9 +399,17 @@ impl Layouts {
             check_layout(layout);
         }
         let empty_blocks = layouts.iter().map(|l| vec![0u64; l.size as usize / 8].into_boxed_slice()).collect();
-        Ok(Layouts { pool: pool.clone(), layouts, by_name, empty_blocks: std::sync::Arc::new(empty_blocks) })
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Layouts { pool: pool.clone(), layouts, by_name, empty_blocks: std::sync::Arc::new(empty_blocks), id })
     }
 
+    /// A number that identifies these layouts (and their clones) among all layouts made
+    /// by this process: compiled code records it and refuses to run over other layouts,
+    /// whose blocks have other sizes and offsets.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
     /// The pool these layouts were computed from.
     pub fn pool(&self) -> &DescriptorPool {
         &self.pool
@@ -422,12 +432,7 @@ impl Layouts {
         let block = &self.empty_blocks[index.index()];
         // SAFETY: a zeroed, 8-aligned block of the layout's size is a valid empty message
         // (invariant 1); it is never written and lives as long as `self`.
-        unsafe {
-            crate::BlockRef::from_raw(
-                std::ptr::NonNull::new(block.as_ptr() as *mut u8).unwrap(),
-                &self.layouts[index.index()],
-            )
-        }
+        unsafe { crate::BlockRef::from_raw(std::ptr::NonNull::new(block.as_ptr() as *mut u8).unwrap(), self, index) }
     }
     /// The layout of the message type with this full name.
     pub fn index_of(&self, full_name: &str) -> Option<LayoutIndex> {

@@ -8,7 +8,9 @@
 //!   inside a message block.
 //! - [`Arena`]: the bump allocator every block and vector of one decoded tree lives in.
 //! - [`RawStr`] / [`RawVec`]: the raw field representations inside blocks.
-//! - [`BlockMut`]: the only writer of blocks, used by both decode engines.
+//! - [`BlockMut`]: the only writer of blocks, used by both decode engines; it borrows its
+//!   arena, layouts and input for the tree's lifetime, so no block outlives them.
+//! - [`BlockRef`]: the reader the views use; every read checks the slot's kind.
 //! - [`runtime`]: `extern "C"` slow-path helpers shared by the interpreter and compiled code.
 //! - [`DecodeError`]: what a decoder reports for malformed input (kind + byte offset).
 //!
@@ -28,6 +30,8 @@
 //! 5. A [`RawStr`] points at `len` bytes inside the input or the arena of its tree.
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod arena;
 mod block;
@@ -39,7 +43,7 @@ pub mod wire;
 
 pub use arena::Arena;
 
-pub use block::{BlockMut, BlockRef, Inline};
+pub use block::{BlockMut, BlockRef, Scalar, SlotMismatch};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use layout::{
     FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex,

@@ -21,6 +21,19 @@ pub enum JitError {
     /// Cranelift has no backend for this host (or it failed to configure).
     #[error("no compiled decoder for this host: {0}")]
     UnsupportedHost(String),
+    /// Compiled code was offered for other layouts or another root type than the engine
+    /// decodes: its functions would read and write blocks of another shape.
+    #[error("compiled code for `{compiled_for}` (layouts #{compiled_layouts}) cannot decode `{wanted}` (layouts #{wanted_layouts})")]
+    WrongLayouts {
+        /// The root type the code was compiled for.
+        compiled_for: String,
+        /// [`Layouts::id`] of the layouts it was compiled over.
+        compiled_layouts: u64,
+        /// The root type the engine decodes.
+        wanted: String,
+        /// [`Layouts::id`] of the engine's layouts.
+        wanted_layouts: u64,
+    },
     /// Code generation failed (a lowering bug; the decoder uses the interpreter instead).
     #[error("compiling `{message_type}` failed: {reason}")]
     Codegen {
@@ -75,11 +88,18 @@ impl Default for CompileOptions {
 }
 
 /// Machine code for every message type reachable from one root.
+///
+/// The code is tied to the layouts it was compiled over (their [`Layouts::id`]) and to its
+/// root type: it writes at those layouts' offsets and sizes. [`Engine::with_code`]
+/// (crate::Engine::with_code) checks both before it runs the code.
 pub struct Compiled {
     /// Owns the code; taken and freed on drop. Behind a mutex only so that `Compiled`
     /// is `Sync` (the module is never used after finalization).
     module: Mutex<Option<JITModule>>,
-    root: MessageFn,
+    root_fn: MessageFn,
+    root: LayoutIndex,
+    root_name: String,
+    layouts_id: u64,
     stats: Vec<TypeStats>,
 }
 
@@ -222,12 +242,47 @@ impl Compiled {
         // SAFETY: the function was defined with `message_signature`, which is `MessageFn`'s
         // ABI (the host's default C calling convention, pointer-sized arguments).
         let root_fn = unsafe { std::mem::transmute::<*const u8, MessageFn>(code) };
-        Ok(Compiled { module: Mutex::new(Some(module)), root: root_fn, stats })
+        Ok(Compiled {
+            module: Mutex::new(Some(module)),
+            root_fn,
+            root,
+            root_name: layouts.get(root).descriptor().full_name().to_owned(),
+            layouts_id: layouts.id(),
+            stats,
+        })
     }
 
     /// The root message type's function.
+    ///
+    /// The pointer is valid only while `self` lives (dropping `Compiled` frees the code),
+    /// and calling it is sound only with a [`JitCtx`](crate::runtime::JitCtx) made for an
+    /// input, an arena and the very layouts this was compiled over, and a zeroed (or
+    /// partly decoded) block of the root layout in that arena.
     pub fn root_fn(&self) -> MessageFn {
+        self.root_fn
+    }
+
+    /// The root message type the code decodes.
+    pub fn root(&self) -> LayoutIndex {
         self.root
+    }
+
+    /// [`Layouts::id`] of the layouts the code was compiled over.
+    pub fn layouts_id(&self) -> u64 {
+        self.layouts_id
+    }
+
+    /// Checks that this code decodes `root` over `layouts`.
+    pub fn check(&self, layouts: &Layouts, root: LayoutIndex) -> Result<(), JitError> {
+        if self.layouts_id == layouts.id() && self.root == root {
+            return Ok(());
+        }
+        Err(JitError::WrongLayouts {
+            compiled_for: self.root_name.clone(),
+            compiled_layouts: self.layouts_id,
+            wanted: layouts.get(root).descriptor().full_name().to_owned(),
+            wanted_layouts: layouts.id(),
+        })
     }
 
     /// Per message type: engine, code size, compile time (root first).

@@ -57,25 +57,51 @@ impl Engine {
     /// An engine for `root` over `layouts`, compiling now if `kind` asks for compiled code.
     pub fn new(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions, kind: EngineKind) -> Engine {
         let code = match kind {
-            EngineKind::Interpreter => Err(String::new()),
-            _ => Compiled::compile(&layouts, root, &Default::default()).map(Arc::new).map_err(|e| e.to_string()),
+            EngineKind::Interpreter => Err(JitError::UnsupportedHost(String::new())),
+            _ => Compiled::compile(&layouts, root, &Default::default()).map(Arc::new),
         };
-        Engine::with_code(layouts, root, options, kind, code.map_err(|e| JitError::UnsupportedHost(e)))
+        match Engine::with_code(layouts.clone(), root, options.clone(), kind, code) {
+            Ok(engine) => engine,
+            // Unreachable: the code was just compiled for these layouts and this root.
+            Err(e) => Engine::unchecked(layouts, root, options, kind, Err(e.to_string())),
+        }
     }
 
     /// An engine using already compiled code for `root` (shared between decoders with
     /// different options: compiled code reads the options at run time).
+    ///
+    /// Fails with [`JitError::WrongLayouts`] when `code` was compiled for another root type
+    /// or over other layouts (not `layouts` or a clone of it): its functions would write
+    /// blocks of another shape. A `code` that is itself an error makes an engine that
+    /// interprets, and says why in [`Engine::stats`].
     pub fn with_code(
         layouts: Arc<Layouts>,
         root: LayoutIndex,
         options: DecodeOptions,
         kind: EngineKind,
         code: Result<Arc<Compiled>, JitError>,
-    ) -> Engine {
+    ) -> Result<Engine, JitError> {
         let code = match kind {
             EngineKind::Interpreter => Err("the interpreter was requested".to_owned()),
-            _ => code.map_err(|e| e.to_string()),
+            _ => match code {
+                Ok(code) => {
+                    code.check(&layouts, root)?;
+                    Ok(code)
+                }
+                Err(e) => Err(e.to_string()),
+            },
         };
+        Ok(Engine::unchecked(layouts, root, options, kind, code))
+    }
+
+    /// Assembles an engine whose `code`, if any, was checked against `layouts` and `root`.
+    fn unchecked(
+        layouts: Arc<Layouts>,
+        root: LayoutIndex,
+        options: DecodeOptions,
+        kind: EngineKind,
+        code: Result<Arc<Compiled>, String>,
+    ) -> Engine {
         let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..options };
         Engine { layouts, root, options, kind, code }
     }
@@ -125,23 +151,25 @@ impl Engine {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
-        let mut root = BlockMut::alloc(arena, self.layouts.get(self.root));
+        let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
         match &self.code {
             Ok(code) => {
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
                 let start = input.as_ptr();
                 let end = start.wrapping_add(input.len());
                 // SAFETY: the root function was compiled for `self.root` over
-                // `self.layouts`; it reads only `start..end` (the input) and writes only
-                // into blocks of `arena`, all of which outlive the call; `ctx` describes
-                // exactly these.
+                // `self.layouts` (checked in `with_code`), and `code` keeps it alive; it
+                // reads only `start..end` (the input) and writes only into blocks of
+                // `arena`, all of which outlive the call; `ctx` describes exactly these.
                 let r = unsafe { (code.root_fn())(&mut ctx, root.as_ptr().as_ptr(), start, end, 0, std::ptr::null()) };
                 if r.is_null() {
-                    return Err(ctx.error().expect("compiled code reports an error when it returns null"));
+                    // Compiled code records an error before it returns null; a missing one
+                    // would be a lowering bug, reported rather than trusted.
+                    return Err(ctx.error().unwrap_or(DecodeError::new(DecodeErrorKind::Internal, 0)));
                 }
             }
             Err(_) => {
-                let interp = Interp::new(&self.layouts, arena, input, &self.options);
+                let interp = Interp::new(input, &self.options);
                 interp.message(&mut root, 0, input.len(), 0, None)?;
             }
         }

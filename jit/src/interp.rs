@@ -6,8 +6,8 @@
 
 use protojit_arena::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
 use protojit_arena::{
-    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Layouts, RawStr, Repetition,
-    SlotIndex,
+    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Repetition, SlotIndex,
+    SlotMismatch,
 };
 
 use crate::DecodeOptions;
@@ -21,19 +21,25 @@ pub enum Step {
     GroupEnd(usize),
 }
 
-/// One decode run of the interpreter over one input.
+/// One decode run of the interpreter over one input. The blocks it writes carry their own
+/// arena and layouts ([`BlockMut`]); the input must live as long as their tree, since
+/// strings and unknown fields are views of it.
 pub struct Interp<'a> {
-    layouts: &'a Layouts,
-    arena: &'a Arena,
     buf: &'a [u8],
     max_depth: u32,
     validate_utf8: bool,
 }
 
+/// A block refused a write the layout said it takes: a broken internal invariant.
+fn internal(_: SlotMismatch) -> DecodeError {
+    DecodeError::new(K::Internal, 0)
+}
+
 impl<'a> Interp<'a> {
-    /// An interpreter run over `buf`, allocating into `arena`.
-    pub fn new(layouts: &'a Layouts, arena: &'a Arena, buf: &'a [u8], opts: &DecodeOptions) -> Self {
-        Interp { layouts, arena, buf, max_depth: opts.max_depth, validate_utf8: opts.validate_utf8 }
+    /// An interpreter run over `buf`.
+    pub fn new(buf: &'a [u8], opts: &DecodeOptions) -> Self {
+        // Capped like `Engine`'s: the interpreter recurses once per level.
+        Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), validate_utf8: opts.validate_utf8 }
     }
 
     /// Decodes `buf[pos..end]` as the fields of `block` (merging into what it holds).
@@ -42,7 +48,7 @@ impl<'a> Interp<'a> {
     /// returns the position after the fields (after the end-group tag for groups).
     pub fn message(
         &self,
-        block: &mut BlockMut<'_>,
+        block: &mut BlockMut<'a>,
         mut pos: usize,
         end: usize,
         depth: u32,
@@ -80,7 +86,7 @@ impl<'a> Interp<'a> {
     #[inline]
     pub fn field(
         &self,
-        block: &mut BlockMut<'_>,
+        block: &mut BlockMut<'a>,
         pos: usize,
         end: usize,
         depth: u32,
@@ -102,12 +108,12 @@ impl<'a> Interp<'a> {
                 return self.value(block, si, slot, tag_pos, pos, end, depth).map(Step::Next);
             }
             if wt == wire::LEN && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
-                return self.packed(block, si, slot, pos, end).map(Step::Next);
+                return self.packed(block, si, pos, end).map(Step::Next);
             }
         }
         // Unknown number, or a known number with the wrong wire type: kept as raw bytes.
         let after = skip_value(buf, tag_pos, pos, end, number, wt, depth, self.max_depth)?;
-        block.push_unknown(RawStr::from_slice(&buf[tag_pos..after]), self.arena);
+        block.push_unknown(&self.buf[tag_pos..after]);
         Ok(Step::Next(after))
     }
 
@@ -116,7 +122,7 @@ impl<'a> Interp<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn value(
         &self,
-        block: &mut BlockMut<'_>,
+        block: &mut BlockMut<'a>,
         si: SlotIndex,
         slot: &FieldSlot,
         tag_pos: usize,
@@ -129,9 +135,9 @@ impl<'a> Interp<'a> {
         macro_rules! put {
             ($v:expr) => {{
                 if repeated {
-                    block.push(si, $v, self.arena)
+                    block.push(si, $v).map_err(internal)?
                 } else {
-                    block.set(si, $v)
+                    block.set(si, $v).map_err(internal)?
                 }
             }};
         }
@@ -158,8 +164,8 @@ impl<'a> Interp<'a> {
                             // protobuf keeps the value as the enum's int32, sign-extended
                             // (so 2^32+7 is kept as 7), not the raw varint.
                             let _ = tag_pos;
-                            let span = unknown_varint(self.arena, slot.number, v as i32 as i64 as u64);
-                            block.push_unknown(span, self.arena);
+                            let span = unknown_varint(block.arena(), slot.number, v as i32 as i64 as u64);
+                            block.push_unknown(span);
                         } else {
                             put!(v as i32)
                         }
@@ -187,11 +193,15 @@ impl<'a> Interp<'a> {
             }
             FieldKind::String | FieldKind::Bytes => {
                 let (start, stop) = self.length(buf, pos, end)?;
-                let bytes = &buf[start..stop];
+                let bytes = &self.buf[start..stop];
                 if slot.validate_utf8 && self.validate_utf8 && !runtime::is_utf8(bytes) {
                     return Err(DecodeError::new(K::InvalidUtf8, pos));
                 }
-                put!(RawStr::from_slice(bytes));
+                if repeated {
+                    block.push_bytes(si, bytes).map_err(internal)?
+                } else {
+                    block.set_bytes(si, bytes).map_err(internal)?
+                }
                 Ok(stop)
             }
             FieldKind::Message => {
@@ -199,22 +209,14 @@ impl<'a> Interp<'a> {
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
-                let mut child = if repeated {
-                    block.push_child(si, self.arena, self.layouts)
-                } else {
-                    block.child(si, self.arena, self.layouts)
-                };
+                let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
                 self.message(&mut child, start, stop, depth + 1, None)
             }
             FieldKind::Group => {
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
-                let mut child = if repeated {
-                    block.push_child(si, self.arena, self.layouts)
-                } else {
-                    block.child(si, self.arena, self.layouts)
-                };
+                let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
                 self.message(&mut child, pos, end, depth + 1, Some((slot.number, tag_pos)))
             }
         }
@@ -233,18 +235,21 @@ impl<'a> Interp<'a> {
     /// Decodes a packed run of slot `si` whose length prefix is at `pos`.
     pub fn packed(
         &self,
-        block: &mut BlockMut<'_>,
+        block: &mut BlockMut<'a>,
         si: SlotIndex,
-        slot: &FieldSlot,
         pos: usize,
         end: usize,
     ) -> Result<usize, DecodeError> {
+        let slot = *block.layout().slot(si);
+        if slot.repetition == Repetition::Singular || !slot.kind.is_packable() {
+            return Err(DecodeError::new(K::Internal, pos));
+        }
         let buf = &self.buf[..end];
         let (start, stop) = self.length(buf, pos, end)?;
         let width = slot.kind.fixed_width() as usize;
         if width != 0 {
             let whole = (stop - start) / width * width;
-            block.extend_fixed(si, &buf[start..start + whole], self.arena);
+            block.extend_fixed(si, &buf[start..start + whole]).map_err(internal)?;
             if start + whole != stop {
                 return Err(DecodeError::new(K::Truncated, start + whole));
             }
@@ -252,33 +257,33 @@ impl<'a> Interp<'a> {
         }
         let data = &self.buf[start..stop];
         let at = |e: DecodeError| DecodeError::new(e.kind, start + e.offset);
-        let arena = self.arena;
-        match slot.kind {
-            FieldKind::Int32 => block.extend_varints(si, data, arena, |v| v as i32).map_err(at)?,
-            FieldKind::Int64 => block.extend_varints(si, data, arena, |v| v as i64).map_err(at)?,
-            FieldKind::Uint32 => block.extend_varints(si, data, arena, |v| v as u32).map_err(at)?,
-            FieldKind::Uint64 => block.extend_varints(si, data, arena, |v| v).map_err(at)?,
-            FieldKind::Sint32 => block.extend_varints(si, data, arena, |v| zigzag32(v as u32)).map_err(at)?,
-            FieldKind::Sint64 => block.extend_varints(si, data, arena, zigzag64).map_err(at)?,
-            FieldKind::Bool => block.extend_varints(si, data, arena, |v| v != 0).map_err(at)?,
-            FieldKind::Enum if !slot.closed_enum => block.extend_varints(si, data, arena, |v| v as i32).map_err(at)?,
+        let run = match slot.kind {
+            FieldKind::Int32 => block.extend_varints(si, data, |v| v as i32),
+            FieldKind::Int64 => block.extend_varints(si, data, |v| v as i64),
+            FieldKind::Uint32 => block.extend_varints(si, data, |v| v as u32),
+            FieldKind::Uint64 => block.extend_varints(si, data, |v| v),
+            FieldKind::Sint32 => block.extend_varints(si, data, |v| zigzag32(v as u32)),
+            FieldKind::Sint64 => block.extend_varints(si, data, zigzag64),
+            FieldKind::Bool => block.extend_varints(si, data, |v| v != 0),
+            FieldKind::Enum if !slot.closed_enum => block.extend_varints(si, data, |v| v as i32),
             _ => {
                 // Closed enums: undeclared values go to unknown fields, one by one.
-                block.reserve(si, stop - start, self.arena);
                 let data = &self.buf[..stop];
                 let mut p = start;
                 while p < stop {
                     let (v, next) = read_varint(data, p)?;
                     if block.layout().closed_enum_has(si, v as i32) {
-                        block.push(si, v as i32, self.arena)
+                        block.push(si, v as i32).map_err(internal)?
                     } else {
-                        let span = unknown_varint(self.arena, slot.number, v);
-                        block.push_unknown(span, self.arena);
+                        let span = unknown_varint(block.arena(), slot.number, v);
+                        block.push_unknown(span);
                     }
                     p = next;
                 }
+                Ok(Ok(()))
             }
-        }
+        };
+        run.map_err(internal)?.map_err(at)?;
         Ok(stop)
     }
 }
@@ -301,9 +306,9 @@ fn predict_after(layout: &protojit_arena::MessageLayout, si: SlotIndex) -> Optio
 
 /// Wire bytes of an unknown varint field synthesised in the arena: a closed enum's
 /// unknown value found inside a packed run has no bytes of its own in the input.
-pub fn unknown_varint(arena: &Arena, number: u32, value: u64) -> RawStr {
-    let mut tmp = Vec::with_capacity(16);
+pub fn unknown_varint(arena: &Arena, number: u32, value: u64) -> &[u8] {
+    let mut tmp = Vec::with_capacity(20);
     wire::write_varint(&mut tmp, (number as u64) << 3);
     wire::write_varint(&mut tmp, value);
-    RawStr::from_slice(arena.alloc_bytes(&tmp))
+    arena.alloc_bytes(&tmp)
 }

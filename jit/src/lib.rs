@@ -18,6 +18,8 @@
 //!   disagree, the compiled code is wrong (the interpreter is the oracle).
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod compile;
 mod engine;

@@ -153,7 +153,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             slow_field: sig(&mut b, cc, &[ptr, types::I32, ptr, ptr, ptr, types::I64], Some(ptr)),
             varint: sig(&mut b, cc, &[ptr, ptr, ptr, ptr], Some(ptr)),
             utf8: sig(&mut b, cc, &[ptr, ptr, ptr, ptr], Some(types::I32)),
-            reserve: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, types::I32], None),
+            reserve: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, types::I32], Some(types::I32)),
             child: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr], Some(ptr)),
             packed: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, ptr, ptr], Some(ptr)),
             interp_message: sig(&mut b, cc, &[ptr, types::I32, ptr, ptr, ptr, types::I64, ptr], Some(ptr)),
@@ -518,8 +518,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         let s = self.b.ins().iconst(types::I32, si as i64);
         let one = self.b.ins().iconst(types::I32, 1);
         let f = self.helper_addr(runtime::pj_reserve as *const u8);
-        self.b.ins().call_indirect(self.helpers.reserve, f, &[self.ctx, li, s, self.blk, one]);
-        self.b.ins().jump(room, &[]);
+        let call = self.b.ins().call_indirect(self.helpers.reserve, f, &[self.ctx, li, s, self.blk, one]);
+        let ok = self.b.inst_results(call)[0];
+        self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
         self.b.switch_to_block(room);
         let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
         let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
@@ -649,7 +650,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.helper_addr(runtime::pj_push_child as *const u8)
         };
         let call = self.b.ins().call_indirect(self.helpers.child, f, &[self.ctx, li, s, self.blk]);
-        self.b.inst_results(call)[0]
+        let child = self.b.inst_results(call)[0];
+        // Null only if the helper met a broken invariant (an internal error it recorded).
+        self.null_check(child);
+        child
     }
 
     fn depth_check(&mut self, tag_pos: Value) {

@@ -60,7 +60,7 @@ impl JitCtx {
             error_kind: 0,
             group_done: 0,
             error_offset: 0,
-            max_depth: options.max_depth,
+            max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT),
             validate_utf8: options.validate_utf8 as u32,
         }
     }
@@ -90,6 +90,12 @@ impl JitCtx {
         p as usize - self.input_start as usize
     }
 
+    /// The input position `pos` bytes from the start, as compiled code addresses it.
+    fn at(&self, pos: usize) -> *const u8 {
+        debug_assert!(pos <= self.input_len);
+        self.input_start.wrapping_add(pos)
+    }
+
     fn options(&self) -> DecodeOptions {
         DecodeOptions { max_depth: self.max_depth, validate_utf8: self.validate_utf8 != 0 }
     }
@@ -110,6 +116,12 @@ pub type MessageFn = unsafe extern "C" fn(
 
 /// The context and the run's input, arena and layouts, as every helper starts.
 ///
+/// The returned references have an unbounded lifetime `'x`: they are valid only for the
+/// duration of the helper call that made them, and that holds because helpers never
+/// re-enter compiled code and never keep the references past their return. The
+/// `&mut JitCtx` is unique for the same reason: compiled code is suspended in the call,
+/// and no other helper runs at the same time on this context (one decode, one thread).
+///
 /// # Safety
 /// `ctx` is the live context of the running decode, made by [`JitCtx::new`] (compiled
 /// code passes only that), so its input, arena and layouts are alive.
@@ -125,11 +137,37 @@ unsafe fn enter<'x>(ctx: *mut JitCtx) -> (&'x mut JitCtx, &'x [u8], &'x Arena, &
 /// Wraps a block for a helper.
 ///
 /// # Safety
-/// `block` is a block of layout `layout` in `ctx`'s tree (compiled code passes only its own
-/// `block` parameter with its own layout index).
-unsafe fn block_mut<'l>(layouts: &'l Layouts, layout: u32, block: *mut u8) -> BlockMut<'l> {
+/// `block` is a block of layout `layout` in the tree of the decode whose `arena` and
+/// `layouts` these are (compiled code passes only its own `block` parameter with its own
+/// layout index), and the input lives for `'x`.
+unsafe fn block_mut<'x>(arena: &'x Arena, layouts: &'x Layouts, layout: u32, block: *mut u8) -> BlockMut<'x> {
     // SAFETY: the caller's contract; blocks are never null.
-    unsafe { BlockMut::from_raw(NonNull::new_unchecked(block), layouts.get(LayoutIndex::new(layout))) }
+    unsafe { BlockMut::from_raw(NonNull::new_unchecked(block), arena, layouts, LayoutIndex::new(layout)) }
+}
+
+/// Runs a helper's body so that nothing unwinds into compiled code (which would abort the
+/// process): a panic, which would be a protojit bug, becomes a recorded
+/// [`DecodeErrorKind::Internal`] error and the helper returns `failed`.
+///
+/// # Safety
+/// `ctx` is the live context of the running decode, and `body` holds no reference made
+/// from it when it panics (it is gone: the panic unwound it).
+unsafe fn guard<R>(ctx: *mut JitCtx, failed: R, body: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(_) => {
+            // SAFETY: the caller's contract; the body's borrows of the context ended.
+            let ctx = unsafe { &mut *ctx };
+            ctx.fail(DecodeError::new(DecodeErrorKind::Internal, 0));
+            failed
+        }
+    }
+}
+
+/// A block method's refusal, which compiled code never provokes (it passes its own slot
+/// indices with their own kinds), as an internal error.
+fn internal(_: protojit_arena::SlotMismatch) -> DecodeError {
+    DecodeError::new(DecodeErrorKind::Internal, 0)
 }
 
 /// Decodes one field at `ptr` with the interpreter: the general path for multi-byte tags,
@@ -146,20 +184,25 @@ pub unsafe extern "C" fn pj_slow_field(
     end: *const u8,
     meta: u64,
 ) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (ctx, input, arena, layouts) = unsafe { enter(ctx) };
-    // SAFETY: the caller's contract.
-    let mut block = unsafe { block_mut(layouts, layout, block) };
-    let interp = Interp::new(layouts, arena, input, &ctx.options());
-    let group = (meta >> 32) as u32;
-    let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-    match interp.field(&mut block, pos, end, meta as u32, (group != 0).then_some(group)) {
-        Ok(Step::Next(next)) => input[next..].as_ptr(),
-        Ok(Step::GroupEnd(next)) => {
-            ctx.group_done = 1;
-            input[next..].as_ptr()
-        }
-        Err(e) => ctx.fail(e),
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, input, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            let interp = Interp::new(input, &ctx.options());
+            let group = (meta >> 32) as u32;
+            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
+            match interp.field(&mut block, pos, end, meta as u32, (group != 0).then_some(group)) {
+                Ok(Step::Next(next)) => ctx.at(next),
+                Ok(Step::GroupEnd(next)) => {
+                    ctx.group_done = 1;
+                    ctx.at(next)
+                }
+                Err(e) => ctx.fail(e),
+            }
+        })
     }
 }
 
@@ -169,90 +212,136 @@ pub unsafe extern "C" fn pj_slow_field(
 /// # Safety
 /// `input_start <= ptr <= end <= input_start + input_len`; `out` is writable.
 pub unsafe extern "C" fn pj_varint(ctx: *mut JitCtx, ptr: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (ctx, input, _, _) = unsafe { enter(ctx) };
-    let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-    // With ten bytes in range no per-byte bounds check is needed (compiled code already
-    // handled one- and two-byte varints inline).
-    if let Some(window) = input[..end].get(pos..pos + 10) {
-        let mut v = 0u64;
-        for (i, &b) in window.iter().enumerate() {
-            v |= ((b & 0x7f) as u64) << (7 * i);
-            if b < 0x80 {
-                // SAFETY: the caller's contract.
-                unsafe { out.write(v) };
-                return window[i + 1..].as_ptr();
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, input, _, _) = enter(ctx);
+            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
+            // With ten bytes in range no per-byte bounds check is needed (compiled code
+            // already handled one- and two-byte varints inline).
+            if let Some(window) = input[..end].get(pos..pos + 10) {
+                let mut v = 0u64;
+                for (i, &b) in window.iter().enumerate() {
+                    v |= ((b & 0x7f) as u64) << (7 * i);
+                    if b < 0x80 {
+                        // SAFETY: the caller's contract.
+                        out.write(v);
+                        return ctx.at(pos + i + 1);
+                    }
+                }
+                return ctx.fail(DecodeError::new(DecodeErrorKind::VarintTooLong, pos));
             }
-        }
-        return ctx.fail(DecodeError::new(DecodeErrorKind::VarintTooLong, pos));
-    }
-    match read_varint(&input[..end], pos) {
-        Ok((v, next)) => {
-            // SAFETY: the caller's contract.
-            unsafe { out.write(v) };
-            input[next..].as_ptr()
-        }
-        Err(e) => ctx.fail(e),
+            match read_varint(&input[..end], pos) {
+                Ok((v, next)) => {
+                    // SAFETY: the caller's contract.
+                    out.write(v);
+                    ctx.at(next)
+                }
+                Err(e) => ctx.fail(e),
+            }
+        })
     }
 }
 
 /// Whether `len` bytes at `ptr` are UTF-8; records `InvalidUtf8` at `at` if not.
 ///
 /// # Safety
-/// `ptr..ptr+len` and `at` lie inside the input.
+/// `ptr..ptr+len` and `at` lie inside the input of the decode `ctx` describes.
 pub unsafe extern "C" fn pj_utf8(ctx: *mut JitCtx, ptr: *const u8, len: usize, at: *const u8) -> u32 {
-    // SAFETY: the caller's contract.
-    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-    if runtime::is_utf8(bytes) {
-        return 1;
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, 0, || {
+            // SAFETY: the caller's contract.
+            let bytes = std::slice::from_raw_parts(ptr, len);
+            if runtime::is_utf8(bytes) {
+                return 1;
+            }
+            // SAFETY: compiled code passes the live context of this decode.
+            let ctx = &mut *ctx;
+            let offset = ctx.offset(at);
+            ctx.fail(DecodeError::new(DecodeErrorKind::InvalidUtf8, offset));
+            0
+        })
     }
-    // SAFETY: compiled code passes the live context of this decode.
-    let ctx = unsafe { &mut *ctx };
-    let offset = ctx.offset(at);
-    ctx.fail(DecodeError::new(DecodeErrorKind::InvalidUtf8, offset));
-    0
 }
 
-/// Makes room for `additional` elements in repeated slot `slot` of `block`.
+/// Makes room for `additional` elements in repeated slot `slot` of `block`. Returns 1, or
+/// 0 with an internal error recorded if the slot is not repeated.
 ///
 /// # Safety
-/// As [`pj_slow_field`] for `ctx`, `layout`, `block`; `slot` is a repeated slot of it.
-pub unsafe extern "C" fn pj_reserve(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8, additional: u32) {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (_, _, arena, layouts) = unsafe { enter(ctx) };
-    // SAFETY: the caller's contract.
-    let mut block = unsafe { block_mut(layouts, layout, block) };
-    block.reserve(SlotIndex::new(slot), additional as usize, arena);
+/// As [`pj_slow_field`] for `ctx`, `layout`, `block`.
+pub unsafe extern "C" fn pj_reserve(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8, additional: u32) -> u32 {
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, 0, || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, _, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            match block.reserve(SlotIndex::new(slot), additional as usize) {
+                Ok(()) => 1,
+                Err(e) => {
+                    ctx.fail(internal(e));
+                    0
+                }
+            }
+        })
+    }
 }
 
-/// The child block of singular message slot `slot` (allocated if absent; merges).
+/// The child block of singular message slot `slot` (allocated if absent; merges), or
+/// null with an internal error recorded if the slot is not one.
 ///
 /// # Safety
-/// As [`pj_reserve`], with `slot` a singular message or group slot.
+/// As [`pj_reserve`].
 pub unsafe extern "C" fn pj_child(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8) -> *mut u8 {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (_, _, arena, layouts) = unsafe { enter(ctx) };
-    // SAFETY: the caller's contract.
-    let mut block = unsafe { block_mut(layouts, layout, block) };
-    block.child(SlotIndex::new(slot), arena, layouts).as_ptr().as_ptr()
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null_mut(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, _, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            match block.child(SlotIndex::new(slot)) {
+                Ok(child) => child.as_ptr().as_ptr(),
+                Err(e) => {
+                    ctx.fail(internal(e));
+                    std::ptr::null_mut()
+                }
+            }
+        })
+    }
 }
 
-/// Appends a zeroed child block to repeated message slot `slot` and returns it.
+/// Appends a zeroed child block to repeated message slot `slot` and returns it, or null
+/// with an internal error recorded if the slot is not one.
 ///
 /// # Safety
-/// As [`pj_reserve`], with `slot` a repeated message, group or map slot.
+/// As [`pj_reserve`].
 pub unsafe extern "C" fn pj_push_child(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8) -> *mut u8 {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (_, _, arena, layouts) = unsafe { enter(ctx) };
-    // SAFETY: the caller's contract.
-    let mut block = unsafe { block_mut(layouts, layout, block) };
-    block.push_child(SlotIndex::new(slot), arena, layouts).as_ptr().as_ptr()
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null_mut(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, _, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            match block.push_child(SlotIndex::new(slot)) {
+                Ok(child) => child.as_ptr().as_ptr(),
+                Err(e) => {
+                    ctx.fail(internal(e));
+                    std::ptr::null_mut()
+                }
+            }
+        })
+    }
 }
 
 /// Decodes a packed run of repeated slot `slot` whose length prefix is at `ptr`.
 ///
 /// # Safety
-/// As [`pj_slow_field`]; `slot` is a repeated packable slot.
+/// As [`pj_slow_field`].
 pub unsafe extern "C" fn pj_packed(
     ctx: *mut JitCtx,
     layout: u32,
@@ -261,17 +350,21 @@ pub unsafe extern "C" fn pj_packed(
     ptr: *const u8,
     end: *const u8,
 ) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (ctx, input, arena, layouts) = unsafe { enter(ctx) };
-    // SAFETY: the caller's contract.
-    let mut block = unsafe { block_mut(layouts, layout, block) };
-    let interp = Interp::new(layouts, arena, input, &ctx.options());
-    let si = SlotIndex::new(slot);
-    let field = *block.layout().slot(si);
-    let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-    match interp.packed(&mut block, si, &field, pos, end) {
-        Ok(next) => input[next..].as_ptr(),
-        Err(e) => ctx.fail(e),
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, input, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            let interp = Interp::new(input, &ctx.options());
+            let si = SlotIndex::new(slot);
+            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
+            match interp.packed(&mut block, si, pos, end) {
+                Ok(next) => ctx.at(next),
+                Err(e) => ctx.fail(e),
+            }
+        })
     }
 }
 
@@ -289,16 +382,21 @@ pub unsafe extern "C" fn pj_interp_message(
     meta: u64,
     gtag: *const u8,
 ) -> *const u8 {
-    // SAFETY: compiled code passes the live context of this decode (see `enter`).
-    let (ctx, input, arena, layouts) = unsafe { enter(ctx) };
-    // SAFETY: the caller's contract.
-    let mut block = unsafe { block_mut(layouts, layout, block) };
-    let interp = Interp::new(layouts, arena, input, &ctx.options());
-    let group = (meta >> 32) as u32;
-    let group = (group != 0).then(|| (group, ctx.offset(gtag)));
-    let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-    match interp.message(&mut block, pos, end, meta as u32, group) {
-        Ok(next) => input[next..].as_ptr(),
-        Err(e) => ctx.fail(e),
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, input, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            let interp = Interp::new(input, &ctx.options());
+            let group = (meta >> 32) as u32;
+            let group = (group != 0).then(|| (group, ctx.offset(gtag)));
+            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
+            match interp.message(&mut block, pos, end, meta as u32, group) {
+                Ok(next) => ctx.at(next),
+                Err(e) => ctx.fail(e),
+            }
+        })
     }
 }

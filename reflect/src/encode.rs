@@ -189,7 +189,7 @@ fn size_message(msg: &MessageRef<'_>, sizes: &mut Vec<usize>) -> usize {
                 let len = msg.block.vec_len(si);
                 if slot.kind.is_message() {
                     for i in 0..len {
-                        let child = MessageRef { block: msg.block.vec_child(si, i, msg.layouts), ..*msg };
+                        let child = MessageRef { block: msg.block.vec_child(si, i), ..*msg };
                         total += framed(n, slot.kind, size_nested(&child, sizes));
                     }
                 } else if slot.packed && slot.kind.is_packable() {
@@ -303,7 +303,7 @@ impl Writer<'_, '_> {
                     let len = msg.block.vec_len(si);
                     if slot.kind.is_message() {
                         for i in 0..len {
-                            let child = MessageRef { block: msg.block.vec_child(si, i, msg.layouts), ..*msg };
+                            let child = MessageRef { block: msg.block.vec_child(si, i), ..*msg };
                             self.nested(n, slot.kind, &child);
                         }
                     } else if slot.packed && slot.kind.is_packable() {

@@ -184,9 +184,9 @@ impl<'a> MessageRef<'a> {
             Some(Value::Bytes(b)) => b,
             _ => &[],
         };
-        let mut root = BlockMut::alloc(arena, layouts.get(index));
+        let mut root = BlockMut::alloc(arena, layouts, index);
         let options = protojit_jit::DecodeOptions { max_depth, validate_utf8: true };
-        let interp = protojit_jit::interp::Interp::new(layouts, arena, bytes, &options);
+        let interp = protojit_jit::interp::Interp::new(bytes, &options);
         interp.message(&mut root, 0, bytes.len(), 0, None)?;
         // SAFETY: the interpreter finished a root block of layout `index` in `arena`,
         // pointing only into `bytes` (which lives for 'a: 'b) and `arena` ('b); strings

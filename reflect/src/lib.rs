@@ -13,6 +13,8 @@
 //! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod dynamic;
 mod encode;

@@ -38,7 +38,7 @@ impl<'a> ListRef<'a> {
         }
         let slot = self.msg.layout().slot(self.slot);
         if slot.kind.is_message() {
-            let block = self.msg.block.vec_child(self.slot, i, self.msg.layouts);
+            let block = self.msg.block.vec_child(self.slot, i);
             return Some(Value::Message(MessageRef { block, ..self.msg }));
         }
         Some(self.msg.scalar(self.slot, slot.kind, |r| r.vec_inline(self.slot, i)))
@@ -71,7 +71,7 @@ impl<'a> MapRef<'a> {
     }
 
     pub(crate) fn entry(&self, i: usize) -> MessageRef<'a> {
-        let block = self.msg.block.vec_child(self.slot, i, self.msg.layouts);
+        let block = self.msg.block.vec_child(self.slot, i);
         MessageRef { block, ..self.msg }
     }
 

@@ -4,9 +4,7 @@ use std::fmt;
 use std::ptr::NonNull;
 
 use prost_reflect::{Kind, MessageDescriptor};
-use protojit_arena::{
-    BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, RawStr, Repetition, SlotDescriptor, SlotIndex,
-};
+use protojit_arena::{BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex};
 
 use crate::value::EnumValue;
 use crate::{ListRef, MapRef, Value};
@@ -43,7 +41,7 @@ impl<'a> MessageRef<'a> {
         utf8_validated: bool,
     ) -> MessageRef<'a> {
         // SAFETY: forwarded from the caller.
-        let block = unsafe { BlockRef::from_raw(block, layouts.get(layout)) };
+        let block = unsafe { BlockRef::from_raw(block, layouts, layout) };
         MessageRef { layouts, block, utf8_validated }
     }
 
@@ -148,7 +146,7 @@ impl<'a> MessageRef<'a> {
         // No explicit presence: present when not the zero value (bitwise, so -0.0 counts).
         match slot.kind {
             FieldKind::Bool => self.block.get::<bool>(si),
-            FieldKind::String | FieldKind::Bytes => self.block.get::<RawStr>(si).len != 0,
+            FieldKind::String | FieldKind::Bytes => !self.block.get_bytes(si).is_empty(),
             k if k.value_size() == 4 => self.block.get::<u32>(si) != 0,
             _ => self.block.get::<u64>(si) != 0,
         }
@@ -165,7 +163,7 @@ impl<'a> MessageRef<'a> {
         }
         if slot.kind.is_message() {
             let layout = LayoutIndex::new(slot.child);
-            return Value::Message(match self.block.child(si, self.layouts) {
+            return Value::Message(match self.block.child(si) {
                 Some(block) => MessageRef { block, ..*self },
                 None => MessageRef { block: self.layouts.empty_block(layout), ..*self },
             });

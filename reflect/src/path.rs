@@ -547,7 +547,7 @@ impl FieldPath {
         let slot = m.layout().slot(si);
         match (s, slot.repetition) {
             (Step::Field { .. }, Repetition::Singular) if slot.kind.is_message() => {
-                let child = match m.block.child(si, m.layouts) {
+                let child = match m.block.child(si) {
                     Some(block) => MessageRef { block, ..m },
                     None => MessageRef { block: m.layouts.empty_block(LayoutIndex::new(slot.child)), ..m },
                 };
@@ -593,7 +593,7 @@ impl FieldPath {
         F: FnMut(Value<'a>) -> ControlFlow<()>,
     {
         if m.layout().slot(si).kind.is_message() {
-            let child = MessageRef { block: m.block.vec_child(si, i, m.layouts), ..m };
+            let child = MessageRef { block: m.block.vec_child(si, i), ..m };
             return self.walk_msg(step, child, f);
         }
         match self.steps.get(step) {
