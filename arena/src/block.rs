@@ -159,7 +159,7 @@ impl<'a> BlockMut<'a> {
 
     #[inline]
     fn at<T>(&self, offset: u32) -> *mut T {
-        // SAFETY (of every caller): offsets come from this block's layout, whose slots lie
+        // SAFETY: every caller passes an offset from this block's layout, whose slots lie
         // inside the block and are naturally aligned (invariant 2); blocks are 8-aligned.
         unsafe { self.ptr.as_ptr().add(offset as usize).cast::<T>() }
     }
