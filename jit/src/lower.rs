@@ -29,7 +29,7 @@ use protojit_arena::{
     DecodeErrorKind, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX,
 };
 
-use crate::runtime::{self, ctx_offset};
+use crate::runtime::{self, ctx_offset, JitCtx};
 
 /// Message functions callable from the function being built, by layout index.
 pub(crate) trait ChildFns {
@@ -47,28 +47,69 @@ pub(crate) fn message_signature(ptr: Type, call_conv: cranelift_codegen::isa::Ca
     sig
 }
 
-/// Signatures of the runtime helpers, imported into one function.
-struct Helpers {
-    slow_field: SigRef,
-    varint: SigRef,
-    utf8: SigRef,
-    reserve: SigRef,
-    child: SigRef,
-    packed: SigRef,
-    interp_message: SigRef,
+/// One runtime helper as the function being built sees it: its imported signature and
+/// its address.
+#[derive(Clone, Copy)]
+struct Helper {
+    sig: SigRef,
+    addr: *const u8,
 }
 
-fn sig(
-    b: &mut FunctionBuilder<'_>,
-    cc: cranelift_codegen::isa::CallConv,
-    params: &[Type],
-    ret: Option<Type>,
-) -> SigRef {
-    let mut s = Signature::new(cc);
-    s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-    s.returns.extend(ret.map(AbiParam::new));
-    b.import_signature(s)
+/// The Cranelift type of a helper parameter or result, from its Rust type.
+trait AbiType {
+    fn clif(ptr: Type) -> Type;
 }
+impl<T> AbiType for *const T {
+    fn clif(ptr: Type) -> Type {
+        ptr
+    }
+}
+impl<T> AbiType for *mut T {
+    fn clif(ptr: Type) -> Type {
+        ptr
+    }
+}
+impl AbiType for usize {
+    fn clif(ptr: Type) -> Type {
+        ptr
+    }
+}
+impl AbiType for u32 {
+    fn clif(_: Type) -> Type {
+        types::I32
+    }
+}
+impl AbiType for u64 {
+    fn clif(_: Type) -> Type {
+        types::I64
+    }
+}
+
+/// Expands `runtime::foreach_helper!` into the helper table of one function.
+macro_rules! helper_table {
+    ($($field:ident: $name:ident($($arg:ty),*) -> $ret:ty;)*) => {
+        /// The runtime helpers, imported into one function.
+        struct Helpers {
+            $($field: Helper,)*
+        }
+
+        impl Helpers {
+            fn import(b: &mut FunctionBuilder<'_>, cc: cranelift_codegen::isa::CallConv, ptr: Type) -> Helpers {
+                Helpers {
+                    $($field: {
+                        // The declaration in `runtime` must have exactly the listed type.
+                        let f: unsafe extern "C" fn($($arg),*) -> $ret = runtime::$name;
+                        let mut s = Signature::new(cc);
+                        s.params.extend([$(AbiParam::new(<$arg as AbiType>::clif(ptr))),*]);
+                        s.returns.push(AbiParam::new(<$ret as AbiType>::clif(ptr)));
+                        Helper { sig: b.import_signature(s), addr: f as *const u8 }
+                    },)*
+                }
+            }
+        }
+    };
+}
+runtime::foreach_helper!(helper_table);
 
 /// The wire type a label decodes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -149,15 +190,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     ) -> Self {
         let ptr = frontend.pointer_type();
         let cc = frontend.default_call_conv;
-        let helpers = Helpers {
-            slow_field: sig(&mut b, cc, &[ptr, types::I32, ptr, ptr, ptr, types::I64], Some(ptr)),
-            varint: sig(&mut b, cc, &[ptr, ptr, ptr, ptr], Some(ptr)),
-            utf8: sig(&mut b, cc, &[ptr, ptr, ptr, ptr], Some(types::I32)),
-            reserve: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, types::I32], Some(types::I32)),
-            child: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr], Some(ptr)),
-            packed: sig(&mut b, cc, &[ptr, types::I32, types::I32, ptr, ptr, ptr], Some(ptr)),
-            interp_message: sig(&mut b, cc, &[ptr, types::I32, ptr, ptr, ptr, types::I64, ptr], Some(ptr)),
-        };
+        let helpers = Helpers::import(&mut b, cc, ptr);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -227,9 +260,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.switch_to_block(self.dispatch);
         let p = self.b.block_params(self.dispatch)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let f = self.helper_addr(runtime::pj_interp_message as *const u8);
         let args = [self.ctx, li, self.blk, p, self.end, self.meta, self.gtag];
-        let call = self.b.ins().call_indirect(self.helpers.interp_message, f, &args);
+        let call = self.call_helper(self.helpers.interp_message, &args);
         let r = self.b.inst_results(call)[0];
         self.b.ins().return_(&[r]);
         for blk in [self.table, self.slow, self.ret_null] {
@@ -241,8 +273,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.finalize(self.frontend);
     }
 
-    fn helper_addr(&mut self, f: *const u8) -> Value {
-        self.b.ins().iconst(self.ptr, f as usize as i64)
+    /// Calls a runtime helper (by address: helpers live in the protojit binary, not in
+    /// the JIT module).
+    fn call_helper(&mut self, h: Helper, args: &[Value]) -> cranelift_codegen::ir::Inst {
+        let f = self.b.ins().iconst(self.ptr, h.addr as usize as i64);
+        self.b.ins().call_indirect(h.sig, f, args)
     }
 
     fn slot(&self, si: u32) -> &'a FieldSlot {
@@ -413,9 +448,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.set_cold_block(self.slow);
         let p = self.b.block_params(self.slow)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let f = self.helper_addr(runtime::pj_slow_field as *const u8);
         let args = [self.ctx, li, self.blk, p, self.end, self.meta];
-        let call = self.b.ins().call_indirect(self.helpers.slow_field, f, &args);
+        let call = self.call_helper(self.helpers.slow_field, &args);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
         let done = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::GROUP_DONE);
@@ -466,8 +500,7 @@ impl<'a, 'b> Translator<'a, 'b> {
 
         self.b.switch_to_block(slow);
         let out = self.b.ins().stack_addr(self.ptr, self.varint_out, 0);
-        let f = self.helper_addr(runtime::pj_varint as *const u8);
-        let call = self.b.ins().call_indirect(self.helpers.varint, f, &[self.ctx, p, self.end, out]);
+        let call = self.call_helper(self.helpers.varint, &[self.ctx, p, self.end, out]);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
         let val = self.b.ins().stack_load(self.ptr, types::I64, self.varint_out, 0);
@@ -517,8 +550,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
         let one = self.b.ins().iconst(types::I32, 1);
-        let f = self.helper_addr(runtime::pj_reserve as *const u8);
-        let call = self.b.ins().call_indirect(self.helpers.reserve, f, &[self.ctx, li, s, self.blk, one]);
+        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, one]);
         let ok = self.b.inst_results(call)[0];
         self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
         self.b.switch_to_block(room);
@@ -644,12 +676,8 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn call_helper_child(&mut self, si: u32, slot: &FieldSlot) -> Value {
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
-        let f = if slot.repetition == Repetition::Singular {
-            self.helper_addr(runtime::pj_child as *const u8)
-        } else {
-            self.helper_addr(runtime::pj_push_child as *const u8)
-        };
-        let call = self.b.ins().call_indirect(self.helpers.child, f, &[self.ctx, li, s, self.blk]);
+        let h = if slot.repetition == Repetition::Singular { self.helpers.child } else { self.helpers.push_child };
+        let call = self.call_helper(h, &[self.ctx, li, s, self.blk]);
         let child = self.b.inst_results(call)[0];
         // Null only if the helper met a broken invariant (an internal error it recorded).
         self.null_check(child);
@@ -670,8 +698,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         if form == Form::Packed {
             let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
             let s = self.b.ins().iconst(types::I32, si as i64);
-            let f = self.helper_addr(runtime::pj_packed as *const u8);
-            let call = self.b.ins().call_indirect(self.helpers.packed, f, &[self.ctx, li, s, self.blk, p, self.end]);
+            let call = self.call_helper(self.helpers.packed, &[self.ctx, li, s, self.blk, p, self.end]);
             let r = self.b.inst_results(call)[0];
             self.null_check(r);
             self.thread(si, r);
@@ -724,8 +751,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                     self.b.ins().brif(on, check, &[], ok, &[]);
                     self.b.switch_to_block(check);
                     self.ascii_check(start, len, ok);
-                    let f = self.helper_addr(runtime::pj_utf8 as *const u8);
-                    let call = self.b.ins().call_indirect(self.helpers.utf8, f, &[self.ctx, start, len, p]);
+                    let call = self.call_helper(self.helpers.utf8, &[self.ctx, start, len, p]);
                     let valid = self.b.inst_results(call)[0];
                     self.b.ins().brif(valid, ok, &[], self.ret_null, &[]);
                     self.b.switch_to_block(ok);

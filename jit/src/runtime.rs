@@ -101,6 +101,27 @@ impl JitCtx {
     }
 }
 
+/// Every helper compiled code calls, in one list: the field of the lowering's helper
+/// table, the function, and its Rust parameter and result types. The lowering expands it
+/// (`lower::Helpers`) into both a typed function pointer — so a declaration below that
+/// drifts from this list does not compile — and the Cranelift signature, derived from the
+/// same Rust types. Nothing else declares a helper's signature.
+macro_rules! foreach_helper {
+    ($m:ident) => {
+        $m! {
+            slow_field: pj_slow_field(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64) -> *const u8;
+            varint: pj_varint(*mut JitCtx, *const u8, *const u8, *mut u64) -> *const u8;
+            utf8: pj_utf8(*mut JitCtx, *const u8, usize, *const u8) -> u32;
+            reserve: pj_reserve(*mut JitCtx, u32, u32, *mut u8, u32) -> u32;
+            child: pj_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
+            push_child: pj_push_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
+            packed: pj_packed(*mut JitCtx, u32, u32, *mut u8, *const u8, *const u8) -> *const u8;
+            interp_message: pj_interp_message(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64, *const u8) -> *const u8;
+        }
+    };
+}
+pub(crate) use foreach_helper;
+
 /// Signature shared by every compiled message function: decode the fields in
 /// `ptr..end` into `block`; `meta` = depth | group number << 32 (0 = not a group);
 /// `gtag` = the group's start tag (for errors). Returns the position after the message
