@@ -6,7 +6,7 @@
 //! ```text
 //! entry ─► dispatch(p): p == end ? at_end : table(p, byte *p)
 //! table(p, b): br_table over 256 tag bytes ─► label[slot, wire type](p + 1, p)
-//!                                           ├► two_byte(p)   (b >= 0x80: tags of fields 16..2047)
+//!                                           ├► two_byte(p)   (b >= 0x80: tags of fields 16..2047, by Switch)
 //!                                           └► slow(p)       (anything else: the interpreter's field step)
 //! label: decode one value inline, then thread: compare the next byte with the tags the
 //!        next fields are expected to have and jump straight there; on a miss, table(p, b).
@@ -434,12 +434,22 @@ impl<'a, 'b> Translator<'a, 'b> {
         // b1 < 0x80 makes the tag exactly two bytes; a larger b1 yields a tag >= 2^14,
         // which matches no compared tag (all < 2^14) and falls to the slow path.
         let tag = self.b.ins().bor(lo, hi);
+        // A `Switch` makes jump tables of the dense runs of tags (fields declared in a
+        // row) and a binary search between runs, instead of one compare per tag.
+        let mut switch = cranelift_frontend::Switch::new();
+        let miss = self.b.create_block();
+        let mut hits = Vec::with_capacity(two.len());
         for (t, label) in two {
-            let hit = self.b.ins().icmp_imm_u(IntCC::Equal, tag, t as i64);
-            let next = self.b.create_block();
-            self.b.ins().brif(hit, label, &[BlockArg::Value(p2), BlockArg::Value(p)], next, &[]);
-            self.b.switch_to_block(next);
+            let hit = self.b.create_block();
+            switch.set_entry(t as u128, hit);
+            hits.push((hit, label));
         }
+        switch.emit(&mut self.b, tag, miss);
+        for (hit, label) in hits {
+            self.b.switch_to_block(hit);
+            self.b.ins().jump(label, &[BlockArg::Value(p2), BlockArg::Value(p)]);
+        }
+        self.b.switch_to_block(miss);
         self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
     }
 
