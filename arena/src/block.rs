@@ -380,25 +380,16 @@ impl<'a> BlockMut<'a> {
         Ok(result)
     }
 
-    /// Appends a zeroed child block to a repeated message, group or map field.
+    /// Appends a zeroed child block to a repeated message, group or map field: the block
+    /// is allocated on its own and the vector holds its address, so growing the vector
+    /// copies 8 bytes per element, never whole blocks.
     pub fn push_child(&mut self, si: SlotIndex) -> Result<BlockMut<'a>, SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Repeated, FieldKind::is_message, "a repeated message field")?;
         let child_layout = self.layouts.get(LayoutIndex::new(slot.child));
-        debug_assert_eq!(child_layout.size(), slot.elem_size);
-        let arena = self.arena;
-        // SAFETY: `slot` is repeated.
-        let v = unsafe { self.vec(&slot) };
-        if v.len == v.cap {
-            reserve_vec(v, slot.elem_size, 1, arena);
-        }
-        // SAFETY: len < cap; the element is `elem_size` bytes inside the vector buffer.
-        let elem = unsafe { v.ptr.add(v.len as usize * slot.elem_size as usize) };
-        // SAFETY: as above; zeroing makes it a valid empty block (invariant 1).
-        unsafe { std::ptr::write_bytes(elem, 0, slot.elem_size as usize) };
-        v.len += 1;
-        // SAFETY: `elem` is non-null (inside a live allocation).
-        let elem = unsafe { NonNull::new_unchecked(elem) };
-        Ok(self.sibling(elem, child_layout))
+        let child = self.arena.alloc_zeroed(child_layout.size() as usize);
+        // SAFETY: `slot` is repeated and its elements are block pointers (invariant 4).
+        unsafe { self.push_elem(&slot, child.as_ptr()) };
+        Ok(self.sibling(child, child_layout))
     }
 
     /// Records an unknown field: its complete wire bytes (tag and value), not copied.
@@ -603,8 +594,10 @@ impl<'a> BlockRef<'a> {
         assert!(slot.repetition != Repetition::Singular && slot.kind.is_message(), "slot {si:?} is not a message");
         let v = self.read::<RawVec>(slot.offset);
         assert!(i < v.len as usize, "index {i} out of range");
-        // SAFETY: i < len; element i is a whole child block (invariant 4), non-null.
-        let ptr = unsafe { NonNull::new_unchecked(v.ptr.add(i * slot.elem_size as usize)) };
+        // SAFETY: i < len; element i is the address of a child block (invariant 4).
+        let ptr = unsafe { v.ptr.cast::<*mut u8>().add(i).read() };
+        // SAFETY: element addresses are never null (invariant 4).
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
         BlockRef {
             ptr,
             layout: self.layouts.get(LayoutIndex::new(slot.child)),

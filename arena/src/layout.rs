@@ -170,7 +170,7 @@ impl FieldKind {
 pub enum Repetition {
     /// One value, inline (or a child pointer).
     Singular,
-    /// A [`RawVec`] of values (message values are inline child blocks).
+    /// A [`RawVec`] of values (message values are addresses of child blocks).
     Repeated,
     /// A [`RawVec`] of map-entry blocks, in wire order; lookups take the last key.
     Map,
@@ -196,7 +196,7 @@ pub struct FieldSlot {
     pub oneof: u32,
     /// Layout of the message / group / map-entry type, or [`NO_INDEX`].
     pub child: u32,
-    /// Bytes per element of a repeated field (a whole child block for messages).
+    /// Bytes per element of a repeated field (a pointer for messages).
     pub elem_size: u32,
     /// Written packed by an encoder (decoders accept both forms regardless).
     pub packed: bool,
@@ -381,19 +381,11 @@ impl Layouts {
                 extensions[li.index()].push(ext);
             }
         }
-        // Sizes first: a repeated message field stores child blocks inline, so its element
-        // size is the child's block size, which depends only on the child's own fields.
+        // A repeated message field holds addresses of child blocks: its element size is a
+        // pointer's (`FieldKind::value_size`), whatever the child's block size.
         let mut layouts = Vec::with_capacity(messages.len());
         for (i, msg) in messages.iter().enumerate() {
             layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name)?);
-        }
-        for li in 0..layouts.len() {
-            for si in 0..layouts[li].slots.len() {
-                let slot = layouts[li].slots[si];
-                if slot.kind.is_message() && slot.repetition != Repetition::Singular {
-                    layouts[li].slots[si].elem_size = layouts[slot.child as usize].size;
-                }
-            }
         }
         for layout in &layouts {
             check_layout(layout);

@@ -26,7 +26,8 @@
 //! 3. A singular message slot holds null or a pointer to a block of the slot's child layout;
 //!    for a oneof member this holds only while the oneof's case word names that member.
 //! 4. A [`RawVec`] holds `cap` elements of the slot's element size, the first `len`
-//!    initialised (message elements are whole child blocks, stored inline).
+//!    initialised. Message elements are addresses (never null) of child blocks of the
+//!    slot's child layout, each allocated on its own in the same arena.
 //! 5. A [`RawStr`] points at `len` bytes inside the input or the arena of its tree.
 
 #![warn(missing_docs)]

@@ -256,7 +256,7 @@ fn layout(layouts: &Layouts, layout: &MessageLayout, out: &mut String) {
             if slot.repetition == Repetition::Singular {
                 format!("-> {} ({} bytes)", child.descriptor().full_name(), child.size())
             } else {
-                format!("{} blocks of {} bytes", child.descriptor().full_name(), slot.elem_size)
+                format!("pointers -> {} ({} bytes)", child.descriptor().full_name(), child.size())
             }
         } else if slot.repetition != Repetition::Singular {
             format!("{} bytes each", slot.elem_size)

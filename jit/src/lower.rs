@@ -648,16 +648,40 @@ impl<'a, 'b> Translator<'a, 'b> {
         if slot.repetition == Repetition::Singular {
             return self.singular_child(si, slot);
         }
-        if slot.elem_size > 256 {
+        let size = self.layouts.get(LayoutIndex::new(slot.child)).size();
+        if size > 256 {
             return self.call_helper_child(si, slot);
         }
-        // Repeated: push a zeroed inline block (as `BlockMut::push_child`).
-        let addr = self.push_addr(si, slot);
+        // Repeated: bump-allocate a block from the context's chunk (a helper refills it),
+        // zero it, and push its address (as `BlockMut::push_child`).
+        let join = self.b.create_block();
+        let child = self.b.append_block_param(join, self.ptr);
+        let bump = self.b.create_block();
+        let refill = self.b.create_block();
+        self.b.set_cold_block(refill);
+        let cur = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_PTR);
+        let lim = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_END);
+        let room = self.b.ins().isub(lim, cur);
+        let fits = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, room, size as i64);
+        self.b.ins().brif(fits, bump, &[], refill, &[]);
+        self.b.switch_to_block(bump);
+        let next = self.b.ins().iadd_imm_s(cur, size as i64);
+        self.b.ins().store(tree_flags(), next, self.ctx, ctx_offset::CHUNK_PTR);
+        self.b.ins().jump(join, &[BlockArg::Value(cur)]);
+        self.b.switch_to_block(refill);
+        let n = self.b.ins().iconst(types::I32, size as i64);
+        let call = self.call_helper(self.helpers.alloc_block, &[self.ctx, n]);
+        let fresh = self.b.inst_results(call)[0];
+        self.null_check(fresh);
+        self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
+        self.b.switch_to_block(join);
         let zero = self.b.ins().iconst(types::I64, 0);
-        for off in (0..slot.elem_size).step_by(8) {
-            self.b.ins().store(tree_flags(), zero, addr, off as i32);
+        for off in (0..size).step_by(8) {
+            self.b.ins().store(tree_flags(), zero, child, off as i32);
         }
-        addr
+        let addr = self.push_addr(si, slot);
+        self.b.ins().store(tree_flags(), child, addr, 0);
+        child
     }
 
     fn singular_child(&mut self, si: u32, slot: &FieldSlot) -> Value {

@@ -35,7 +35,20 @@ pub struct JitCtx {
     pub max_depth: u32,
     /// `DecodeOptions::validate_utf8` as 0/1.
     pub validate_utf8: u32,
+    /// Next free byte of the block chunk compiled code bump-allocates repeated-message
+    /// children from (null before the first refill).
+    pub chunk_ptr: *mut u8,
+    /// End of that chunk.
+    pub chunk_end: *mut u8,
+    /// Size of the next chunk [`pj_alloc_block`] takes from the arena.
+    pub chunk_next: usize,
 }
+
+/// The first block chunk's size bounds: small inputs take a chunk about their own size,
+/// later chunks double up to the largest, so the unused tail of the last chunk is
+/// bounded by a constant and by the input's size.
+const CHUNK_MIN: usize = 256;
+const CHUNK_MAX: usize = 64 << 10;
 
 /// Byte offsets of [`JitCtx`] fields, for the lowering.
 pub(crate) mod ctx_offset {
@@ -47,6 +60,8 @@ pub(crate) mod ctx_offset {
     pub const ERROR_OFFSET: i32 = offset_of!(JitCtx, error_offset) as i32;
     pub const MAX_DEPTH: i32 = offset_of!(JitCtx, max_depth) as i32;
     pub const VALIDATE_UTF8: i32 = offset_of!(JitCtx, validate_utf8) as i32;
+    pub const CHUNK_PTR: i32 = offset_of!(JitCtx, chunk_ptr) as i32;
+    pub const CHUNK_END: i32 = offset_of!(JitCtx, chunk_end) as i32;
 }
 
 impl JitCtx {
@@ -62,6 +77,9 @@ impl JitCtx {
             error_offset: 0,
             max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT),
             validate_utf8: options.validate_utf8 as u32,
+            chunk_ptr: std::ptr::null_mut(),
+            chunk_end: std::ptr::null_mut(),
+            chunk_next: input.len().next_multiple_of(8).clamp(CHUNK_MIN, CHUNK_MAX),
         }
     }
 
@@ -115,6 +133,7 @@ macro_rules! foreach_helper {
             reserve: pj_reserve(*mut JitCtx, u32, u32, *mut u8, u32) -> u32;
             child: pj_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
             push_child: pj_push_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
+            alloc_block: pj_alloc_block(*mut JitCtx, u32) -> *mut u8;
             packed: pj_packed(*mut JitCtx, u32, u32, *mut u8, *const u8, *const u8) -> *const u8;
             interp_message: pj_interp_message(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64, *const u8) -> *const u8;
         }
@@ -355,6 +374,36 @@ pub unsafe extern "C" fn pj_push_child(ctx: *mut JitCtx, layout: u32, slot: u32,
                     std::ptr::null_mut()
                 }
             }
+        })
+    }
+}
+
+/// Takes a new block chunk from the arena and returns the first `size` bytes of it
+/// (uninitialised; compiled code zeroes them), leaving the rest in `ctx` for compiled
+/// code to bump-allocate from. Returns null with an internal error recorded if `size` is
+/// not a block size (a multiple of 8).
+///
+/// # Safety
+/// As [`pj_reserve`] for `ctx`.
+pub unsafe extern "C" fn pj_alloc_block(ctx: *mut JitCtx, size: u32) -> *mut u8 {
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null_mut(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, _, arena, _) = enter(ctx);
+            let size = size as usize;
+            if size == 0 || !size.is_multiple_of(8) {
+                ctx.fail(DecodeError::new(DecodeErrorKind::Internal, 0));
+                return std::ptr::null_mut();
+            }
+            let bytes = ctx.chunk_next.max(size);
+            ctx.chunk_next = (ctx.chunk_next * 2).min(CHUNK_MAX);
+            let chunk = arena.alloc_uninit(bytes).as_ptr();
+            // SAFETY: `size <= bytes`, both inside the fresh allocation.
+            ctx.chunk_ptr = chunk.add(size);
+            // SAFETY: one past the end of the allocation.
+            ctx.chunk_end = chunk.add(bytes);
+            chunk
         })
     }
 }
