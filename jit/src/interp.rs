@@ -275,6 +275,11 @@ impl<'a> Interp<'a> {
                     if block.layout().closed_enum_has(si, v as i32) {
                         block.push(si, v as i32).map_err(internal)?
                     } else {
+                        // protoc keeps a packed run's undeclared value as the raw varint
+                        // (unlike a single value, kept as the sign-extended int32); golden
+                        // tests pin this. Re-encoding then re-decoding can therefore turn
+                        // such a value (e.g. 2^33 + 42) into a declared one (42), in protoc
+                        // as here.
                         let span = unknown_varint(block.arena(), slot.number, v);
                         block.push_unknown(span);
                     }
