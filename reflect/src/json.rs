@@ -1,8 +1,8 @@
-//! Proto3 JSON: serde `Serialize` for decoded trees, byte-identical to prost-reflect's.
+//! Proto3 JSON: serde `Serialize` for decoded trees, as prost-reflect writes it except where it departs from the mapping.
 
 use std::fmt;
 
-use protojit_arena::{Arena, BlockMut, DecodeError, FieldKind, Repetition, SlotDescriptor, SlotIndex};
+use protojit_arena::{Arena, BlockMut, DecodeError, FieldKind, SlotDescriptor, SlotIndex};
 use serde::ser::{Error as _, Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
@@ -16,14 +16,19 @@ use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
 /// It is protobuf's canonical one (<https://protobuf.dev/programming-guides/json/>)
 /// as `prost_reflect::DynamicMessage`'s serde support writes it, including its conventions
 /// where the spec leaves room: message fields in field-number order, then set extensions
-/// (as `"[full.name]"`) in number order; a field without presence counts as set when its
-/// value differs from the default by `==` (so `-0.0` is skipped like `0.0`); floats as
-/// serde writes them (shortest round-trip form); NaN and infinities as `"NaN"`,
-/// `"Infinity"`, `"-Infinity"`, except inside `FloatValue`/`DoubleValue`, which write
-/// `null` for them as prost-reflect does. Map entries are written once per key (the last on
-/// the wire), sorted by key (numerically for integer keys, bytewise for strings), so the
-/// output is deterministic; prost-reflect writes them in hash order. Unknown fields are not
-/// written.
+/// (as `"[full.name]"`) in number order; a field without presence counts as set when it is
+/// not the zero value bitwise, as protobuf's own reflection and protoc decide (so `-0.0`,
+/// which was on the wire, is written as `-0.0`); floats as serde writes them (shortest
+/// round-trip form); NaN and infinities as `"NaN"`, `"Infinity"`, `"-Infinity"`, inside
+/// `FloatValue`/`DoubleValue` too; the default `Any` (empty type URL and value) as `{}`.
+/// Map entries are written once per key (the last on the wire), sorted by key (numerically
+/// for integer keys, bytewise for strings), so the output is deterministic. Unknown fields
+/// are not written.
+///
+/// prost-reflect differs in four places, where protojit follows the mapping and protoc: it
+/// skips `-0.0` in fields without presence (it compares with `==`), writes `null` for
+/// non-finite wrapped floats, rejects the default `Any` ("unsupported type url ''"), and
+/// writes map entries in hash order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct JsonOptions {
     /// Use the field names from the `.proto` file instead of their lowerCamelCase JSON
@@ -135,7 +140,8 @@ const MAX_DEPTH: u32 = 100;
 
 impl<'a> MessageRef<'a> {
     /// The message as proto3 JSON (compact), as prost-reflect's serde support writes it
-    /// for the same options; see [`JsonOptions`] for the conventions.
+    /// for the same options but where it departs from the mapping; see [`JsonOptions`] for
+    /// the conventions.
     pub fn to_json_string(&self, options: &JsonOptions) -> Result<String, JsonError> {
         let mut out = Vec::new();
         self.json(options).serialize(&mut serde_json::Serializer::new(&mut out))?;
@@ -370,30 +376,6 @@ fn message<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::
     }
 }
 
-/// Whether slot `si` is written: prost-reflect's `has_field` (presence where the field has
-/// it, else a value `!=` the default, non-empty for lists and maps).
-fn has(msg: &MessageRef<'_>, si: SlotIndex) -> bool {
-    let slot = msg.layout().slot(si);
-    let block = msg.block;
-    if slot.repetition != Repetition::Singular {
-        return block.vec_len(si) > 0;
-    }
-    if !block.is_set(si) {
-        return false;
-    }
-    if slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX || slot.kind.is_message() {
-        return true;
-    }
-    match slot.kind {
-        FieldKind::Bool => block.get::<bool>(si),
-        FieldKind::String | FieldKind::Bytes => !block.get_bytes(si).is_empty(),
-        FieldKind::Float => block.get::<f32>(si) != 0.0,
-        FieldKind::Double => block.get::<f64>(si) != 0.0,
-        k if k.value_size() == 4 => block.get::<u32>(si) != 0,
-        _ => block.get::<u64>(si) != 0,
-    }
-}
-
 /// The fields of a (non-well-known) message, as map entries: declared fields in number
 /// order, then set extensions in number order.
 fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Result<(), M::Error> {
@@ -405,7 +387,7 @@ fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Re
             }
             let si = SlotIndex::new(i as u32);
             let desc = layout.slot_descriptor(si);
-            let write = has(msg, si) || (cx.options.emit_defaults && !extensions && !desc.supports_presence());
+            let write = msg.is_present(si) || (cx.options.emit_defaults && !extensions && !desc.supports_presence());
             if !write {
                 continue;
             }
@@ -437,8 +419,9 @@ fn well_known<S: Serializer>(name: &str, msg: &MessageRef<'_>, s: S, cx: &Cx<'_>
         "Value" => json_value(msg, s, cx),
         "ListValue" => list_value(msg, s, cx),
         "FieldMask" => field_mask(msg, s),
-        "FloatValue" => s.serialize_f32(field(1).and_then(|v| v.as_f32()).unwrap_or_default()),
-        "DoubleValue" => s.serialize_f64(field(1).and_then(|v| v.as_f64()).unwrap_or_default()),
+        // The number's own JSON form, so NaN and the infinities are strings as in plain fields.
+        "FloatValue" => value(&Value::F32(field(1).and_then(|v| v.as_f32()).unwrap_or_default()), false, s, cx),
+        "DoubleValue" => value(&Value::F64(field(1).and_then(|v| v.as_f64()).unwrap_or_default()), false, s, cx),
         "Int32Value" => s.serialize_i32(field(1).and_then(|v| v.as_i32()).unwrap_or_default()),
         "UInt32Value" => s.serialize_u32(field(1).and_then(|v| v.as_u32()).unwrap_or_default()),
         "BoolValue" => s.serialize_bool(field(1).and_then(|v| v.as_bool()).unwrap_or_default()),
@@ -563,6 +546,12 @@ fn json_value<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<
 }
 
 fn any<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    // The default `Any` (no type URL, no value) is legal on the wire and names no type:
+    // protoc writes it as an empty object.
+    let empty = |n: u32| msg.get_by_number(n).is_none_or(|v| string_of(&v).is_empty());
+    if empty(1) && empty(2) {
+        return s.serialize_map(Some(0)).and_then(SerializeMap::end);
+    }
     let cx = cx.deeper()?;
     let arena = Arena::new();
     let payload = msg.unpack_any_within(&arena, MAX_DEPTH - cx.depth).map_err(|e| S::Error::custom(e.to_string()))?;
