@@ -134,9 +134,10 @@ pub enum AnyError {
     Decode(#[from] DecodeError),
 }
 
-/// How deep messages may nest in JSON output, counting the payloads of `Any` (the
-/// decoder's own default limit).
-const MAX_DEPTH: u32 = 100;
+/// How deep messages may nest in JSON output, counting the payloads of `Any`, which the
+/// writer decodes itself. It is the largest depth limit a decoder accepts, so that every
+/// tree that decodes also prints; the limit only ever stops `Any` payloads nested past it.
+const MAX_DEPTH: u32 = protojit_jit::MAX_DEPTH_LIMIT;
 
 impl<'a> MessageRef<'a> {
     /// The message as proto3 JSON (compact), as prost-reflect's serde support writes it
@@ -162,13 +163,13 @@ impl<'a> MessageRef<'a> {
         Json { value: Value::Message(*self), string: false, options }
     }
 
-    /// The message packed in this `google.protobuf.Any`, decoded (with the interpreter)
-    /// into `arena` as the type its type URL names in this schema.
+    /// The message packed in this `google.protobuf.Any`, decoded (with the interpreter, at
+    /// the default depth limit) into `arena` as the type its type URL names in this schema.
     pub fn unpack_any<'b>(&self, arena: &'b Arena) -> Result<MessageRef<'b>, AnyError>
     where
         'a: 'b,
     {
-        self.unpack_any_within(arena, MAX_DEPTH)
+        self.unpack_any_within(arena, protojit_jit::DecodeOptions::default().max_depth)
     }
 
     fn unpack_any_within<'b>(&self, arena: &'b Arena, max_depth: u32) -> Result<MessageRef<'b>, AnyError>
@@ -243,7 +244,12 @@ pub struct Json<'o, 'a> {
 
 impl Serialize for Json<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        value(&self.value, self.string, serializer, &Cx { options: self.options, depth: 0 })
+        let cx = Cx { options: self.options, depth: 0 };
+        match &self.value {
+            // The root message is depth 0, as in `MessageRef`'s own `Serialize`.
+            Value::Message(m) => message(m, serializer, &cx),
+            v => value(v, self.string, serializer, &cx),
+        }
     }
 }
 
@@ -257,7 +263,9 @@ struct Cx<'o> {
 impl Cx<'_> {
     fn deeper<E: serde::ser::Error>(self) -> Result<Self, E> {
         if self.depth >= MAX_DEPTH {
-            return Err(E::custom("messages nest deeper than the JSON depth limit (100)"));
+            return Err(E::custom(format_args!(
+                "messages (with the payloads of Any) nest deeper than the JSON depth limit ({MAX_DEPTH})"
+            )));
         }
         Ok(Cx { depth: self.depth + 1, ..self })
     }
