@@ -348,3 +348,29 @@ fn protoc_fallback_decodes_descriptor_proto() {
     let err = stderr(&out);
     assert!(err.contains("compiled it with protoc instead") && err.matches('\n').count() == 1, "{err:?}");
 }
+
+/// The README's first set-up command, `cargo run -p protojit-cli -- decode ...`, works on a
+/// fresh clone: the package has two binaries, so `cargo run` needs `default-run` to pick
+/// `protojit`; and the command's arguments decode the shipped sample. (`.ci/run` also runs
+/// the command itself, exactly as the README writes it.)
+#[test]
+fn readme_first_command_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme.split("```sh\n").nth(1).expect("README has a ```sh block");
+    let command = block.lines().next().unwrap();
+    let args = command
+        .strip_prefix("cargo run -p protojit-cli -- ")
+        .unwrap_or_else(|| panic!("README's first command is not `cargo run -p protojit-cli -- ...`: {command}"));
+    let manifest = std::fs::read_to_string(root().join("cli/Cargo.toml")).unwrap();
+    let default_run = manifest
+        .lines()
+        .take_while(|l| !l.starts_with("[[") && *l != "[dependencies]")
+        .find_map(|l| l.strip_prefix("default-run = "))
+        .unwrap_or_else(|| {
+            panic!("cli/Cargo.toml has no `default-run` in [package]: `cargo run` cannot choose a binary")
+        });
+    assert_eq!(default_run, "\"protojit\"", "cargo run must run the protojit command");
+    let out = run(protojit().args(args.split_whitespace()), None);
+    assert!(out.status.success(), "{command}: exit {:?}, stderr: {}", out.status.code(), stderr(&out));
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with("device: "), "{command}");
+}
