@@ -69,6 +69,9 @@ fn write_all(input: &[u8], text_lines: usize) -> String {
             let pretty = msg.to_json_string_pretty(&JsonOptions::default()).unwrap();
             assert!(pretty.len() > compact.len());
             assert_eq!(serde_json::to_string(&msg).unwrap(), compact, "{engine:?}: Serialize impl");
+            let tree = protojit::Value::Message(msg).to_json(&JsonOptions::default());
+            let tree = tree.unwrap_or_else(|e| panic!("{engine:?}: to_json: {e}"));
+            assert_eq!(serde_json::to_string(&tree).unwrap(), compact, "{engine:?}: to_json");
             assert_eq!(msg.encode_to_vec(), input, "{engine:?}: canonical input re-encodes to itself");
             assert_eq!(msg.encoded_len(), input.len());
             json.push(compact);
