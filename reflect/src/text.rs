@@ -230,9 +230,9 @@ const UNKNOWN_RECURSION_BUDGET: u32 = 10;
 /// The unknown fields of `msg`, in wire order, as protoc prints them.
 fn print_unknown_fields(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
     for span in msg.unknown_fields() {
-        // The decoder checked every span, so it parses; were one not to, printing the rest
-        // beats a panic.
-        match parse_field(span, 0, u32::MAX, Reader::Printer) {
+        // The decoder checked every span (with 64-bit lengths, as protoc's parser reads
+        // them), so it parses; were one not to, printing the rest beats a panic.
+        match parse_field(span, 0, u32::MAX, Reader::Input) {
             Some((field, _)) => print_unknown(&field, depth, UNKNOWN_RECURSION_BUDGET, out),
             None => debug_assert!(false, "malformed unknown-field span {span:?}"),
         }
@@ -252,16 +252,18 @@ enum Unknown<'a> {
 /// lengths past 32 bits.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reader {
-    /// The parser that reads `protoc --decode_raw`'s input (`ParseContext`): a length is a
-    /// 64-bit varint that must fit the input (a length of 2^32 or more is past the end, never
-    /// its value modulo 2^32); a tag of up to 5 bytes is read as 32 bits (as protoc does),
-    /// a longer one as the 64-bit varint it is, whose field number must fit 29 bits.
+    /// The parser that reads protoc's input (`ParseContext`), for `decode_raw_to_text`'s
+    /// input and for the unknown-field spans of decoded messages: a length is a 64-bit
+    /// varint that must fit the input (a length of 2^32 or more is past the end, never its
+    /// value modulo 2^32); a tag of up to 5 bytes is read as 32 bits (as protoc does), a
+    /// longer one as the 64-bit varint it is, whose field number must fit 29 bits. On spans
+    /// protojit's decoders accepted, this reads exactly what they read.
     Input,
     /// `CodedInputStream`, with which protoc's printer re-reads a length-delimited value to
-    /// print it as a message (and which reads spans our decoder already checked): tags and
-    /// lengths are `ReadVarint32`, up to 10 bytes with bits past 32 dropped, and a length
-    /// with bit 31 set is negative, an error. Printing like protoc means keeping this
-    /// truncation for nested values, where it only decides between "message" and "string".
+    /// print it as a message: tags and lengths are `ReadVarint32`, up to 10 bytes with bits
+    /// past 32 dropped, and a length with bit 31 set is negative, an error. Printing like
+    /// protoc means keeping this truncation for nested values, where it only decides
+    /// between "message" and "string".
     Printer,
 }
 
