@@ -13,7 +13,6 @@
 //!
 //! `cargo bench --bench paths`. Needs the shared corpus (`../shared/corpus`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -83,11 +82,7 @@ impl ReflectAccess {
 }
 
 fn bench(c: &mut Criterion) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if !dir.join("google_message2.payload0.bin").exists() {
-        eprintln!("paths bench skipped: shared corpus not found at {}", dir.display());
-        return;
-    }
+    let Some(dir) = protojit_corpus::require_shared_corpus("the paths bench") else { return };
     let schema = Schema::from_proto_files(&[dir.join("benchmark_message2.proto")], &[&dir]).expect("schema");
     let bytes = std::fs::read(dir.join("google_message2.payload0.bin")).expect("payload");
     let type_name = "benchmarks.proto2.GoogleMessage2";

@@ -257,16 +257,21 @@ pub fn count_blocks(blocks: &[(String, Vec<u8>)], dec: &OsmDecoders, arena: &mut
     counts
 }
 
-/// The shared corpus directory (`<workspace>/../shared/corpus`).
+/// The shared corpus directory (`<workspace>/../shared/corpus`), for the tests and benches
+/// that include this file: under `CI=true` its absence is a failure, otherwise they skip
+/// when its files are missing (`protojit_corpus::require_shared_corpus`).
+#[allow(dead_code)]
 pub fn shared_corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+    protojit_corpus::require_shared_corpus("the OSM example's corpus files")
+        .unwrap_or_else(protojit_corpus::shared_corpus_path)
 }
 
 #[allow(dead_code)]
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut file = None;
-    let mut schemas = shared_corpus();
+    // Defaults: the shared corpus (without it, the error names the path tried).
+    let mut schemas = protojit_corpus::shared_corpus_path();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--schemas" => schemas = PathBuf::from(args.next().expect("--schemas DIR")),
@@ -277,7 +282,7 @@ fn main() {
             _ => file = Some(PathBuf::from(a)),
         }
     }
-    let file = file.unwrap_or_else(|| shared_corpus().join("liechtenstein.osm.pbf"));
+    let file = file.unwrap_or_else(|| protojit_corpus::shared_corpus_path().join("liechtenstein.osm.pbf"));
     let t0 = Instant::now();
     let dec = OsmDecoders::load(&schemas).unwrap_or_else(|e| {
         eprintln!("error: cannot load the OSM schemas from {}: {e}", schemas.display());

@@ -84,12 +84,22 @@ pub struct Schema {
     layouts: Arc<Layouts>,
     /// Compiled code per root type, shared by every decoder of that type.
     compiled: Arc<Mutex<HashMap<LayoutIndex, Result<Arc<Compiled>, JitError>>>>,
+    /// What loading had to say that is not an error (see [`Schema::notes`]).
+    notes: Vec<String>,
 }
 
 impl Schema {
     /// A schema from a descriptor pool.
     pub fn from_pool(pool: &DescriptorPool) -> Result<Schema, SchemaError> {
-        Ok(Schema { layouts: Arc::new(Layouts::new(pool)?), compiled: Default::default() })
+        Ok(Schema { layouts: Arc::new(Layouts::new(pool)?), compiled: Default::default(), notes: Vec::new() })
+    }
+
+    /// What loading the schema had to say that is not an error, one sentence each, for the
+    /// caller to show or not (the library itself never prints). Today the only note is that
+    /// protox could not compile the `.proto` files (with protox's reason) and protoc was
+    /// used instead; see [`from_proto_files`](Self::from_proto_files).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// A schema from the bytes of a serialized `FileDescriptorSet`.
@@ -120,8 +130,8 @@ impl Schema {
     /// well-known types). With no include directories, each file's own directory is used.
     ///
     /// Compiles with protox; when protox rejects a file (it lags protoc on the newest
-    /// syntax) and a `protoc` is on `PATH`, compiles with protoc instead and says so on
-    /// stderr.
+    /// syntax) and a `protoc` is on `PATH` (or in `$PROTOC`), compiles with protoc instead
+    /// and says so in [`notes`](Self::notes).
     pub fn from_proto_files(files: &[impl AsRef<Path>], includes: &[impl AsRef<Path>]) -> Result<Schema, SchemaError> {
         let files: Vec<PathBuf> = files.iter().map(|f| f.as_ref().to_owned()).collect();
         let mut includes: Vec<PathBuf> = includes.iter().map(|i| i.as_ref().to_owned()).collect();
@@ -155,8 +165,11 @@ impl Schema {
                 let protox_msg = one_line(&format!("{err}"));
                 match compile_with_protoc(&files, &includes) {
                     ProtocResult::Compiled(bytes) => {
-                        eprintln!("protojit: protox could not compile the schema ({protox_msg}); compiled it with protoc instead");
-                        Self::descriptor_set(&bytes, "protoc output")
+                        let mut schema = Self::descriptor_set(&bytes, "protoc output")?;
+                        schema.notes.push(format!(
+                            "protox could not compile the schema ({protox_msg}); compiled it with protoc instead"
+                        ));
+                        Ok(schema)
                     }
                     ProtocResult::Failed(protoc_msg) => Err(SchemaError::Compile {
                         message: format!("cannot compile the schema: {protoc_msg} (protox said: {protox_msg})"),

@@ -177,3 +177,140 @@ fn empty_message_encodes_to_nothing() {
     assert!(msg.encode_to_vec().is_empty());
     assert_eq!(msg.encoded_len(), 0);
 }
+
+/// Unknown fields come out in wire order, whether their number is unknown or known with the
+/// wrong wire type (both kinds are unknown fields, kept in one list), with every engine and
+/// through nested messages.
+#[test]
+fn unknown_fields_keep_wire_order_with_wrong_wire_types() {
+    let schema = schema(
+        r#"
+        syntax = "proto3";
+        message M { int32 a = 1; string s = 2; M child = 3; repeated int32 r = 4; }
+        "#,
+    );
+    let unknowns: &[&[u8]] = &[
+        &[0xf8, 0x01, 0x05],             // 31: 5 (unknown number)
+        &[0x0d, 0x01, 0x00, 0x00, 0x00], // a as fixed32 (wrong wire type)
+        &[0x28, 0x07],                   // 5: 7 (unknown number)
+        &[0x10, 0x05],                   // s as a varint (wrong wire type)
+        &[0xf8, 0x01, 0x06],             // 31: 6
+        &[0x1d, 0x02, 0x00, 0x00, 0x00], // child as fixed32 (wrong wire type)
+        &[0x21, 1, 2, 3, 4, 5, 6, 7, 8], // r as fixed64 (wrong wire type)
+        &[0x32, 0x01, b'z'],             // 6: "z"
+    ];
+    let mut body = vec![0x08, 0x01]; // a = 1
+    for (i, u) in unknowns.iter().enumerate() {
+        body.extend_from_slice(u);
+        if i == 3 {
+            body.extend_from_slice(&[0x12, 0x01, b'x']); // s = "x", between the unknowns
+        }
+    }
+    // The same fields at the root and inside `child`.
+    let mut input = body.clone();
+    input.push(0x1a);
+    input.push(body.len() as u8);
+    input.extend_from_slice(&body);
+    let want_body = [&[0x08, 0x01, 0x12, 0x01, b'x'][..], &unknowns.concat()].concat();
+    let mut want = [&[0x08, 0x01, 0x12, 0x01, b'x', 0x1a, want_body.len() as u8][..], &want_body].concat();
+    want.extend_from_slice(&unknowns.concat());
+    for engine in common::ENGINES {
+        let decoder = schema.decoder_with("M", DecodeOptions::default(), engine).unwrap();
+        let arena = Arena::new();
+        let msg = decoder.decode(&input, &arena).unwrap();
+        assert_eq!(msg.unknown_fields().collect::<Vec<_>>(), unknowns, "{engine:?}: unknown fields in wire order");
+        assert_eq!(msg.encode_to_vec(), want, "{engine:?}: re-encoding");
+        check_round_trip(&decoder, &msg, &format!("wrong wire types ({engine:?})"));
+    }
+}
+
+/// Generated messages with unknown fields spliced in between their fields (unknown numbers,
+/// and known numbers with every wrong wire type, groups included): the unknown fields are
+/// read, re-encoded and read again in wire order, with every engine.
+#[test]
+fn spliced_unknown_fields_keep_wire_order() {
+    use prost_reflect::Kind;
+    use protojit::raw::arena::wire;
+    let schema = common::reflect_schema();
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let decoders: Vec<Decoder> =
+            common::ENGINES.iter().map(|&e| schema.decoder_with(root, DecodeOptions::default(), e).unwrap()).collect();
+        let known: Vec<u32> = desc.fields().map(|f| f.number()).collect();
+        for seed in 0..300u64 {
+            let mut rng = common::Rng(seed ^ 0x0bad);
+            let generated = common::random_message(&desc, 2, &mut rng).encode_to_vec();
+            let (mut input, mut spliced) = (Vec::new(), Vec::<Vec<u8>>::new());
+            let mut pos = 0;
+            while pos < generated.len() {
+                if rng.one_in(2) {
+                    let number = match rng.below(4) {
+                        0 | 1 => *rng.pick(&known),
+                        2 => 900 + rng.below(90) as u32, // two-byte tags, no field or extension there
+                        _ => 20_000 + rng.below(100) as u32, // three-byte tags
+                    };
+                    // A wire type the field does not take (any, for an unknown number).
+                    let own = desc.get_field(number).map(|f| {
+                        let packable =
+                            f.is_list() && !matches!(f.kind(), Kind::String | Kind::Bytes | Kind::Message(_));
+                        let own = match f.kind() {
+                            Kind::Double | Kind::Fixed64 | Kind::Sfixed64 => wire::FIXED64,
+                            Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => wire::FIXED32,
+                            Kind::Message(_) if f.is_group() => wire::SGROUP,
+                            Kind::String | Kind::Bytes | Kind::Message(_) => wire::LEN,
+                            _ => wire::VARINT,
+                        };
+                        (own, packable)
+                    });
+                    let choices: Vec<u8> = [wire::VARINT, wire::FIXED64, wire::LEN, wire::SGROUP, wire::FIXED32]
+                        .into_iter()
+                        .filter(|&w| own.is_none_or(|(own, packable)| w != own && !(packable && w == wire::LEN)))
+                        .collect();
+                    let wt = *rng.pick(&choices);
+                    let mut span = Vec::new();
+                    wire::write_varint(&mut span, (u64::from(number) << 3) | u64::from(wt));
+                    match wt {
+                        wire::VARINT => span.push(rng.below(128) as u8),
+                        wire::FIXED64 => span.extend([7; 8]),
+                        wire::FIXED32 => span.extend([9; 4]),
+                        wire::LEN => span.extend([2, 0x08, 0x01]),
+                        _ => {
+                            span.extend([0x08, 0x01]);
+                            wire::write_varint(&mut span, (u64::from(number) << 3) | u64::from(wire::EGROUP));
+                        }
+                    }
+                    input.extend_from_slice(&span);
+                    spliced.push(span);
+                }
+                let (number, wt, next) = wire::read_tag(&generated, pos).unwrap();
+                let end = common::value_end(&generated, next, number, wt);
+                input.extend_from_slice(&generated[pos..end]);
+                pos = end;
+            }
+            for decoder in &decoders {
+                let what = format!("{root} seed {seed}");
+                let arena = Arena::new();
+                let msg = decoder.decode(&input, &arena).unwrap();
+                assert_eq!(msg.unknown_fields().collect::<Vec<_>>(), spliced, "{what}: unknown fields in wire order");
+                let bytes = msg.encode_to_vec();
+                assert!(bytes.ends_with(&spliced.concat()), "{what}: unknown fields re-encoded in wire order");
+                check_round_trip(decoder, &msg, &what);
+            }
+        }
+    }
+}
+
+/// Re-encoding keeps a proto3 implicit-presence `-0.0` (its bits are not zero, so it was on
+/// the wire, as protoc keeps it), and drops `+0.0`.
+#[test]
+fn negative_zero_without_presence_is_re_encoded() {
+    let schema = schema("syntax = \"proto3\"; message M { double d = 1; float f = 2; }");
+    let negative = [&[0x09][..], &(-0.0f64).to_le_bytes(), &[0x15], &(-0.0f32).to_le_bytes()].concat();
+    let positive = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
+    for engine in common::ENGINES {
+        let decoder = schema.decoder_with("M", DecodeOptions::default(), engine).unwrap();
+        let arena = Arena::new();
+        assert_eq!(decoder.decode(&negative, &arena).unwrap().encode_to_vec(), negative, "{engine:?}");
+        assert_eq!(decoder.decode(&positive, &arena).unwrap().encode_to_vec(), Vec::<u8>::new(), "{engine:?}");
+    }
+}

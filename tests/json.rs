@@ -1,4 +1,4 @@
-//! Proto3 JSON: protojit's output equals prost-reflect's serde JSON (field order included) over the corpus and generated messages, for default and non-default options.
+//! Proto3 JSON: protojit's output equals prost-reflect's serde JSON (field order included) over the corpus and generated messages, for default and non-default options, except where prost-reflect departs from the mapping.
 
 mod common;
 
@@ -129,6 +129,13 @@ fn diff(a: &J, b: &J, shape: &Shape, pool: &prost_reflect::DescriptorPool, path:
                     return diff(&x[1].1, &y[1].1, &Shape::Message(ty), pool, &format!("{path}.value"));
                 }
                 return diff(&J::Obj(x[1..].to_vec()), &J::Obj(y[1..].to_vec()), &Shape::Message(ty), pool, path);
+            }
+            // prost-reflect writes a non-finite wrapped float as `null`; the mapping (and
+            // protojit) as the number's string form.
+            if matches!(name, "google.protobuf.FloatValue" | "google.protobuf.DoubleValue")
+                && matches!((a, b), (J::Str(s), J::Null) if ["NaN", "Infinity", "-Infinity"].contains(&s.as_str()))
+            {
+                return None;
             }
             if name.starts_with("google.protobuf.") && !matches!(a, J::Obj(_)) || is_loose_wkt(name) {
                 return loose_diff(a, b, path);
@@ -413,4 +420,70 @@ fn values_serialize_on_their_own() {
     assert_eq!(msg.get("m_bool").unwrap().to_json(&o).unwrap(), serde_json::json!({"true": "t"}));
     assert_eq!(serde_json::to_string(&msg).unwrap(), msg.to_json_string(&o).unwrap());
     assert_eq!(serde_json::to_string(&msg.json(&o)).unwrap(), msg.to_json_string(&o).unwrap());
+}
+
+// ---------------------------------------------------------------------------------------
+// Where protojit follows the proto3 JSON mapping (and protoc) rather than prost-reflect
+
+/// `FloatValue` and `DoubleValue` use the JSON form of the number they wrap, so NaN and the
+/// infinities are the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (prost-reflect writes
+/// `null`, which a JSON parser reads back as an unset wrapper).
+#[test]
+fn non_finite_wrapped_floats_are_strings() {
+    let schema = common::reflect_schema();
+    let o = JsonOptions::default();
+    let double = |x: f64| [&[0x4a, 0x09, 0x09][..], &x.to_le_bytes()].concat(); // w_double (9) { value (1) }
+    let float = |x: f32| [&[0x52, 0x05, 0x0d][..], &x.to_le_bytes()].concat(); // w_float (10) { value (1) }
+    for (x, want) in [(f64::NAN, "\"NaN\""), (f64::INFINITY, "\"Infinity\""), (f64::NEG_INFINITY, "\"-Infinity\"")] {
+        assert_eq!(one(&schema, "reflectwkt.Wkt", &double(x), &o), format!(r#"{{"wDouble":{want}}}"#));
+        assert_eq!(one(&schema, "reflectwkt.Wkt", &float(x as f32), &o), format!(r#"{{"wFloat":{want}}}"#));
+    }
+    // Finite values are unchanged, and so are non-finite plain fields.
+    assert_eq!(one(&schema, "reflectwkt.Wkt", &double(1.5), &o), r#"{"wDouble":1.5}"#);
+    let plain = [&[0x09][..], &f64::NEG_INFINITY.to_le_bytes(), &[0x15], &f32::NAN.to_le_bytes()].concat();
+    assert_eq!(one(&schema, "everything3.Everything3", &plain, &o), r#"{"fDouble":"-Infinity","fFloat":"NaN"}"#);
+}
+
+/// An implicit-presence `float`/`double` is present when its bits are not zero: `-0.0` was
+/// on the wire and is written (protoc prints `f_double: -0` for it), like any other value.
+#[test]
+fn negative_zero_without_presence_is_written() {
+    let schema = common::reflect_schema();
+    let bytes = [
+        &[0x09][..],
+        &(-0.0f64).to_le_bytes(), // f_double = -0.0
+        &[0x15],
+        &(-0.0f32).to_le_bytes(), // f_float = -0.0
+    ]
+    .concat();
+    let o = JsonOptions::default();
+    assert_eq!(one(&schema, "everything3.Everything3", &bytes, &o), r#"{"fDouble":-0.0,"fFloat":-0.0}"#);
+    // Positive zero on the wire is still the default, and skipped.
+    let zeros = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
+    assert_eq!(one(&schema, "everything3.Everything3", &zeros, &o), "{}");
+    // Inside a wrapper too (its `value` field has no presence either).
+    let wrapped = [&[0x4a, 0x09, 0x09][..], &(-0.0f64).to_le_bytes()].concat();
+    assert_eq!(one(&schema, "reflectwkt.Wkt", &wrapped, &o), r#"{"wDouble":-0.0}"#);
+}
+
+/// The default `Any` (no type URL, no value: legal on the wire, and what an unset `Any`
+/// field reads as) is `{}`, as protoc writes it; an `Any` with a value but no type URL still
+/// has no JSON form.
+#[test]
+fn default_any_is_an_empty_object() {
+    let schema = common::reflect_schema();
+    let o = JsonOptions::default();
+    // any (7) present but empty, and one explicit empty type_url and value.
+    assert_eq!(one(&schema, "reflectwkt.Wkt", &[0x3a, 0x00], &o), r#"{"any":{}}"#);
+    assert_eq!(one(&schema, "reflectwkt.Wkt", &[0x3a, 0x04, 0x0a, 0x00, 0x12, 0x00], &o), r#"{"any":{}}"#);
+    // In a list and with emit_defaults.
+    assert_eq!(one(&schema, "reflectwkt.Wkt", &[0xaa, 0x01, 0x00], &o), r#"{"rAny":[{}]}"#);
+    let all = one(&schema, "reflectwkt.Wkt", &[0x3a, 0x00], &JsonOptions::new().emit_defaults(true));
+    assert!(all.contains(r#""any":{}"#), "{all}");
+    // A value without a type URL cannot be interpreted.
+    let decoder = schema.decoder("reflectwkt.Wkt").unwrap();
+    let arena = Arena::new();
+    let msg = decoder.decode(&[0x3a, 0x03, 0x12, 0x01, 0x08], &arena).unwrap();
+    let err = msg.to_json_string(&o).unwrap_err();
+    assert_eq!(err.to_string(), "unsupported type url '': missing at least one '/'");
 }

@@ -265,3 +265,19 @@ fn corpus_expected_files_are_complete() {
         assert!(txt ^ digest, "{file}: expected exactly one of .txt / .digest (txt {txt}, digest {digest})");
     }
 }
+
+/// A proto3 implicit-presence `-0.0` is present (its bits are not zero): protoc 3.21.12's
+/// `--decode` prints it (`f_double: -0`), and so does protojit; `+0.0` is not printed.
+#[test]
+fn negative_zero_without_presence_prints() {
+    let schema = common::reflect_schema();
+    let negative = [&[0x09][..], &(-0.0f64).to_le_bytes(), &[0x15], &(-0.0f32).to_le_bytes()].concat();
+    let positive = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
+    for engine in common::ENGINES {
+        let decoder = schema.decoder_with("everything3.Everything3", DecodeOptions::default(), engine).unwrap();
+        let arena = Arena::new();
+        let text = decoder.decode(&negative, &arena).unwrap().to_text_format();
+        assert_eq!(text, "f_double: -0\nf_float: -0\n", "{engine:?}");
+        assert_eq!(decoder.decode(&positive, &arena).unwrap().to_text_format(), "", "{engine:?}");
+    }
+}

@@ -16,6 +16,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
+
+// The one shared-corpus lookup, by path: making `protojit-corpus` a build-dependency would
+// build it, prost-reflect and serde once more for the host.
+#[allow(dead_code)]
+#[path = "../../corpus/src/shared.rs"]
+mod shared;
 use protox::prost::Message;
 use protox::prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
 use protox::prost_reflect::prost_types::{
@@ -37,10 +43,10 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.join("../..");
     let corpus = root.join("corpus/schemas");
-    let shared = root.join("../shared/corpus");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
 
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../../corpus/src/shared.rs");
     let mut files: Vec<FileDescriptorProto> = Vec::new();
     for p in CORPUS_PROTOS {
         println!("cargo:rerun-if-changed={}", corpus.join(p).display());
@@ -48,7 +54,7 @@ fn main() {
     files.extend(protox_compile(&corpus, CORPUS_PROTOS));
 
     let mut shared_found = false;
-    if shared.join("benchmarks.proto").exists() {
+    if let Some(shared) = shared::shared_corpus_dir_in(&root) {
         shared_found = true;
         for p in SHARED_PROTOS {
             println!("cargo:rerun-if-changed={}", shared.join(p).display());
@@ -62,7 +68,7 @@ fn main() {
     } else {
         println!(
             "cargo:warning=shared corpus not found at {}: the prost arm covers the project's corpus only",
-            shared.display()
+            shared::shared_corpus_path_in(&root).display()
         );
     }
     // De-duplicate (imports may repeat a file).

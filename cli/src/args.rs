@@ -23,6 +23,10 @@ Exit codes: 0 success, 1 bad input (malformed message, unreadable input file),
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Also print notes on stderr (`protojit: note: ...`), such as that protox could not
+    /// compile the .proto files and protoc was used instead.
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
 }
 
 const DECODE_EXAMPLES: &str = "\

@@ -1,6 +1,7 @@
 //! Shared plumbing of the commands: failures and exit codes, stdout, inputs, schemas.
 
 use std::io::{BufWriter, IsTerminal, Read, StdoutLock, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use protojit::{DecodeOptions, Decoder, EngineKind, Schema};
 
@@ -95,8 +96,32 @@ pub fn open_input(input: &str) -> Result<(Box<dyn Read>, Option<u64>), Failure> 
     Ok((Box::new(file), size))
 }
 
-/// Loads the schema the flags name.
+/// Whether `-v`/`--verbose` was given: notes go to stderr only then, so that a failing
+/// command prints one line.
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// Records the `-v`/`--verbose` flag (once, from `main`).
+pub fn set_verbose(yes: bool) {
+    VERBOSE.store(yes, Ordering::Relaxed);
+}
+
+/// Prints `protojit: note: {message}` on stderr with `--verbose`; nothing otherwise.
+pub fn note(message: &str) {
+    if VERBOSE.load(Ordering::Relaxed) {
+        eprintln!("protojit: note: {message}");
+    }
+}
+
+/// Loads the schema the flags name; its notes (see [`Schema::notes`]) show with `--verbose`.
 pub fn load_schema(args: &SchemaArgs) -> Result<Schema, Failure> {
+    let schema = load_schema_quietly(args)?;
+    for n in schema.notes() {
+        note(n);
+    }
+    Ok(schema)
+}
+
+fn load_schema_quietly(args: &SchemaArgs) -> Result<Schema, Failure> {
     match (args.descriptor_sets.is_empty(), args.protos.is_empty()) {
         (true, true) => Err(Failure::usage("no schema: pass --descriptor-set FILE.pb or --proto FILE.proto")),
         (false, false) => Err(Failure::usage("pass either --descriptor-set or --proto, not both")),

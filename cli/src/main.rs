@@ -26,6 +26,7 @@ fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    common::set_verbose(cli.verbose);
     let result = match &cli.command {
         Command::Decode(args) => decode::run(args),
         Command::DecodeRaw(args) => raw::run(args),

@@ -324,27 +324,98 @@ fn protox_rejection_without_protoc_explains_the_way_out() {
     assert!(hint.contains("descriptor set") && hint.contains("--include_imports -o"), "{line}");
 }
 
-/// With a protoc to fall back on, the same file decodes, and stderr says protoc was used.
+/// With a protoc to fall back on, the same file decodes; stderr stays empty unless
+/// `-v`/`--verbose` asks for the note that protoc was used.
 #[test]
 fn protoc_fallback_decodes_descriptor_proto() {
     let Some(dir) = corpus("protoc_fallback_decodes_descriptor_proto") else { return };
-    let protoc = std::env::var_os("PROTOC").unwrap_or_else(|| "protoc".into());
-    if !Command::new(&protoc).arg("--version").output().is_ok_and(|o| o.status.success()) {
-        println!("SKIPPED protoc_fallback_decodes_descriptor_proto: {protoc:?} is not runnable");
+    if !protoc_runnable("protoc_fallback_decodes_descriptor_proto") {
+        return;
+    }
+    let decode = |verbose: Option<&str>| {
+        let mut cmd = protojit();
+        cmd.args(verbose).arg("decode").arg("--proto").arg(dir.join("descriptor.proto")).arg("-I").arg(&dir);
+        cmd.args(["--type", "google.protobuf.FileDescriptorSet"]).arg(dir.join("descriptor.fds.bin"));
+        run(&mut cmd, None)
+    };
+    let out = decode(None);
+    assert_prints(&out, &expected("descriptor.fds.bin"));
+    assert!(out.stderr.is_empty(), "stderr without --verbose: {:?}", stderr(&out));
+    for flag in ["-v", "--verbose"] {
+        let out = decode(Some(flag));
+        assert_prints(&out, &expected("descriptor.fds.bin"));
+        let err = stderr(&out);
+        assert!(err.starts_with("protojit: note: protox could not compile the schema ("), "{flag}: {err:?}");
+        assert!(err.ends_with("; compiled it with protoc instead\n") && err.matches('\n').count() == 1, "{err:?}");
+    }
+}
+
+/// A command that fails after its schema went through the protoc fallback prints one line
+/// on stderr, the error (the library used to print its fallback note first).
+#[test]
+fn protoc_fallback_failure_is_one_line() {
+    let Some(dir) = corpus("protoc_fallback_failure_is_one_line") else { return };
+    if !protoc_runnable("protoc_fallback_failure_is_one_line") {
         return;
     }
     let out = run(
+        protojit().arg("decode").arg("--proto").arg(dir.join("descriptor.proto")).arg("-I").arg(&dir).args([
+            "--type",
+            "google.protobuf.FileDescriptorSet",
+            "-",
+        ]),
+        Some(b"\x0a\x05ab"),
+    );
+    let line = assert_fails(&out, 1);
+    assert!(line.contains("length prefix past the end of the message at byte offset 1"), "{line}");
+    // With --verbose the note comes first, on its own line.
+    let out = run(
         protojit()
-            .arg("decode")
-            .arg("--proto")
+            .args(["decode", "--verbose", "--proto"])
             .arg(dir.join("descriptor.proto"))
             .arg("-I")
             .arg(&dir)
-            .args(["--type", "google.protobuf.FileDescriptorSet"])
-            .arg(dir.join("descriptor.fds.bin")),
-        None,
+            .args(["--type", "google.protobuf.FileDescriptorSet", "-"]),
+        Some(b"\x0a\x05ab"),
     );
-    assert_prints(&out, &expected("descriptor.fds.bin"));
     let err = stderr(&out);
-    assert!(err.contains("compiled it with protoc instead") && err.matches('\n').count() == 1, "{err:?}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err:?}");
+    assert!(lines[0].starts_with("protojit: note: ") && lines[1] == line, "{err:?}");
+}
+
+/// Whether protoc (`$PROTOC`, else from `PATH`) runs; says why `test` is skipped if not.
+fn protoc_runnable(test: &str) -> bool {
+    let protoc = std::env::var_os("PROTOC").unwrap_or_else(|| "protoc".into());
+    let runs = Command::new(&protoc).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !runs {
+        println!("SKIPPED {test}: {protoc:?} is not runnable");
+    }
+    runs
+}
+
+/// The README's first set-up command, `cargo run -p protojit-cli -- decode ...`, works on a
+/// fresh clone: the package has two binaries, so `cargo run` needs `default-run` to pick
+/// `protojit`; and the command's arguments decode the shipped sample. (`.ci/run` also runs
+/// the command itself, exactly as the README writes it.)
+#[test]
+fn readme_first_command_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme.split("```sh\n").nth(1).expect("README has a ```sh block");
+    let command = block.lines().next().unwrap();
+    let args = command
+        .strip_prefix("cargo run -p protojit-cli -- ")
+        .unwrap_or_else(|| panic!("README's first command is not `cargo run -p protojit-cli -- ...`: {command}"));
+    let manifest = std::fs::read_to_string(root().join("cli/Cargo.toml")).unwrap();
+    let default_run = manifest
+        .lines()
+        .take_while(|l| !l.starts_with("[[") && *l != "[dependencies]")
+        .find_map(|l| l.strip_prefix("default-run = "))
+        .unwrap_or_else(|| {
+            panic!("cli/Cargo.toml has no `default-run` in [package]: `cargo run` cannot choose a binary")
+        });
+    assert_eq!(default_run, "\"protojit\"", "cargo run must run the protojit command");
+    let out = run(protojit().args(args.split_whitespace()), None);
+    assert!(out.status.success(), "{command}: exit {:?}, stderr: {}", out.status.code(), stderr(&out));
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with("device: "), "{command}");
 }

@@ -7,14 +7,12 @@ use std::process::{Command, Stdio};
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 
-fn conformance_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/conformance");
-    if dir.join("conformance.proto").exists() {
-        Some(dir)
-    } else {
-        println!("SKIPPED: conformance schemas not found at {}", dir.display());
-        None
-    }
+/// The conformance schemas of the shared corpus (see `protojit_corpus::require_shared_corpus`:
+/// skipped without the corpus, a failure under `CI=true`).
+fn conformance_dir(test: &str) -> Option<PathBuf> {
+    let dir = protojit_corpus::require_shared_corpus(test)?.join("conformance");
+    assert!(dir.join("conformance.proto").exists(), "{test}: the shared corpus has no {}", dir.display());
+    Some(dir)
 }
 
 fn pool(dir: &std::path::Path) -> prost_reflect::DescriptorPool {
@@ -69,7 +67,7 @@ const TEXT_FORMAT: i32 = 4;
 
 #[test]
 fn testee_answers_binary_json_errors_and_skips() {
-    let Some(dir) = conformance_dir() else { return };
+    let Some(dir) = conformance_dir("testee_answers_binary_json_errors_and_skips") else { return };
     let pool = pool(&dir);
     let p3 = "protobuf_test_messages.proto3.TestAllTypesProto3";
     let p2 = "protobuf_test_messages.proto2.TestAllTypesProto2";
@@ -165,7 +163,7 @@ fn testee_without_schemas_says_where_to_point_it() {
 
 #[test]
 fn testee_finds_the_shared_schemas_by_itself() {
-    let Some(dir) = conformance_dir() else { return };
+    let Some(dir) = conformance_dir("testee_finds_the_shared_schemas_by_itself") else { return };
     let pool = pool(&dir);
     let req = request(&pool, "conformance.FailureSet", ("protobuf_payload", Value::Bytes(Vec::new().into())), PROTOBUF);
     let mut input = (req.len() as u32).to_le_bytes().to_vec();

@@ -353,6 +353,36 @@ fn max_depth_limits_nesting() {
     }
 }
 
+/// What decodes prints: a message at the largest `--max-depth` (1000) prints in every output
+/// format (JSON used to stop at 100 levels), also on the worker threads of `--jobs`.
+#[test]
+fn every_output_format_prints_at_the_largest_max_depth() {
+    let tmp = TempDir::new("max-depth-1000");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let message = nested(1000);
+    let input = tmp.write("deep.bin", &message);
+    let stream = tmp.write("deep.stream", &delimited([&message[..], &message[..], &message[..]]));
+    let base = || {
+        let mut c = protojit();
+        c.arg("decode").arg("--proto").arg(&proto).args(["--type", "Reading", "--max-depth", "1000"]);
+        c
+    };
+    let want_json = format!("{}{{\"id\":1}}{}\n", "{\"child\":".repeat(1000), "}".repeat(1000));
+    assert_eq!(stdout(&run(base().args(["-o", "json"]).arg(&input), None)), want_json);
+    // (Compared without whitespace: serde_json's parser stops at 128 levels.)
+    let pretty = stdout(&run(base().args(["-o", "json-pretty"]).arg(&input), None));
+    assert_eq!(pretty.split_whitespace().collect::<String>(), want_json.trim_end());
+    let text = stdout(&run(base().arg(&input), None));
+    assert_eq!(text.lines().count(), 2001, "text format");
+    assert_eq!(ok(&run(base().args(["-o", "binary"]).arg(&input), None)), message);
+    let out = run(base().args(["--delimited", "--jobs", "2", "-o", "jsonl"]).arg(&stream), None);
+    assert_eq!(stdout(&out), want_json.repeat(3));
+    // One level more is an input error, not a writer failure.
+    let deeper = tmp.write("deeper.bin", &nested(1001));
+    let line = assert_fails(&run(base().args(["-o", "json"]).arg(&deeper), None), 1);
+    assert!(line.contains("deeper than the depth limit"), "{line}");
+}
+
 #[test]
 fn no_utf8_check_accepts_invalid_strings() {
     let tmp = TempDir::new("utf8");

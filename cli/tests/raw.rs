@@ -81,6 +81,46 @@ fn malformed_input_names_the_fault_and_offset() {
     assert!(line.contains("deeper than the depth limit at byte offset 100"), "{line}");
 }
 
+/// Lengths and tags are 64-bit varints: a length of 2^32 or more lies past the end of any input
+/// (it is not its value modulo 2^32), and a tag past 32 bits that protoc's parser does not read
+/// as 32 bits names a field number past 2^29. The verdicts are protoc 3.21.12's
+/// (`protoc --decode_raw` fails, "Failed to parse input.", on every rejected case here).
+#[test]
+fn lengths_and_tags_past_32_bits_are_not_truncated() {
+    let rejected: [(&[u8], &str); 6] = [
+        // Length 2^32: used to print `8: ""`.
+        (b"\x42\x80\x80\x80\x80\x10", "length prefix past the end of the message at byte offset 1"),
+        // Length 2^32 + 1 followed by one byte: used to print `8: "A"`.
+        (b"\x42\x81\x80\x80\x80\x10\x41", "length prefix past the end of the message at byte offset 1"),
+        // Length 2^63 (10-byte varint).
+        (b"\x42\x80\x80\x80\x80\x80\x80\x80\x80\x01", "length prefix past the end of the message at byte offset 1"),
+        // After a good field.
+        (b"\x12\x02\x08\x01\x42\x81\x80\x80\x80\x10\x41", "length prefix past the end of the message at byte offset 5"),
+        // Inside a group.
+        (b"\x4b\x42\x80\x80\x80\x80\x10\x4c", "length prefix past the end of the message at byte offset 2"),
+        // A 6-byte tag whose field number is 2^32 + 1: used to print `1: 1`.
+        (b"\x88\x80\x80\x80\x80\x01\x01", "field number larger than 536870911 at byte offset 0"),
+    ];
+    for (bytes, want) in rejected {
+        let out = run(protojit().arg("decode-raw"), Some(bytes));
+        let line = assert_fails(&out, 1);
+        assert_eq!(line, format!("protojit: stdin: not a protobuf message: {want}"), "input {bytes:02x?}");
+    }
+    let accepted: [(&[u8], &str); 3] = [
+        // protoc's parser reads a tag of up to 5 bytes as 32 bits: bits 32-34 are dropped.
+        (b"\x88\x80\x80\x80\x10\x01", "1: 1\n"),
+        // A 5-byte length below 2^32 is fine.
+        (b"\x42\x81\x80\x80\x80\x00\x41", "8: \"A\"\n"),
+        // protoc's printer re-reads a length-delimited value as a message with 32-bit lengths
+        // (CodedInputStream::ReadVarint32), so a nested length of 2^32 prints as 0 there.
+        (b"\x32\x06\x0a\x80\x80\x80\x80\x10", "6 {\n  1: \"\"\n}\n"),
+    ];
+    for (bytes, want) in accepted {
+        let out = run(protojit().arg("decode-raw"), Some(bytes));
+        assert_eq!(String::from_utf8(ok(&out)).unwrap(), want, "input {bytes:02x?}");
+    }
+}
+
 #[test]
 fn stdin_and_missing_file() {
     let msg = [0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i'];

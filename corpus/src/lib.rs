@@ -23,6 +23,40 @@ use std::path::PathBuf;
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage, Value};
 
+mod shared;
+
+pub use shared::in_ci;
+
+/// The workspace root (this crate is `<root>/corpus`).
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Where the shared public corpus is expected (`../shared/corpus` beside the workspace
+/// root), whether it is there or not: for messages, and for tools given a default path.
+pub fn shared_corpus_path() -> PathBuf {
+    shared::shared_corpus_path_in(&workspace_root())
+}
+
+/// The shared public corpus directory (canonicalized), if it is there (it holds its
+/// `README.md`). Tests and benchmarks that need it call [`require_shared_corpus`].
+pub fn shared_corpus_dir() -> Option<PathBuf> {
+    shared::shared_corpus_dir_in(&workspace_root())
+}
+
+/// The shared public corpus for `user` (the test or benchmark that needs it), if it is
+/// there. When it is not: under `CI=true` (see [`in_ci`]) this panics, saying what to do,
+/// because a CI run must not pass by skipping; otherwise it prints `SKIPPED <user>: ...`
+/// and returns `None`, and the caller returns early.
+///
+/// ```no_run
+/// let Some(dir) = protojit_corpus::require_shared_corpus("my_test") else { return };
+/// let bytes = std::fs::read(dir.join("google_message2.payload0.bin")).unwrap();
+/// ```
+pub fn require_shared_corpus(user: &str) -> Option<PathBuf> {
+    shared::require_shared_corpus_in(&workspace_root(), user)
+}
+
 /// The directory holding the corpus schemas (`.proto` files).
 pub fn schemas_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas")

@@ -1,8 +1,8 @@
-//! Proto3 JSON: serde `Serialize` for decoded trees, byte-identical to prost-reflect's.
+//! Proto3 JSON: serde `Serialize` for decoded trees, as prost-reflect writes it except where it departs from the mapping.
 
 use std::fmt;
 
-use protojit_arena::{Arena, BlockMut, DecodeError, FieldKind, Repetition, SlotDescriptor, SlotIndex};
+use protojit_arena::{Arena, BlockMut, DecodeError, FieldKind, SlotDescriptor, SlotIndex};
 use serde::ser::{Error as _, Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
@@ -16,14 +16,19 @@ use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
 /// It is protobuf's canonical one (<https://protobuf.dev/programming-guides/json/>)
 /// as `prost_reflect::DynamicMessage`'s serde support writes it, including its conventions
 /// where the spec leaves room: message fields in field-number order, then set extensions
-/// (as `"[full.name]"`) in number order; a field without presence counts as set when its
-/// value differs from the default by `==` (so `-0.0` is skipped like `0.0`); floats as
-/// serde writes them (shortest round-trip form); NaN and infinities as `"NaN"`,
-/// `"Infinity"`, `"-Infinity"`, except inside `FloatValue`/`DoubleValue`, which write
-/// `null` for them as prost-reflect does. Map entries are written once per key (the last on
-/// the wire), sorted by key (numerically for integer keys, bytewise for strings), so the
-/// output is deterministic; prost-reflect writes them in hash order. Unknown fields are not
-/// written.
+/// (as `"[full.name]"`) in number order; a field without presence counts as set when it is
+/// not the zero value bitwise, as protobuf's own reflection and protoc decide (so `-0.0`,
+/// which was on the wire, is written as `-0.0`); floats as serde writes them (shortest
+/// round-trip form); NaN and infinities as `"NaN"`, `"Infinity"`, `"-Infinity"`, inside
+/// `FloatValue`/`DoubleValue` too; the default `Any` (empty type URL and value) as `{}`.
+/// Map entries are written once per key (the last on the wire), sorted by key (numerically
+/// for integer keys, bytewise for strings), so the output is deterministic. Unknown fields
+/// are not written.
+///
+/// prost-reflect differs in four places, where protojit follows the mapping and protoc: it
+/// skips `-0.0` in fields without presence (it compares with `==`), writes `null` for
+/// non-finite wrapped floats, rejects the default `Any` ("unsupported type url ''"), and
+/// writes map entries in hash order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct JsonOptions {
     /// Use the field names from the `.proto` file instead of their lowerCamelCase JSON
@@ -129,13 +134,15 @@ pub enum AnyError {
     Decode(#[from] DecodeError),
 }
 
-/// How deep messages may nest in JSON output, counting the payloads of `Any` (the
-/// decoder's own default limit).
-const MAX_DEPTH: u32 = 100;
+/// How deep messages may nest in JSON output, counting the payloads of `Any`, which the
+/// writer decodes itself. It is the largest depth limit a decoder accepts, so that every
+/// tree that decodes also prints; the limit only ever stops `Any` payloads nested past it.
+const MAX_DEPTH: u32 = protojit_jit::MAX_DEPTH_LIMIT;
 
 impl<'a> MessageRef<'a> {
     /// The message as proto3 JSON (compact), as prost-reflect's serde support writes it
-    /// for the same options; see [`JsonOptions`] for the conventions.
+    /// for the same options but where it departs from the mapping; see [`JsonOptions`] for
+    /// the conventions.
     pub fn to_json_string(&self, options: &JsonOptions) -> Result<String, JsonError> {
         let mut out = Vec::new();
         self.json(options).serialize(&mut serde_json::Serializer::new(&mut out))?;
@@ -156,13 +163,13 @@ impl<'a> MessageRef<'a> {
         Json { value: Value::Message(*self), string: false, options }
     }
 
-    /// The message packed in this `google.protobuf.Any`, decoded (with the interpreter)
-    /// into `arena` as the type its type URL names in this schema.
+    /// The message packed in this `google.protobuf.Any`, decoded (with the interpreter, at
+    /// the default depth limit) into `arena` as the type its type URL names in this schema.
     pub fn unpack_any<'b>(&self, arena: &'b Arena) -> Result<MessageRef<'b>, AnyError>
     where
         'a: 'b,
     {
-        self.unpack_any_within(arena, MAX_DEPTH)
+        self.unpack_any_within(arena, protojit_jit::DecodeOptions::default().max_depth)
     }
 
     fn unpack_any_within<'b>(&self, arena: &'b Arena, max_depth: u32) -> Result<MessageRef<'b>, AnyError>
@@ -221,7 +228,138 @@ impl<'a> Value<'a> {
     pub fn to_json(&self, options: &JsonOptions) -> Result<serde_json::Value, JsonError> {
         // Through text, so that a float is the number its shortest form names (a direct
         // conversion would widen an f32 to its exact binary value).
-        Ok(serde_json::from_str(&self.to_json_string(options)?)?)
+        Ok(parse_deep(&self.to_json_string(options)?)?)
+    }
+}
+
+/// Parses JSON text (as this module writes it) into a `serde_json::Value` with an explicit
+/// stack: serde_json's own parser stops at 128 levels, and a decoded tree nests up to
+/// [`MAX_DEPTH`]. Strings and numbers are still read by serde_json.
+fn parse_deep(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    use serde_json::{Map, Number, Value as J};
+    enum Open {
+        Array(Vec<J>),
+        Object(Map<String, J>, String),
+    }
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    let error =
+        |what: &str, pos: usize| <serde_json::Error as serde::de::Error>::custom(format!("{what} at byte {pos}"));
+    let skip_ws = |pos: &mut usize| {
+        while bytes.get(*pos).is_some_and(u8::is_ascii_whitespace) {
+            *pos += 1;
+        }
+    };
+    // A string token at `pos`, handed to serde_json for its escapes.
+    let string = |pos: &mut usize| -> Result<String, serde_json::Error> {
+        let start = *pos;
+        if bytes.get(start) != Some(&b'"') {
+            return Err(error("expected a string", start));
+        }
+        let mut i = start + 1;
+        loop {
+            match bytes.get(i) {
+                Some(b'\\') => i += 2,
+                Some(b'"') => break,
+                Some(_) => i += 1,
+                None => return Err(error("unterminated string", start)),
+            }
+        }
+        *pos = i + 1;
+        serde_json::from_str(&text[start..=i])
+    };
+    // An object key and its colon.
+    let key = |pos: &mut usize| -> Result<String, serde_json::Error> {
+        skip_ws(pos);
+        let k = string(pos)?;
+        skip_ws(pos);
+        if bytes.get(*pos) != Some(&b':') {
+            return Err(error("expected ':'", *pos));
+        }
+        *pos += 1;
+        Ok(k)
+    };
+    let mut stack: Vec<Open> = Vec::new();
+    loop {
+        skip_ws(&mut pos);
+        let mut value = match bytes.get(pos) {
+            Some(b'{') => {
+                pos += 1;
+                skip_ws(&mut pos);
+                if bytes.get(pos) == Some(&b'}') {
+                    pos += 1;
+                    J::Object(Map::new())
+                } else {
+                    let k = key(&mut pos)?;
+                    stack.push(Open::Object(Map::new(), k));
+                    continue;
+                }
+            }
+            Some(b'[') => {
+                pos += 1;
+                skip_ws(&mut pos);
+                if bytes.get(pos) == Some(&b']') {
+                    pos += 1;
+                    J::Array(Vec::new())
+                } else {
+                    stack.push(Open::Array(Vec::new()));
+                    continue;
+                }
+            }
+            Some(b'"') => J::String(string(&mut pos)?),
+            Some(_) => {
+                let start = pos;
+                while bytes.get(pos).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')) {
+                    pos += 1;
+                }
+                match &text[start..pos] {
+                    "true" => J::Bool(true),
+                    "false" => J::Bool(false),
+                    "null" => J::Null,
+                    number => J::Number(serde_json::from_str::<Number>(number)?),
+                }
+            }
+            None => return Err(error("expected a value", pos)),
+        };
+        // Add the value to the innermost open container, closing containers as they end.
+        loop {
+            skip_ws(&mut pos);
+            match stack.last_mut() {
+                None if pos == bytes.len() => return Ok(value),
+                None => return Err(error("trailing characters", pos)),
+                Some(Open::Array(items)) => {
+                    items.push(value);
+                    match bytes.get(pos) {
+                        Some(b',') => {
+                            pos += 1;
+                            break;
+                        }
+                        Some(b']') => {
+                            pos += 1;
+                            let Some(Open::Array(items)) = stack.pop() else { unreachable!() };
+                            value = J::Array(items);
+                        }
+                        _ => return Err(error("expected ',' or ']'", pos)),
+                    }
+                }
+                Some(Open::Object(map, k)) => {
+                    map.insert(std::mem::take(k), value);
+                    match bytes.get(pos) {
+                        Some(b',') => {
+                            pos += 1;
+                            *k = key(&mut pos)?;
+                            break;
+                        }
+                        Some(b'}') => {
+                            pos += 1;
+                            let Some(Open::Object(map, _)) = stack.pop() else { unreachable!() };
+                            value = J::Object(map);
+                        }
+                        _ => return Err(error("expected ',' or '}'", pos)),
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -237,7 +375,12 @@ pub struct Json<'o, 'a> {
 
 impl Serialize for Json<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        value(&self.value, self.string, serializer, &Cx { options: self.options, depth: 0 })
+        let cx = Cx { options: self.options, depth: 0 };
+        match &self.value {
+            // The root message is depth 0, as in `MessageRef`'s own `Serialize`.
+            Value::Message(m) => message(m, serializer, &cx),
+            v => value(v, self.string, serializer, &cx),
+        }
     }
 }
 
@@ -251,7 +394,9 @@ struct Cx<'o> {
 impl Cx<'_> {
     fn deeper<E: serde::ser::Error>(self) -> Result<Self, E> {
         if self.depth >= MAX_DEPTH {
-            return Err(E::custom("messages nest deeper than the JSON depth limit (100)"));
+            return Err(E::custom(format_args!(
+                "messages (with the payloads of Any) nest deeper than the JSON depth limit ({MAX_DEPTH})"
+            )));
         }
         Ok(Cx { depth: self.depth + 1, ..self })
     }
@@ -370,30 +515,6 @@ fn message<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::
     }
 }
 
-/// Whether slot `si` is written: prost-reflect's `has_field` (presence where the field has
-/// it, else a value `!=` the default, non-empty for lists and maps).
-fn has(msg: &MessageRef<'_>, si: SlotIndex) -> bool {
-    let slot = msg.layout().slot(si);
-    let block = msg.block;
-    if slot.repetition != Repetition::Singular {
-        return block.vec_len(si) > 0;
-    }
-    if !block.is_set(si) {
-        return false;
-    }
-    if slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX || slot.kind.is_message() {
-        return true;
-    }
-    match slot.kind {
-        FieldKind::Bool => block.get::<bool>(si),
-        FieldKind::String | FieldKind::Bytes => !block.get_bytes(si).is_empty(),
-        FieldKind::Float => block.get::<f32>(si) != 0.0,
-        FieldKind::Double => block.get::<f64>(si) != 0.0,
-        k if k.value_size() == 4 => block.get::<u32>(si) != 0,
-        _ => block.get::<u64>(si) != 0,
-    }
-}
-
 /// The fields of a (non-well-known) message, as map entries: declared fields in number
 /// order, then set extensions in number order.
 fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Result<(), M::Error> {
@@ -405,7 +526,7 @@ fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Re
             }
             let si = SlotIndex::new(i as u32);
             let desc = layout.slot_descriptor(si);
-            let write = has(msg, si) || (cx.options.emit_defaults && !extensions && !desc.supports_presence());
+            let write = msg.is_present(si) || (cx.options.emit_defaults && !extensions && !desc.supports_presence());
             if !write {
                 continue;
             }
@@ -437,8 +558,9 @@ fn well_known<S: Serializer>(name: &str, msg: &MessageRef<'_>, s: S, cx: &Cx<'_>
         "Value" => json_value(msg, s, cx),
         "ListValue" => list_value(msg, s, cx),
         "FieldMask" => field_mask(msg, s),
-        "FloatValue" => s.serialize_f32(field(1).and_then(|v| v.as_f32()).unwrap_or_default()),
-        "DoubleValue" => s.serialize_f64(field(1).and_then(|v| v.as_f64()).unwrap_or_default()),
+        // The number's own JSON form, so NaN and the infinities are strings as in plain fields.
+        "FloatValue" => value(&Value::F32(field(1).and_then(|v| v.as_f32()).unwrap_or_default()), false, s, cx),
+        "DoubleValue" => value(&Value::F64(field(1).and_then(|v| v.as_f64()).unwrap_or_default()), false, s, cx),
         "Int32Value" => s.serialize_i32(field(1).and_then(|v| v.as_i32()).unwrap_or_default()),
         "UInt32Value" => s.serialize_u32(field(1).and_then(|v| v.as_u32()).unwrap_or_default()),
         "BoolValue" => s.serialize_bool(field(1).and_then(|v| v.as_bool()).unwrap_or_default()),
@@ -563,6 +685,12 @@ fn json_value<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<
 }
 
 fn any<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
+    // The default `Any` (no type URL, no value) is legal on the wire and names no type:
+    // protoc writes it as an empty object.
+    let empty = |n: u32| msg.get_by_number(n).is_none_or(|v| string_of(&v).is_empty());
+    if empty(1) && empty(2) {
+        return s.serialize_map(Some(0)).and_then(SerializeMap::end);
+    }
     let cx = cx.deeper()?;
     let arena = Arena::new();
     let payload = msg.unpack_any_within(&arena, MAX_DEPTH - cx.depth).map_err(|e| S::Error::custom(e.to_string()))?;
@@ -650,6 +778,33 @@ mod tests {
         assert!(camel_case(&mut String::new(), "fooBar").is_err());
         assert!(camel_case(&mut String::new(), "foo__bar").is_err());
         assert!(camel_case(&mut String::new(), "foo_3").is_err());
+    }
+
+    #[test]
+    fn parse_deep_reads_what_serde_json_reads() {
+        let cases = [
+            r#"{}"#,
+            r#"[]"#,
+            r#"{"a":1,"b":[true,false,null,-0.0,1e300,0.1,"x\"y\\z\u00e9\n"],"c":{"d":{}},"":[[],[{}]]}"#,
+            r#""NaN""#,
+            r#"-12"#,
+            "18446744073709551615",
+            " { \"a\" : [ 1 , 2 ] ,\n  \"b\" : { } } ",
+            r#"{"a":1,"a":2}"#,
+        ];
+        for text in cases {
+            let want: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(parse_deep(text).unwrap(), want, "{text}");
+        }
+        let deep = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+        let mut v = &parse_deep(&deep).unwrap();
+        for _ in 0..5000 {
+            v = &v.as_array().unwrap()[0];
+        }
+        assert_eq!(v, &serde_json::json!(1));
+        for bad in ["", "[", "[1,]", "{\"a\"}", "{\"a\":1", "[1] x", "\"abc", "{1:2}", "tru"] {
+            assert!(parse_deep(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

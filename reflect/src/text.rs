@@ -230,9 +230,9 @@ const UNKNOWN_RECURSION_BUDGET: u32 = 10;
 /// The unknown fields of `msg`, in wire order, as protoc prints them.
 fn print_unknown_fields(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
     for span in msg.unknown_fields() {
-        // The decoder checked every span, so it parses; were one not to, printing the rest
-        // beats a panic.
-        match parse_field(span, 0, u32::MAX) {
+        // The decoder checked every span (with 64-bit lengths, as protoc's parser reads
+        // them), so it parses; were one not to, printing the rest beats a panic.
+        match parse_field(span, 0, u32::MAX, Reader::Input) {
             Some((field, _)) => print_unknown(&field, depth, UNKNOWN_RECURSION_BUDGET, out),
             None => debug_assert!(false, "malformed unknown-field span {span:?}"),
         }
@@ -248,19 +248,65 @@ enum Unknown<'a> {
     Group(u32, Vec<Unknown<'a>>),
 }
 
+/// Which of protoc's two wire readers [`parse_field`] follows; they disagree on tags and
+/// lengths past 32 bits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    /// The parser that reads protoc's input (`ParseContext`), for `decode_raw_to_text`'s
+    /// input and for the unknown-field spans of decoded messages: a length is a 64-bit
+    /// varint that must fit the input (a length of 2^32 or more is past the end, never its
+    /// value modulo 2^32); a tag of up to 5 bytes is read as 32 bits (as protoc does), a
+    /// longer one as the 64-bit varint it is, whose field number must fit 29 bits. On spans
+    /// protojit's decoders accepted, this reads exactly what they read.
+    Input,
+    /// `CodedInputStream`, with which protoc's printer re-reads a length-delimited value to
+    /// print it as a message: tags and lengths are `ReadVarint32`, up to 10 bytes with bits
+    /// past 32 dropped, and a length with bit 31 set is negative, an error. Printing like
+    /// protoc means keeping this truncation for nested values, where it only decides
+    /// between "message" and "string".
+    Printer,
+}
+
 /// A varint as protobuf's `CodedInputStream::ReadVarint32` reads it: up to 10 bytes, bits
 /// past 32 dropped.
 fn read_varint32(buf: &[u8], pos: usize) -> Option<(u32, usize)> {
     read_varint(buf, pos).ok().map(|(v, next)| (v as u32, next))
 }
 
-/// Parses one field at `pos` the way protoc's `UnknownFieldSet` parser does (a tag is a
-/// 32-bit varint, field 0 and wire types 6 and 7 are errors, a length is a 32-bit varint);
-/// `None` if malformed. `groups_left` is how many more groups may nest (protoc's
+/// A tag at `pos` as `reader` reads it: `(field number, wire type, next)`.
+fn read_tag(buf: &[u8], pos: usize, reader: Reader) -> Option<(u32, u8, usize)> {
+    let (tag, next) = read_varint(buf, pos).ok()?;
+    let wt = (tag & 7) as u8;
+    let number = if reader == Reader::Printer || next - pos <= 5 {
+        (tag as u32) >> 3
+    } else {
+        u32::try_from(tag >> 3).ok().filter(|&n| n <= wire::MAX_FIELD_NUMBER)?
+    };
+    Some((number, wt, next))
+}
+
+/// A length prefix at `pos` as `reader` reads it: the value's `(start, end)` in `buf`.
+fn read_len(buf: &[u8], pos: usize, reader: Reader) -> Option<(usize, usize)> {
+    let (len, start) = match reader {
+        Reader::Input => {
+            let (len, start) = read_varint(buf, pos).ok()?;
+            (usize::try_from(len).ok()?, start)
+        }
+        Reader::Printer => {
+            let (len, start) = read_varint32(buf, pos)?;
+            // A length with bit 31 set is negative to protobuf: an error.
+            (usize::try_from(i32::try_from(len).ok()?).ok()?, start)
+        }
+    };
+    let end = start.checked_add(len).filter(|&end| end <= buf.len())?;
+    Some((start, end))
+}
+
+/// Parses one field at `pos` the way `reader` does (field 0 and wire types 6 and 7 are
+/// errors); `None` if malformed. `groups_left` is how many more groups may nest (protoc's
 /// recursion limit for the parse).
-fn parse_field(buf: &[u8], pos: usize, groups_left: u32) -> Option<(Unknown<'_>, usize)> {
-    let (tag, pos) = read_varint32(buf, pos)?;
-    let (number, wt) = (tag >> 3, (tag & 7) as u8);
+fn parse_field(buf: &[u8], pos: usize, groups_left: u32, reader: Reader) -> Option<(Unknown<'_>, usize)> {
+    let (number, wt, pos) = read_tag(buf, pos, reader)?;
     if number == 0 {
         return None;
     }
@@ -278,22 +324,19 @@ fn parse_field(buf: &[u8], pos: usize, groups_left: u32) -> Option<(Unknown<'_>,
             Some((Unknown::Fixed32(number, u32::from_le_bytes(b.try_into().ok()?)), pos + 4))
         }
         wire::LEN => {
-            let (len, start) = read_varint32(buf, pos)?;
-            // A length with bit 31 set is negative to protobuf: an error.
-            let len = usize::try_from(i32::try_from(len).ok()?).ok()?;
-            let end = start.checked_add(len)?;
-            Some((Unknown::Len(number, buf.get(start..end)?), end))
+            let (start, end) = read_len(buf, pos, reader)?;
+            Some((Unknown::Len(number, &buf[start..end]), end))
         }
         wire::SGROUP => {
             let groups_left = groups_left.checked_sub(1)?;
             let mut fields = Vec::new();
             let mut p = pos;
             loop {
-                let (tag, next) = read_varint32(buf, p)?;
-                if tag & 7 == u32::from(wire::EGROUP) {
-                    return (tag >> 3 == number).then_some((Unknown::Group(number, fields), next));
+                let (n, wt, next) = read_tag(buf, p, reader)?;
+                if wt == wire::EGROUP {
+                    return (n == number).then_some((Unknown::Group(number, fields), next));
                 }
-                let (f, next) = parse_field(buf, p, groups_left)?;
+                let (f, next) = parse_field(buf, p, groups_left, reader)?;
                 fields.push(f);
                 p = next;
             }
@@ -308,7 +351,7 @@ fn parse_set(buf: &[u8], groups_left: u32) -> Option<Vec<Unknown<'_>>> {
     let mut fields = Vec::new();
     let mut pos = 0;
     while pos < buf.len() {
-        let (f, next) = parse_field(buf, pos, groups_left)?;
+        let (f, next) = parse_field(buf, pos, groups_left, Reader::Printer)?;
         fields.push(f);
         pos = next;
     }
@@ -361,12 +404,15 @@ const RAW_GROUP_LIMIT: u32 = 100;
 /// `0x` hex, groups as `N { ... }`, a length-delimited value as a nested message when it
 /// parses as one (up to 10 levels deep, as protoc's printer tries), else as a C-escaped
 /// string. Input protoc rejects ("Failed to parse input.") is an error naming the kind
-/// of fault and the byte offset where it starts.
+/// of fault and the byte offset where it starts; lengths are 64-bit, so one of 2^32 or
+/// more is past the end. One difference is left on purpose: a tag or length padded past 5
+/// bytes whose value fits (e.g. `80 80 80 80 80 00` for 0) is read, as the wire format
+/// allows and protojit's decoders do, where protoc's parser rejects it.
 pub fn decode_raw_to_text(bytes: &[u8]) -> Result<String, protojit_arena::DecodeError> {
     let mut out = String::new();
     let mut pos = 0;
     while pos < bytes.len() {
-        let Some((field, next)) = parse_field(bytes, pos, RAW_GROUP_LIMIT) else {
+        let Some((field, next)) = parse_field(bytes, pos, RAW_GROUP_LIMIT, Reader::Input) else {
             return Err(raw_fault(bytes, pos));
         };
         print_unknown(&field, 0, UNKNOWN_RECURSION_BUDGET, &mut out);
@@ -383,8 +429,7 @@ fn raw_fault(bytes: &[u8], pos: usize) -> protojit_arena::DecodeError {
     });
     match fault {
         Err(e) => e,
-        // A fault only protoc's 32-bit tag and length reads see (a tag or length past 32
-        // bits): report it at the field.
+        // A fault only protoc's reading of short tags as 32 bits sees: report it at the field.
         Ok(_) => DecodeError::new(DecodeErrorKind::LengthOutOfBounds, pos),
     }
 }

@@ -12,16 +12,11 @@ mod payloads;
 /// Every engine a differential test must run against.
 pub const ENGINES: [EngineKind; 2] = [EngineKind::Interpreter, EngineKind::Jit];
 
-/// `../shared/corpus` relative to the repository root, if present. When absent, prints why
-/// the calling test is skipped (so the skip shows in the test output) and returns `None`.
+/// The shared corpus (`../shared/corpus` beside the repository), if present; when absent,
+/// the calling test fails under `CI=true` and is skipped (saying so) otherwise. See
+/// [`protojit_corpus::require_shared_corpus`].
 pub fn corpus_dir(test: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.join("README.md").exists() {
-        Some(dir)
-    } else {
-        println!("SKIPPED {test}: shared corpus not found at {} (see README)", dir.display());
-        None
-    }
+    protojit_corpus::require_shared_corpus(test)
 }
 
 #[allow(unused_imports)]

@@ -28,7 +28,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use protojit::{MessageRef, Schema, Value};
 
@@ -559,9 +559,10 @@ pub struct Case {
     pub schema: Schema,
 }
 
-/// The shared public corpus directory (`<workspace>/../shared/corpus`).
+/// The shared public corpus directory (`<workspace>/../shared/corpus`), whether it is there
+/// or not (`protojit_corpus::shared_corpus_path`).
 pub fn shared_corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+    protojit_corpus::shared_corpus_path()
 }
 
 /// (name, file, schema, message type) of the shared corpus payloads. A schema ending in
@@ -610,13 +611,18 @@ pub fn shared_schema(schema: &str) -> Schema {
     }
 }
 
-/// The shared-corpus cases (empty, with a note on stderr, when the corpus is absent).
+/// The shared-corpus cases: empty when the corpus is absent (saying so), except under
+/// `CI=true`, where that panics (`protojit_corpus::require_shared_corpus`).
 pub fn shared_cases() -> Vec<Case> {
-    let dir = shared_corpus();
-    if !dir.join("README.md").exists() {
-        eprintln!("note: shared corpus not found at {}; its payloads are skipped", dir.display());
+    let Some(dir) = protojit_corpus::require_shared_corpus("the shared-corpus benchmark cases") else {
         return Vec::new();
-    }
+    };
+    assert!(
+        SHARED_CORPUS_AT_BUILD,
+        "the shared corpus at {} was not there when protojit-bench-support was built, so its prost arm lacks the \
+         corpus types; rebuild it (touch benches/support/build.rs)",
+        dir.display()
+    );
     let mut schemas: HashMap<&str, Schema> = HashMap::new();
     SHARED_CASES
         .iter()

@@ -10,15 +10,11 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap()
 }
 
-/// `../shared/corpus` beside the workspace, or `None` (after saying why `test` is skipped).
+/// The shared corpus (`../shared/corpus` beside the workspace), if present; when absent,
+/// `test` fails under `CI=true` and is skipped (saying so) otherwise. See
+/// [`protojit_corpus::require_shared_corpus`].
 pub fn corpus(test: &str) -> Option<PathBuf> {
-    let dir = root().join("../shared/corpus");
-    if dir.join("README.md").exists() {
-        Some(dir.canonicalize().unwrap())
-    } else {
-        println!("SKIPPED {test}: shared corpus not found at {}", dir.display());
-        None
-    }
+    protojit_corpus::require_shared_corpus(test)
 }
 
 #[path = "../../../tests/common/payloads.rs"]
