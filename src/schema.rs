@@ -51,6 +51,14 @@ pub enum SchemaError {
         /// The matching full names.
         candidates: String,
     },
+    /// A `FileDescriptorSet` uses something the descriptor library cannot load.
+    #[error("{origin}: {reason}")]
+    Unsupported {
+        /// Where the bytes came from.
+        origin: String,
+        /// What is not supported.
+        reason: String,
+    },
     /// Compiled code did not match the layouts it was offered for.
     #[error(transparent)]
     Jit(#[from] JitError),
@@ -108,8 +116,8 @@ impl Schema {
     }
 
     fn descriptor_set(bytes: &[u8], origin: &str) -> Result<Schema, SchemaError> {
-        let pool = DescriptorPool::decode(bytes)
-            .map_err(|source| SchemaError::DescriptorSet { origin: origin.to_owned(), source })?;
+        let mut pool = DescriptorPool::new();
+        add_descriptor_set(&mut pool, bytes, origin)?;
         Self::from_pool(&pool)
     }
 
@@ -120,8 +128,7 @@ impl Schema {
         for path in paths {
             let path = path.as_ref();
             let bytes = std::fs::read(path).map_err(|source| SchemaError::Io { path: path.to_owned(), source })?;
-            pool.decode_file_descriptor_set(bytes.as_slice())
-                .map_err(|source| SchemaError::DescriptorSet { origin: path.display().to_string(), source })?;
+            add_descriptor_set(&mut pool, &bytes, &path.display().to_string())?;
         }
         Self::from_pool(&pool)
     }
@@ -337,5 +344,39 @@ fn compile_with_protoc(files: &[PathBuf], includes: &[PathBuf]) -> ProtocResult 
             Err(e) => ProtocResult::Failed(format!("protoc wrote no descriptor set: {e}")),
         },
         Ok(o) => ProtocResult::Failed(format!("protoc: {}", one_line(&String::from_utf8_lossy(&o.stderr)))),
+    }
+}
+
+/// Adds the files of a serialized `FileDescriptorSet` to `pool`.
+///
+/// prost-reflect 0.16 panics (instead of returning its error) on a file whose `syntax` is
+/// neither absent, "proto2" nor "proto3" (editions among them), so the syntaxes are
+/// checked first; any other panic of the descriptor library is caught and reported as
+/// the set being unsupported, never passed on to the caller.
+fn add_descriptor_set(pool: &mut DescriptorPool, bytes: &[u8], origin: &str) -> Result<(), SchemaError> {
+    use prost::Message;
+    if let Ok(set) = prost_types::FileDescriptorSet::decode(bytes) {
+        for file in &set.file {
+            if let Some(syntax) = file.syntax.as_deref().filter(|s| !matches!(*s, "proto2" | "proto3")) {
+                return Err(SchemaError::Unsupported {
+                    origin: origin.to_owned(),
+                    reason: format!(
+                        "file `{}` has syntax {syntax:?}; only proto2 and proto3 descriptor sets load (write the \
+                         schema with syntax = \"proto2\" or \"proto3\")",
+                        file.name()
+                    ),
+                });
+            }
+        }
+    }
+    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.decode_file_descriptor_set(bytes)));
+    match decoded {
+        Ok(result) => result.map_err(|source| SchemaError::DescriptorSet { origin: origin.to_owned(), source }),
+        Err(_) => Err(SchemaError::Unsupported {
+            origin: origin.to_owned(),
+            reason: "the descriptor library failed on this FileDescriptorSet (a bug it has); check the set with \
+                     `protoc --decode=google.protobuf.FileDescriptorSet`"
+                .to_owned(),
+        }),
     }
 }
