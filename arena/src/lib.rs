@@ -13,6 +13,9 @@
 //! - [`BlockRef`]: the reader the views use; every read checks the slot's kind.
 //! - [`runtime`]: `extern "C"` slow-path helpers shared by the interpreter and compiled code.
 //! - [`DecodeError`]: what a decoder reports for malformed input (kind + byte offset).
+//! - [`interp`]: the table interpreter over layouts ([`DecodeOptions`]), the correctness
+//!   oracle of the compiled decoder and its fallback; it needs no code generator, so
+//!   everything that only reads or re-decodes trees depends on this crate alone.
 //!
 //! # Invariants
 //!
@@ -37,6 +40,7 @@
 mod arena;
 mod block;
 mod error;
+pub mod interp;
 mod layout;
 mod raw;
 pub mod runtime;
@@ -51,3 +55,24 @@ pub use layout::{
     NO_INDEX,
 };
 pub use raw::{RawStr, RawVec};
+
+/// The largest effective [`DecodeOptions::max_depth`].
+pub const MAX_DEPTH_LIMIT: u32 = 1000;
+
+/// Decoder settings shared by both engines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Deepest nesting of messages and groups below the root (default 100, as protobuf).
+    /// Values above [`MAX_DEPTH_LIMIT`] act as that limit: both engines recurse once per
+    /// level, and deeper nesting could overflow a thread's stack.
+    pub max_depth: u32,
+    /// Validate UTF-8 in proto3 `string` fields (default on). Turning it off is the
+    /// caller's risk: string views then check UTF-8 when read.
+    pub validate_utf8: bool,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions { max_depth: 100, validate_utf8: true }
+    }
+}

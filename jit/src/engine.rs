@@ -7,9 +7,9 @@ use std::sync::Arc;
 use protojit_arena::{Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts};
 
 use crate::compile::{Compiled, JitError, TypeEngine, TypeStats};
-use crate::interp::Interp;
 use crate::runtime::JitCtx;
 use crate::DecodeOptions;
+use protojit_arena::interp::Interp;
 
 /// Which engine decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

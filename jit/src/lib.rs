@@ -1,7 +1,7 @@
 //! protojit's decode engines.
 //!
-//! - [`interp`]: the table interpreter over [`MessageLayout`](protojit_arena::MessageLayout)s,
-//!   the correctness oracle and the fallback.
+//! - The table interpreter, the correctness oracle and the fallback, lives in
+//!   `protojit_arena::interp` (no Cranelift there, so reading and JSON need none).
 //! - `lower` / [`compile`]: one Cranelift function per message type (peek hub + field-order
 //!   threading), all in one module.
 //! - [`runtime`]: the context compiled code runs with and its slow-path helpers.
@@ -23,30 +23,9 @@
 
 pub mod compile;
 mod engine;
-pub mod interp;
 mod lower;
 pub mod runtime;
 
 pub use compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
 pub use engine::{Engine, EngineKind, EngineStats};
-
-/// The largest effective [`DecodeOptions::max_depth`].
-pub const MAX_DEPTH_LIMIT: u32 = 1000;
-
-/// Decoder settings shared by both engines.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodeOptions {
-    /// Deepest nesting of messages and groups below the root (default 100, as protobuf).
-    /// Values above [`MAX_DEPTH_LIMIT`] act as that limit: both engines recurse once per
-    /// level, and deeper nesting could overflow a thread's stack.
-    pub max_depth: u32,
-    /// Validate UTF-8 in proto3 `string` fields (default on). Turning it off is the
-    /// caller's risk: string views then check UTF-8 when read.
-    pub validate_utf8: bool,
-}
-
-impl Default for DecodeOptions {
-    fn default() -> Self {
-        DecodeOptions { max_depth: 100, validate_utf8: true }
-    }
-}
+pub use protojit_arena::{DecodeOptions, MAX_DEPTH_LIMIT};

@@ -10,8 +10,8 @@ use std::ptr::NonNull;
 use protojit_arena::wire::read_varint;
 use protojit_arena::{runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex};
 
-use crate::interp::{Interp, Step};
 use crate::DecodeOptions;
+use protojit_arena::interp::{Interp, Step};
 
 /// Per-decode state shared by compiled functions and helpers. `repr(C)`: compiled code
 /// reads and writes the fields at the offsets below.

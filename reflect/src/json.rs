@@ -137,7 +137,7 @@ pub enum AnyError {
 /// How deep messages may nest in JSON output, counting the payloads of `Any`, which the
 /// writer decodes itself. It is the largest depth limit a decoder accepts, so that every
 /// tree that decodes also prints; the limit only ever stops `Any` payloads nested past it.
-const MAX_DEPTH: u32 = protojit_jit::MAX_DEPTH_LIMIT;
+const MAX_DEPTH: u32 = protojit_arena::MAX_DEPTH_LIMIT;
 
 impl<'a> MessageRef<'a> {
     /// The message as proto3 JSON (compact), as prost-reflect's serde support writes it
@@ -169,7 +169,7 @@ impl<'a> MessageRef<'a> {
     where
         'a: 'b,
     {
-        self.unpack_any_within(arena, protojit_jit::DecodeOptions::default().max_depth)
+        self.unpack_any_within(arena, protojit_arena::DecodeOptions::default().max_depth)
     }
 
     fn unpack_any_within<'b>(&self, arena: &'b Arena, max_depth: u32) -> Result<MessageRef<'b>, AnyError>
@@ -192,8 +192,8 @@ impl<'a> MessageRef<'a> {
             _ => &[],
         };
         let mut root = BlockMut::alloc(arena, layouts, index);
-        let options = protojit_jit::DecodeOptions { max_depth, validate_utf8: true };
-        let interp = protojit_jit::interp::Interp::new(bytes, &options);
+        let options = protojit_arena::DecodeOptions { max_depth, validate_utf8: true };
+        let interp = protojit_arena::interp::Interp::new(bytes, &options);
         interp.message(&mut root, 0, bytes.len(), 0, None)?;
         // SAFETY: the interpreter finished a root block of layout `index` in `arena`,
         // pointing only into `bytes` (which lives for 'a: 'b) and `arena` ('b); strings

@@ -1,11 +1,11 @@
-//! The table interpreter: decodes any message over its [`MessageLayout`](protojit_arena::MessageLayout), the oracle for
+//! The table interpreter: decodes any message over its [`MessageLayout`](crate::MessageLayout), the oracle for
 //! the compiled decoder and its fallback.
 //!
 //! Positions are absolute offsets into the whole input, so an error's offset is always
 //! relative to the start of the input, and compiled code can hand any sub-range over.
 
-use protojit_arena::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
-use protojit_arena::{
+use crate::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use crate::{
     runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Repetition, SlotIndex,
     SlotMismatch,
 };
@@ -300,7 +300,7 @@ fn one_byte_tag(slot: &FieldSlot) -> Option<u8> {
 }
 
 /// The field expected after a value of slot `si`: the slot itself if repeated, else the next.
-fn predict_after(layout: &protojit_arena::MessageLayout, si: SlotIndex) -> Option<(u8, SlotIndex)> {
+fn predict_after(layout: &crate::MessageLayout, si: SlotIndex) -> Option<(u8, SlotIndex)> {
     let slot = layout.slot(si);
     if slot.repetition != Repetition::Singular {
         return one_byte_tag(slot).map(|t| (t, si));
