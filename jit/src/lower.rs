@@ -149,6 +149,10 @@ pub(crate) struct Translator<'a, 'b> {
     varint_out: StackSlot,
 }
 
+/// Child blocks up to this size are allocated and zeroed by compiled code; larger ones by
+/// a helper (the zeroing stores would outweigh the call).
+const INLINE_BLOCK_MAX: u32 = 256;
+
 fn input_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_readonly()
 }
@@ -649,11 +653,20 @@ impl<'a, 'b> Translator<'a, 'b> {
             return self.singular_child(si, slot);
         }
         let size = self.layouts.get(LayoutIndex::new(slot.child)).size();
-        if size > 256 {
+        if size > INLINE_BLOCK_MAX {
             return self.call_helper_child(si, slot);
         }
-        // Repeated: bump-allocate a block from the context's chunk (a helper refills it),
-        // zero it, and push its address (as `BlockMut::push_child`).
+        // Repeated: a zeroed block from the chunk, its address pushed (as
+        // `BlockMut::push_child`).
+        let child = self.bump_block(size);
+        let addr = self.push_addr(si, slot);
+        self.b.ins().store(tree_flags(), child, addr, 0);
+        child
+    }
+
+    /// A zeroed block of `size` bytes (a multiple of 8), bump-allocated from the context's
+    /// chunk; a helper takes a new chunk from the arena when this one is used up.
+    fn bump_block(&mut self, size: u32) -> Value {
         let join = self.b.create_block();
         let child = self.b.append_block_param(join, self.ptr);
         let bump = self.b.create_block();
@@ -679,8 +692,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         for off in (0..size).step_by(8) {
             self.b.ins().store(tree_flags(), zero, child, off as i32);
         }
-        let addr = self.push_addr(si, slot);
-        self.b.ins().store(tree_flags(), child, addr, 0);
         child
     }
 
@@ -701,7 +712,17 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         self.b.ins().brif(existing, join, &[BlockArg::Value(existing)], alloc, &[]);
         self.b.switch_to_block(alloc);
-        let fresh = self.call_helper_child(si, slot);
+        let size = self.layouts.get(LayoutIndex::new(slot.child)).size();
+        let fresh = if size > INLINE_BLOCK_MAX {
+            self.call_helper_child(si, slot)
+        } else {
+            // As `BlockMut::child`: a fresh zeroed block, its address in the slot, and the
+            // oneof case (a message's presence is its non-null address).
+            let fresh = self.bump_block(size);
+            self.b.ins().store(tree_flags(), fresh, self.blk, slot.offset as i32);
+            self.mark_present(slot);
+            fresh
+        };
         self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
         self.b.switch_to_block(join);
         child
