@@ -37,6 +37,7 @@ fn internal(_: SlotMismatch) -> DecodeError {
 
 impl<'a> Interp<'a> {
     /// An interpreter run over `buf`.
+    #[inline]
     pub fn new(buf: &'a [u8], opts: &DecodeOptions) -> Self {
         // Capped like `Engine`'s: the interpreter recurses once per level.
         Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), validate_utf8: opts.validate_utf8 }
