@@ -422,7 +422,8 @@ fn run(data: &[u8]) -> Result<()> {
     let interp = schema.decoder_with("g.M0", options, EngineKind::Interpreter).unwrap();
     assert_eq!(jit.stats().interpreted(), 0, "generated types must compile");
 
-    for round in 0..u.int_in_range(1..=3)? {
+    // Several messages per schema: compiling the schema costs far more than a decode.
+    for round in 0..u.int_in_range(1..=12)? {
         let dm = gen_dynamic(&mut u, &root, 0)?;
         let mut bytes = dm.encode_to_vec();
         let mutated = round > 0 || u.arbitrary()?;
