@@ -95,7 +95,10 @@ fn gen_message(u: &mut Unstructured<'_>, index: usize, messages: usize, proto2: 
                 let (vt, vtn) = value_type(u, messages)?;
                 let mut entry = message(
                     &entry_name,
-                    vec![field("key", 1, Label::Optional, key, None), field("value", 2, Label::Optional, vt, vtn.as_deref())],
+                    vec![
+                        field("key", 1, Label::Optional, key, None),
+                        field("value", 2, Label::Optional, vt, vtn.as_deref()),
+                    ],
                 );
                 entry.options = Some(MessageOptions { map_entry: Some(true), ..Default::default() });
                 m.nested_type.push(entry);

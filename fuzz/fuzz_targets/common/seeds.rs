@@ -93,7 +93,10 @@ fn recursive() -> Vec<u8> {
     );
     let c = message(
         "C",
-        vec![field("b", 1, Optional, Type::Message, Some(".rec.B")), field("a", 2, Repeated, Type::Message, Some(".rec.A"))],
+        vec![
+            field("b", 1, Optional, Type::Message, Some(".rec.B")),
+            field("a", 2, Repeated, Type::Message, Some(".rec.A")),
+        ],
     );
     set(vec![file("rec.proto", "rec", "proto2", vec![a, b, c])])
 }
@@ -101,7 +104,8 @@ fn recursive() -> Vec<u8> {
 /// Field numbers at every tag-length boundary up to 2^29 - 1, every scalar type, packed
 /// and not (proto3).
 fn big_numbers() -> Vec<u8> {
-    let numbers = [1, 15, 16, 2047, 2048, 262_143, 262_144, 18_999, 20_000, 33_554_431, 33_554_432, MAX_FIELD - 1, MAX_FIELD];
+    let numbers =
+        [1, 15, 16, 2047, 2048, 262_143, 262_144, 18_999, 20_000, 33_554_431, 33_554_432, MAX_FIELD - 1, MAX_FIELD];
     let mut fields = Vec::new();
     for (i, &n) in numbers.iter().enumerate() {
         let ty = SCALARS[i % SCALARS.len()];
@@ -155,10 +159,7 @@ fn collisions() -> Vec<u8> {
     use Label::*;
     let mut outer = message(
         "x",
-        vec![
-            field("foo_bar", 1, Optional, Type::Int32, None),
-            field("x", 2, Optional, Type::Message, Some(".p.x.x")),
-        ],
+        vec![field("foo_bar", 1, Optional, Type::Int32, None), field("x", 2, Optional, Type::Message, Some(".p.x.x"))],
     );
     outer.nested_type.push(message("x", vec![field("x", 1, Optional, Type::Message, Some(".p.x"))]));
     let mut f1 = file("a.proto", "p", "proto2", vec![outer]);
@@ -170,12 +171,8 @@ fn collisions() -> Vec<u8> {
         ],
         ..Default::default()
     });
-    let f2 = file(
-        "b.proto",
-        "p.y",
-        "proto2",
-        vec![message("y", vec![field("e", 1, Optional, Type::Enum, Some(".p.E"))])],
-    );
+    let f2 =
+        file("b.proto", "p.y", "proto2", vec![message("y", vec![field("e", 1, Optional, Type::Enum, Some(".p.E"))])]);
     let mut f2 = f2;
     f2.dependency.push("a.proto".into());
     set(vec![f1, f2])
