@@ -211,25 +211,23 @@ fn empty_children(n: usize) -> Vec<u8> {
     [0x0a, 0x00].repeat(n)
 }
 
-// Repeated messages store their child blocks inline, in a vector that starts at 4
-// elements and grows by doubling in the arena (arena/src/block.rs, `reserve_vec`): one
-// 2-byte element already takes 4 blocks, and n elements up to 4n blocks counting the
-// copies the doubling leaves behind. The two cases below exceed the bound by that factor;
-// they run with `--include-ignored` and print their figures (FUZZING.md records them).
-// Pointer vectors for repeated messages (one block per element, 8 bytes of vector per
-// element) bring them under the bound.
+// Repeated messages are pointer vectors: one block per element, allocated on its own, and
+// 8 bytes of vector per element (twice that counting the copies doubling leaves behind).
+// Nested repeated children are under the bound. 100,000 two-byte children of a large type
+// are not: the blocks themselves are exactly the bound's budget (one block per two input
+// bytes), and the bump allocator underneath the arena takes chunks that double in size, so
+// up to half of the last chunk is unused. Meeting this bound needs an arena whose chunk
+// growth is capped (a constant slack instead of a proportional one).
 
 #[test]
-#[ignore = "over the bound: inline child blocks in a doubling vector (measured 2.89x the bound: \
-            268,432,112 B peak for 200,000 input bytes)"]
+#[ignore = "over the bound: the arena's chunks double (measured 1.45x the bound: 134,216,432 B peak \
+            for 200,000 input bytes, of which about 92.8 MB are the blocks)"]
 fn hundred_thousand_empty_submessages() {
     let fx = fixture();
     check(&fx, "100,000 empty submessages", &empty_children(100_000), true);
 }
 
 #[test]
-#[ignore = "over the bound: each level's vector starts at 4 inline blocks (measured 2.97x the bound: \
-            521,088 B peak for 236 input bytes)"]
 fn repeated_children_nested_to_the_limit() {
     let fx = fixture();
     let limit = DecodeOptions::default().max_depth as usize;
