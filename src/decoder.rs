@@ -49,7 +49,12 @@ impl Decoder {
         // in `arena`, pointing into `input` and `arena` only; all three outlive 'a. Strings
         // were validated iff the options say so.
         Ok(unsafe {
-            MessageRef::from_raw(self.engine.layouts(), self.engine.root(), root, self.engine.options().validate_utf8)
+            MessageRef::from_raw(
+                self.engine.layouts(),
+                self.engine.root(),
+                root,
+                self.engine.options().utf8.proto3_checked(),
+            )
         })
     }
 }

@@ -193,7 +193,7 @@ pub use owned::OwnedMessage;
 pub use schema::{DecoderOptions, Schema, SchemaError};
 
 pub use bytes::Bytes;
-pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind};
+pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, Utf8Check};
 pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, TypeEngine, TypeStats};
 pub use protojit_reflect::{
     AnyError, EnumValue, FieldPath, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, PathError,

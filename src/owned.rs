@@ -103,7 +103,7 @@ impl Decoder {
         Ok(OwnedMessage {
             root,
             layout: engine.root(),
-            utf8_validated: engine.options().validate_utf8,
+            utf8_validated: engine.options().utf8.proto3_checked(),
             arena,
             input,
             layouts: engine.layouts().clone(),

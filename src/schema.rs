@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use prost_reflect::DescriptorPool;
+use protojit_arena::Utf8Check;
 use protojit_arena::{LayoutError, LayoutIndex, Layouts};
 use protojit_jit::{CompileOptions, Compiled, DecodeOptions, Engine, EngineKind, JitError};
 
@@ -74,15 +75,16 @@ pub struct DecoderOptions {
     pub engine: EngineKind,
     /// Deepest nesting of messages and groups below the root (default 100).
     pub max_depth: u32,
-    /// Validate UTF-8 of proto3 `string` fields (default on; off is the caller's risk, and
-    /// string views then check when read).
-    pub validate_utf8: bool,
+    /// Which `string` fields must be valid UTF-8 (default proto3's; `All` does what
+    /// generated Rust does; `Off` is the caller's risk, and string views then check when
+    /// read).
+    pub utf8: Utf8Check,
 }
 
 impl Default for DecoderOptions {
     fn default() -> Self {
         let d = DecodeOptions::default();
-        DecoderOptions { engine: EngineKind::Auto, max_depth: d.max_depth, validate_utf8: d.validate_utf8 }
+        DecoderOptions { engine: EngineKind::Auto, max_depth: d.max_depth, utf8: d.utf8 }
     }
 }
 
@@ -267,7 +269,7 @@ impl Schema {
     /// A decoder for message type `name` with the engine, depth limit and UTF-8 checking
     /// of `options`.
     pub fn decoder_with_options(&self, name: &str, options: &DecoderOptions) -> Result<Decoder, SchemaError> {
-        let decode = DecodeOptions { max_depth: options.max_depth, validate_utf8: options.validate_utf8 };
+        let decode = DecodeOptions { max_depth: options.max_depth, utf8: options.utf8 };
         self.decoder_with(name, decode, options.engine)
     }
 

@@ -100,8 +100,9 @@ fn utf8_validation_can_be_turned_off() {
         let on = schema.decoder_with("Node", DecodeOptions::default(), engine).unwrap();
         let err = on.decode(&input, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1));
-        let off =
-            schema.decoder_with("Node", DecodeOptions { validate_utf8: false, ..Default::default() }, engine).unwrap();
+        let off = schema
+            .decoder_with("Node", DecodeOptions { utf8: protojit::Utf8Check::Off, ..Default::default() }, engine)
+            .unwrap();
         let msg = off.decode(&input, &arena).unwrap();
         // Unvalidated text that is not UTF-8 reads as bytes, never as a broken `&str`.
         assert_eq!(msg.get("name").unwrap().as_bytes(), Some(&[0xff, 0xfe][..]));
@@ -176,7 +177,8 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
 #[test]
 fn decoder_options_choose_engine_depth_and_utf8() {
     let schema = schema();
-    let options = protojit::DecoderOptions { engine: EngineKind::Interpreter, max_depth: 2, validate_utf8: false };
+    let options =
+        protojit::DecoderOptions { engine: EngineKind::Interpreter, max_depth: 2, utf8: protojit::Utf8Check::Off };
     let decoder = schema.decoder_with_options("Node", &options).unwrap();
     assert_eq!(decoder.stats().interpreted(), 1);
     let arena = Arena::new();

@@ -850,7 +850,7 @@ fn utf8_checks() {
     let s3 = schema3();
     let bad: &[u8] = &[0x0a, 0x02, 0xc3, 0x28];
     // Validation off: accepted, and the view reports the bytes as bytes.
-    let off = DecodeOptions { validate_utf8: false, ..DecodeOptions::default() };
+    let off = DecodeOptions { utf8: protojit::Utf8Check::Off, ..DecodeOptions::default() };
     for engine in common::ENGINES {
         let decoder = s3.decoder_with("malformed3.P", off.clone(), engine).unwrap();
         let arena = Arena::new();
@@ -872,4 +872,17 @@ fn utf8_checks() {
         DynamicMessage::decode(desc2, proto2_bad).is_err(),
         "prost-reflect now accepts invalid UTF-8 in proto2 strings"
     );
+    // Utf8Check::All checks proto2 strings too (what prost and prost-reflect do), with the
+    // error where the value's length prefix starts; proto2 bytes stay unchecked.
+    let all = DecodeOptions { utf8: protojit::Utf8Check::All, ..DecodeOptions::default() };
+    for engine in common::ENGINES {
+        let decoder = s2.decoder_with("malformed.M", all.clone(), engine).unwrap();
+        let arena = Arena::new();
+        let err = decoder.decode(proto2_bad, &arena).unwrap_err();
+        assert_eq!((err.kind, err.offset), (K::InvalidUtf8, 1), "{engine:?}");
+        let good: &[u8] = &[0x22, 0x02, b'o', b'k'];
+        assert_eq!(decoder.decode(good, &arena).unwrap().get("s").unwrap().as_str(), Some("ok"), "{engine:?}");
+        let decoder3 = s3.decoder_with("malformed3.P", all.clone(), engine).unwrap();
+        assert_eq!(decoder3.decode(bad, &arena).unwrap_err().kind, K::InvalidUtf8, "{engine:?}");
+    }
 }

@@ -193,7 +193,7 @@ fn the_interpreter_caps_the_depth_limit_it_is_given() {
             let layouts = schema.layouts();
             let arena = RawArena::new();
             let mut root = BlockMut::alloc(&arena, layouts, layouts.index_of("s.Big").unwrap());
-            let options = DecodeOptions { max_depth: u32::MAX, validate_utf8: true };
+            let options = DecodeOptions { max_depth: u32::MAX, ..Default::default() };
             Interp::new(&input, &options).message(&mut root, 0, input.len(), 0, None).unwrap_err()
         })
         .unwrap()

@@ -27,7 +27,7 @@ pub enum Step {
 pub struct Interp<'a> {
     buf: &'a [u8],
     max_depth: u32,
-    validate_utf8: bool,
+    utf8: crate::Utf8Check,
 }
 
 /// A block refused a write the layout said it takes: a broken internal invariant.
@@ -40,7 +40,7 @@ impl<'a> Interp<'a> {
     #[inline]
     pub fn new(buf: &'a [u8], opts: &DecodeOptions) -> Self {
         // Capped like `Engine`'s: the interpreter recurses once per level.
-        Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), validate_utf8: opts.validate_utf8 }
+        Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), utf8: opts.utf8 }
     }
 
     /// Decodes `buf[pos..end]` as the fields of `block` (merging into what it holds).
@@ -195,7 +195,7 @@ impl<'a> Interp<'a> {
             FieldKind::String | FieldKind::Bytes => {
                 let (start, stop) = self.length(buf, pos, end)?;
                 let bytes = &self.buf[start..stop];
-                if slot.validate_utf8 && self.validate_utf8 && !runtime::is_utf8(bytes) {
+                if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) && !runtime::is_utf8(bytes) {
                     return Err(DecodeError::new(K::InvalidUtf8, pos));
                 }
                 if repeated {

@@ -59,6 +59,39 @@ pub use raw::{RawStr, RawVec};
 /// The largest effective [`DecodeOptions::max_depth`].
 pub const MAX_DEPTH_LIMIT: u32 = 1000;
 
+/// Which `string` fields a decoder checks for valid UTF-8.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Utf8Check {
+    /// proto3 `string` fields, as the protobuf specification asks (proto2 strings may hold
+    /// any bytes).
+    #[default]
+    Proto3,
+    /// Every `string` field, proto2 included: the work generated Rust (prost) does, for
+    /// comparisons on equal terms and for callers who want `&str` everywhere.
+    All,
+    /// None: the caller's risk; string views then check UTF-8 when read, and show
+    /// invalid text as bytes.
+    Off,
+}
+
+impl Utf8Check {
+    /// Whether a `string` field is checked: `proto3` says whether the field comes from a
+    /// proto3 file ([`FieldSlot::validate_utf8`]).
+    #[inline]
+    pub const fn checks(self, proto3: bool) -> bool {
+        match self {
+            Utf8Check::Proto3 => proto3,
+            Utf8Check::All => true,
+            Utf8Check::Off => false,
+        }
+    }
+
+    /// Whether every proto3 string of a tree decoded with this policy is valid UTF-8.
+    pub const fn proto3_checked(self) -> bool {
+        !matches!(self, Utf8Check::Off)
+    }
+}
+
 /// Decoder settings shared by both engines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeOptions {
@@ -66,13 +99,12 @@ pub struct DecodeOptions {
     /// Values above [`MAX_DEPTH_LIMIT`] act as that limit: both engines recurse once per
     /// level, and deeper nesting could overflow a thread's stack.
     pub max_depth: u32,
-    /// Validate UTF-8 in proto3 `string` fields (default on). Turning it off is the
-    /// caller's risk: string views then check UTF-8 when read.
-    pub validate_utf8: bool,
+    /// Which `string` fields must be valid UTF-8 (default: proto3's).
+    pub utf8: Utf8Check,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { max_depth: 100, validate_utf8: true }
+        DecodeOptions { max_depth: 100, utf8: Utf8Check::Proto3 }
     }
 }

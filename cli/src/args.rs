@@ -130,9 +130,39 @@ pub struct EngineArgs {
     /// Deepest message nesting accepted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_depth: u32,
-    /// Do not validate UTF-8 of proto3 strings (faster; invalid text is then shown as bytes).
-    #[arg(long)]
+    /// Which string fields must be valid UTF-8: proto3's (the specification), all (proto2
+    /// too, as generated Rust checks), or off (faster; invalid text is then shown as bytes).
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = Utf8::Proto3)]
+    pub utf8: Utf8,
+    /// Same as --utf8 off.
+    #[arg(long, conflicts_with = "utf8")]
     pub no_utf8_check: bool,
+}
+
+impl EngineArgs {
+    /// The UTF-8 policy the flags ask for.
+    pub fn utf8_check(&self) -> protojit::Utf8Check {
+        utf8_check(self.utf8, self.no_utf8_check)
+    }
+}
+
+/// The UTF-8 policy of `--utf8` and `--no-utf8-check`.
+pub fn utf8_check(utf8: Utf8, off: bool) -> protojit::Utf8Check {
+    match (utf8, off) {
+        (_, true) | (Utf8::Off, _) => protojit::Utf8Check::Off,
+        (Utf8::Proto3, false) => protojit::Utf8Check::Proto3,
+        (Utf8::All, false) => protojit::Utf8Check::All,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Utf8 {
+    /// proto3 string fields (the specification).
+    Proto3,
+    /// Every string field.
+    All,
+    /// None.
+    Off,
 }
 
 #[derive(Args)]
@@ -280,8 +310,11 @@ pub struct BenchArgs {
     /// Deepest message nesting accepted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_depth: u32,
-    /// Do not validate UTF-8 of proto3 strings.
-    #[arg(long)]
+    /// Which string fields must be valid UTF-8 (proto3, all, off).
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = Utf8::Proto3)]
+    pub utf8: Utf8,
+    /// Same as --utf8 off.
+    #[arg(long, conflicts_with = "utf8")]
     pub no_utf8_check: bool,
 }
 

@@ -145,7 +145,7 @@ pub fn engine_kind(engine: Engine) -> EngineKind {
 
 /// A decoder for `type_name` with the engine flags.
 pub fn decoder(schema: &Schema, type_name: &str, engine: &EngineArgs) -> Result<Decoder, Failure> {
-    let options = DecodeOptions { max_depth: engine.max_depth, validate_utf8: !engine.no_utf8_check };
+    let options = DecodeOptions { max_depth: engine.max_depth, utf8: engine.utf8_check() };
     schema.decoder_with(type_name, options, engine_kind(engine.engine)).map_err(|e| Failure::usage(e.to_string()))
 }
 

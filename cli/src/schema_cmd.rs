@@ -303,7 +303,12 @@ fn jit(schema: &Schema, type_name: &str, clif: bool, out: &mut String) -> Result
         let options = CompileOptions { keep_clif: true, ..CompileOptions::default() };
         Compiled::compile(layouts, root, &options).map_err(|e| Failure::input(format!("{full}: {e}")))?.stats().to_vec()
     } else {
-        let engine = EngineArgs { engine: crate::args::Engine::Jit, max_depth: 100, no_utf8_check: false };
+        let engine = EngineArgs {
+            engine: crate::args::Engine::Jit,
+            max_depth: 100,
+            utf8: crate::args::Utf8::Proto3,
+            no_utf8_check: false,
+        };
         common::decoder(schema, &full, &engine)?.stats().types
     };
     let code: u64 = stats.iter().map(|t| u64::from(t.code_bytes)).sum();

@@ -799,10 +799,14 @@ impl<'a, 'b> Translator<'a, 'b> {
             FieldKind::String | FieldKind::Bytes => {
                 let (start, stop) = self.length(p);
                 let len = self.b.ins().isub(stop, start);
-                if slot.validate_utf8 {
+                if slot.kind == FieldKind::String {
+                    // The policy is read at run time (compiled code is shared by decoders
+                    // with different options): 0 off, 1 proto3 strings, 2 every string.
                     let check = self.b.create_block();
                     let ok = self.b.create_block();
-                    let on = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::VALIDATE_UTF8);
+                    let mode = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::UTF8);
+                    let needed = if slot.validate_utf8 { 1 } else { 2 };
+                    let on = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mode, needed);
                     self.b.ins().brif(on, check, &[], ok, &[]);
                     self.b.switch_to_block(check);
                     self.ascii_check(start, len, ok);

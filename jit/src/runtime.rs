@@ -8,7 +8,9 @@
 use std::ptr::NonNull;
 
 use protojit_arena::wire::read_varint;
-use protojit_arena::{runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex};
+use protojit_arena::{
+    runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex, Utf8Check,
+};
 
 use crate::DecodeOptions;
 use protojit_arena::interp::{Interp, Step};
@@ -33,8 +35,8 @@ pub struct JitCtx {
     pub error_offset: usize,
     /// `DecodeOptions::max_depth`.
     pub max_depth: u32,
-    /// `DecodeOptions::validate_utf8` as 0/1.
-    pub validate_utf8: u32,
+    /// `DecodeOptions::utf8`: 0 off, 1 proto3 strings, 2 every string.
+    pub utf8: u32,
     /// Next free byte of the block chunk compiled code bump-allocates repeated-message
     /// children from (null before the first refill).
     pub chunk_ptr: *mut u8,
@@ -59,7 +61,7 @@ pub(crate) mod ctx_offset {
     pub const GROUP_DONE: i32 = offset_of!(JitCtx, group_done) as i32;
     pub const ERROR_OFFSET: i32 = offset_of!(JitCtx, error_offset) as i32;
     pub const MAX_DEPTH: i32 = offset_of!(JitCtx, max_depth) as i32;
-    pub const VALIDATE_UTF8: i32 = offset_of!(JitCtx, validate_utf8) as i32;
+    pub const UTF8: i32 = offset_of!(JitCtx, utf8) as i32;
     pub const CHUNK_PTR: i32 = offset_of!(JitCtx, chunk_ptr) as i32;
     pub const CHUNK_END: i32 = offset_of!(JitCtx, chunk_end) as i32;
 }
@@ -76,7 +78,11 @@ impl JitCtx {
             group_done: 0,
             error_offset: 0,
             max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT),
-            validate_utf8: options.validate_utf8 as u32,
+            utf8: match options.utf8 {
+                Utf8Check::Off => 0,
+                Utf8Check::Proto3 => 1,
+                Utf8Check::All => 2,
+            },
             chunk_ptr: std::ptr::null_mut(),
             chunk_end: std::ptr::null_mut(),
             chunk_next: input.len().next_multiple_of(8).clamp(CHUNK_MIN, CHUNK_MAX),
@@ -115,7 +121,12 @@ impl JitCtx {
     }
 
     fn options(&self) -> DecodeOptions {
-        DecodeOptions { max_depth: self.max_depth, validate_utf8: self.validate_utf8 != 0 }
+        let utf8 = match self.utf8 {
+            0 => Utf8Check::Off,
+            1 => Utf8Check::Proto3,
+            _ => Utf8Check::All,
+        };
+        DecodeOptions { max_depth: self.max_depth, utf8 }
     }
 }
 

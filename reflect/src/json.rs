@@ -192,7 +192,7 @@ impl<'a> MessageRef<'a> {
             _ => &[],
         };
         let mut root = BlockMut::alloc(arena, layouts, index);
-        let options = protojit_arena::DecodeOptions { max_depth, validate_utf8: true };
+        let options = protojit_arena::DecodeOptions { max_depth, ..Default::default() };
         let interp = protojit_arena::interp::Interp::new(bytes, &options);
         interp.message(&mut root, 0, bytes.len(), 0, None)?;
         // SAFETY: the interpreter finished a root block of layout `index` in `arena`,
