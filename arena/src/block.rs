@@ -391,6 +391,18 @@ impl<'a> BlockMut<'a> {
         Ok(self.sibling(child, child_layout))
     }
 
+    /// Appends an empty element to a repeated message or map field: the address of the
+    /// layouts' shared zero block of the child type ([`Layouts::empty_block`]), so an
+    /// element whose encoding is empty costs 8 bytes, not a block. Nothing writes to it
+    /// later (repeated elements never merge), which is why no writer is returned.
+    pub fn push_empty_child(&mut self, si: SlotIndex) -> Result<(), SlotMismatch> {
+        let slot = self.slot_of(si, Repetition::Repeated, |k| k == FieldKind::Message, "a repeated message field")?;
+        let empty = self.layouts.empty_block(LayoutIndex::new(slot.child)).as_ptr();
+        // SAFETY: `slot` is repeated and its elements are block pointers (invariant 4).
+        unsafe { self.push_elem(&slot, empty.as_ptr()) };
+        Ok(())
+    }
+
     /// Records an unknown field: its complete wire bytes (tag and value), not copied.
     pub fn push_unknown(&mut self, span: &'a [u8]) {
         let arena = self.arena;

@@ -210,6 +210,11 @@ impl<'a> Interp<'a> {
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
+                if repeated && start == stop {
+                    // An empty element: the shared zero block, no allocation.
+                    block.push_empty_child(si).map_err(internal)?;
+                    return Ok(stop);
+                }
                 let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
                 self.message(&mut child, start, stop, depth + 1, None)
             }

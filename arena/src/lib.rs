@@ -30,7 +30,9 @@
 //!    for a oneof member this holds only while the oneof's case word names that member.
 //! 4. A [`RawVec`] holds `cap` elements of the slot's element size, the first `len`
 //!    initialised. Message elements are addresses (never null) of child blocks of the
-//!    slot's child layout, each allocated on its own in the same arena.
+//!    slot's child layout, each allocated on its own in the same arena, or, for an
+//!    element whose encoding was empty, of the layouts' shared zero block of that layout
+//!    ([`Layouts::empty_block`]), which nothing ever writes.
 //! 5. A [`RawStr`] points at `len` bytes inside the input or the arena of its tree.
 
 #![warn(missing_docs)]

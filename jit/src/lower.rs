@@ -833,6 +833,23 @@ impl<'a, 'b> Translator<'a, 'b> {
             FieldKind::Message => {
                 let (start, stop) = self.length(p);
                 self.depth_check(tag_pos);
+                let done = self.b.create_block();
+                if slot.repetition != Repetition::Singular {
+                    // An empty element points at the layouts' shared zero block (as
+                    // `BlockMut::push_empty_child`); its address lives as long as the
+                    // layouts this code is tied to, and their clones.
+                    let empty = self.b.create_block();
+                    let full = self.b.create_block();
+                    let is_empty = self.b.ins().icmp(IntCC::Equal, start, stop);
+                    self.b.ins().brif(is_empty, empty, &[], full, &[]);
+                    self.b.switch_to_block(empty);
+                    let zero_block = self.layouts.empty_block(LayoutIndex::new(slot.child)).as_ptr().as_ptr();
+                    let zero_block = self.b.ins().iconst(self.ptr, zero_block as usize as i64);
+                    let addr = self.push_addr(si, &slot);
+                    self.b.ins().store(tree_flags(), zero_block, addr, 0);
+                    self.b.ins().jump(done, &[]);
+                    self.b.switch_to_block(full);
+                }
                 let child = self.child_block(si, &slot);
                 let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
                 let d = self.b.ins().iadd_imm_s(self.depth, 1);
@@ -841,6 +858,8 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let call = self.b.ins().call(f, &[self.ctx, child, start, stop, meta, null]);
                 let r = self.b.inst_results(call)[0];
                 self.null_check(r);
+                self.b.ins().jump(done, &[]);
+                self.b.switch_to_block(done);
                 self.thread(si, stop);
             }
             FieldKind::Group => {
