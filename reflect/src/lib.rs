@@ -3,7 +3,8 @@
 //! - [`MessageRef`]: one decoded message (`get`, `get_by_number`, `get_extension`, `has`,
 //!   `fields`, `unknown_fields`), and what it converts to: protobuf text format
 //!   (`to_text_format`, as `protoc --decode` prints), proto3 JSON (`to_json_string`,
-//!   serde `Serialize`, byte-identical to prost-reflect's; see [`JsonOptions`]), canonical
+//!   serde `Serialize`, as prost-reflect writes it except where prost-reflect departs
+//!   from the proto3 JSON mapping; see [`JsonOptions`]), canonical
 //!   binary (`encode`, `encoded_len`) and `prost_reflect::DynamicMessage` (`to_dynamic`).
 //! - [`Value`], [`ListRef`], [`MapRef`], [`MapKey`], [`EnumValue`]: what fields hold.
 //! - [`FieldPath`]: `a.b[2].c` paths, compiled once against the schema and evaluated
