@@ -32,11 +32,11 @@ fn roundtrip(decoder: &Decoder, input: &[u8]) -> Option<(String, Vec<u8>)> {
     }
     let again = second.encode_to_vec();
     if again != encoded {
-        // Known bug (tests/fuzz_regressions.rs, `packed_closed_enum_unknown_value_is_kept_as_int32`):
-        // a closed enum's undeclared value of 2^31 or more in a packed run is kept as its raw
-        // 64-bit varint, the same value unpacked as its int32; so the first re-encoding may
-        // still change once. Tolerated while the messages are equal and one more round is
-        // stable; remove when fixed.
+        // As protoc (tests/fuzz_regressions.rs,
+        // `packed_closed_enum_unknown_value_keeps_its_raw_varint_as_protoc_does`): a closed
+        // enum's undeclared value of 2^31 or more in a packed run is kept as its raw 64-bit
+        // varint, the same value unpacked as its int32; so the first re-encoding may change
+        // once. Tolerated while the messages are equal and one more round is stable.
         let third = decoder.decode(&again, &arena).unwrap();
         assert_eq!(again, third.encode_to_vec(), "re-encoding is not canonical, even twice: {encoded:02x?}");
     }
