@@ -347,22 +347,8 @@ pub unsafe extern "C" fn pj_reserve(ctx: *mut JitCtx, layout: u32, slot: u32, bl
 /// # Safety
 /// As [`pj_reserve`].
 pub unsafe extern "C" fn pj_child(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8) -> *mut u8 {
-    // SAFETY: the body makes its references inside the guard.
-    unsafe {
-        guard(ctx, std::ptr::null_mut(), || {
-            // SAFETY: compiled code passes the live context of this decode (see `enter`).
-            let (ctx, _, arena, layouts) = enter(ctx);
-            // SAFETY: the caller's contract.
-            let mut block = block_mut(arena, layouts, layout, block);
-            match block.child(SlotIndex::new(slot)) {
-                Ok(child) => child.as_ptr().as_ptr(),
-                Err(e) => {
-                    ctx.fail(internal(e));
-                    std::ptr::null_mut()
-                }
-            }
-        })
-    }
+    // SAFETY: the caller's contract.
+    unsafe { child_helper(ctx, layout, slot, block, |b, si| b.child(si)) }
 }
 
 /// Appends a zeroed child block to repeated message slot `slot` and returns it, or null
@@ -371,6 +357,22 @@ pub unsafe extern "C" fn pj_child(ctx: *mut JitCtx, layout: u32, slot: u32, bloc
 /// # Safety
 /// As [`pj_reserve`].
 pub unsafe extern "C" fn pj_push_child(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8) -> *mut u8 {
+    // SAFETY: the caller's contract.
+    unsafe { child_helper(ctx, layout, slot, block, |b, si| b.push_child(si)) }
+}
+
+/// The body of [`pj_child`] and [`pj_push_child`]: `op` on the block, its child's address
+/// or null with an internal error recorded.
+///
+/// # Safety
+/// As [`pj_reserve`].
+unsafe fn child_helper(
+    ctx: *mut JitCtx,
+    layout: u32,
+    slot: u32,
+    block: *mut u8,
+    op: for<'x, 'b> fn(&'b mut BlockMut<'x>, SlotIndex) -> Result<BlockMut<'x>, protojit_arena::SlotMismatch>,
+) -> *mut u8 {
     // SAFETY: the body makes its references inside the guard.
     unsafe {
         guard(ctx, std::ptr::null_mut(), || {
@@ -378,7 +380,7 @@ pub unsafe extern "C" fn pj_push_child(ctx: *mut JitCtx, layout: u32, slot: u32,
             let (ctx, _, arena, layouts) = enter(ctx);
             // SAFETY: the caller's contract.
             let mut block = block_mut(arena, layouts, layout, block);
-            match block.push_child(SlotIndex::new(slot)) {
+            match op(&mut block, SlotIndex::new(slot)) {
                 Ok(child) => child.as_ptr().as_ptr(),
                 Err(e) => {
                     ctx.fail(internal(e));
