@@ -215,6 +215,31 @@ unsafe fn guard<R>(ctx: *mut JitCtx, failed: R, body: impl FnOnce() -> R) -> R {
     }
 }
 
+/// The body shared by the helpers that hand a field, a packed run or a whole message to
+/// the interpreter: the guard, the run's context, the block as a writer and an
+/// interpreter over the input; `body` returns the next input position or null.
+///
+/// # Safety
+/// As [`pj_slow_field`] for `ctx`, `layout` and `block`.
+unsafe fn with_interp(
+    ctx: *mut JitCtx,
+    layout: u32,
+    block: *mut u8,
+    body: impl for<'x> FnOnce(&mut JitCtx, &Interp<'x>, &mut BlockMut<'x>) -> *const u8,
+) -> *const u8 {
+    // SAFETY: the body makes its references inside the guard.
+    unsafe {
+        guard(ctx, std::ptr::null(), || {
+            // SAFETY: compiled code passes the live context of this decode (see `enter`).
+            let (ctx, input, arena, layouts) = enter(ctx);
+            // SAFETY: the caller's contract.
+            let mut block = block_mut(arena, layouts, layout, block);
+            let interp = Interp::new(input, &ctx.options());
+            body(ctx, &interp, &mut block)
+        })
+    }
+}
+
 /// A block method's refusal, which compiled code never provokes (it passes its own slot
 /// indices with their own kinds), as an internal error.
 fn internal(_: protojit_arena::SlotMismatch) -> DecodeError {
@@ -235,17 +260,12 @@ pub unsafe extern "C" fn pj_slow_field(
     end: *const u8,
     meta: u64,
 ) -> *const u8 {
-    // SAFETY: the body makes its references inside the guard.
+    // SAFETY: the caller's contract.
     unsafe {
-        guard(ctx, std::ptr::null(), || {
-            // SAFETY: compiled code passes the live context of this decode (see `enter`).
-            let (ctx, input, arena, layouts) = enter(ctx);
-            // SAFETY: the caller's contract.
-            let mut block = block_mut(arena, layouts, layout, block);
-            let interp = Interp::new(input, &ctx.options());
+        with_interp(ctx, layout, block, |ctx, interp, block| {
             let group = (meta >> 32) as u32;
             let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            match interp.field(&mut block, pos, end, meta as u32, (group != 0).then_some(group)) {
+            match interp.field(block, pos, end, meta as u32, (group != 0).then_some(group)) {
                 Ok(Step::Next(next)) => ctx.at(next),
                 Ok(Step::GroupEnd(next)) => {
                     ctx.group_done = 1;
@@ -433,17 +453,11 @@ pub unsafe extern "C" fn pj_packed(
     ptr: *const u8,
     end: *const u8,
 ) -> *const u8 {
-    // SAFETY: the body makes its references inside the guard.
+    // SAFETY: the caller's contract.
     unsafe {
-        guard(ctx, std::ptr::null(), || {
-            // SAFETY: compiled code passes the live context of this decode (see `enter`).
-            let (ctx, input, arena, layouts) = enter(ctx);
-            // SAFETY: the caller's contract.
-            let mut block = block_mut(arena, layouts, layout, block);
-            let interp = Interp::new(input, &ctx.options());
-            let si = SlotIndex::new(slot);
+        with_interp(ctx, layout, block, |ctx, interp, block| {
             let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            match interp.packed(&mut block, si, pos, end) {
+            match interp.packed(block, SlotIndex::new(slot), pos, end) {
                 Ok(next) => ctx.at(next),
                 Err(e) => ctx.fail(e),
             }
@@ -465,18 +479,13 @@ pub unsafe extern "C" fn pj_interp_message(
     meta: u64,
     gtag: *const u8,
 ) -> *const u8 {
-    // SAFETY: the body makes its references inside the guard.
+    // SAFETY: the caller's contract.
     unsafe {
-        guard(ctx, std::ptr::null(), || {
-            // SAFETY: compiled code passes the live context of this decode (see `enter`).
-            let (ctx, input, arena, layouts) = enter(ctx);
-            // SAFETY: the caller's contract.
-            let mut block = block_mut(arena, layouts, layout, block);
-            let interp = Interp::new(input, &ctx.options());
+        with_interp(ctx, layout, block, |ctx, interp, block| {
             let group = (meta >> 32) as u32;
             let group = (group != 0).then(|| (group, ctx.offset(gtag)));
             let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            match interp.message(&mut block, pos, end, meta as u32, group) {
+            match interp.message(block, pos, end, meta as u32, group) {
                 Ok(next) => ctx.at(next),
                 Err(e) => ctx.fail(e),
             }
