@@ -339,8 +339,12 @@ impl<'a> BlockMut<'a> {
     /// `convert`, to repeated slot `si`: one reservation, then stores without per-element
     /// checks. On a malformed varint the elements before it are kept and its error is
     /// returned with the offset relative to `data`.
+    ///
+    /// Crate-private: `convert` runs while the vector is borrowed, and a caller's closure
+    /// could reach another writer of the same block (two `child()` calls give two) and
+    /// grow the vector under the stores. The interpreter passes only plain conversions.
     #[inline]
-    pub fn extend_varints<T: Scalar>(
+    pub(crate) fn extend_varints<T: Scalar>(
         &mut self,
         si: SlotIndex,
         data: &[u8],
