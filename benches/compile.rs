@@ -6,9 +6,9 @@
 //! - `load`: `.proto` text compiled by protox into a descriptor pool (for
 //!   `descriptor.fds.bin`: the pool decoded from the serialized descriptor set);
 //! - `layout`: `Schema::from_pool` (message layouts);
-//! - `jit`: `Schema::decoder_with(root, .., EngineKind::Jit)` on a fresh schema: Cranelift
+//! - `jit`: `Schema::decoder_with_options(root, &...with_engine(EngineKind::Jit))` on a fresh schema: Cranelift
 //!   lowering and compilation of every type reachable from the root;
-//! - `interp_setup`: `Schema::decoder_with(root, .., EngineKind::Interpreter)`: the
+//! - `interp_setup`: `Schema::decoder_with_options(root, &...with_engine(EngineKind::Interpreter))`: the
 //!   interpreter's only set-up beyond the layouts.
 //!
 //! Before timing, each schema's machine-code bytes and compile time per message type (from
@@ -143,7 +143,9 @@ fn record_stats(targets: &[Target]) {
         let pool = t.source.load();
         for root in &t.roots {
             let schema = Schema::from_pool(&pool).expect("layouts");
-            let d = schema.decoder_with(root, DecodeOptions::default(), EngineKind::Jit).expect("decoder");
+            let d = schema
+                .decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Jit))
+                .expect("decoder");
             let st = d.stats();
             let jit: Vec<_> = st.types.iter().filter(|t| t.engine == TypeEngine::Jit).collect();
             for ty in st.types.iter().filter(|t| t.engine != TypeEngine::Jit) {
@@ -197,7 +199,9 @@ fn bench(c: &mut Criterion) {
                 |schema| {
                     for root in &t.roots {
                         std::hint::black_box(
-                            schema.decoder_with(root, DecodeOptions::default(), EngineKind::Jit).unwrap(),
+                            schema
+                                .decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Jit))
+                                .unwrap(),
                         );
                     }
                     schema
@@ -210,7 +214,9 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 for root in &t.roots {
                     std::hint::black_box(
-                        schema.decoder_with(root, DecodeOptions::default(), EngineKind::Interpreter).unwrap(),
+                        schema
+                            .decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+                            .unwrap(),
                     );
                 }
             })

@@ -49,8 +49,14 @@ fn fail(case: &Case, arm: &str, what: String) -> ! {
 /// Builds every arm for `case` and checks each against the interpreter before timing.
 fn prepare(case: Case) -> Prepared {
     let opts = DecodeOptions::default();
-    let jit = case.schema.decoder_with(&case.message, opts.clone(), EngineKind::Jit).expect("jit decoder");
-    let interp = case.schema.decoder_with(&case.message, opts, EngineKind::Interpreter).expect("interp decoder");
+    let jit = case
+        .schema
+        .decoder_with_options(&case.message, &opts.clone().with_engine(EngineKind::Jit))
+        .expect("jit decoder");
+    let interp = case
+        .schema
+        .decoder_with_options(&case.message, &opts.with_engine(EngineKind::Interpreter))
+        .expect("interp decoder");
     let stats = jit.stats();
     if stats.interpreted() > 0 {
         eprintln!(

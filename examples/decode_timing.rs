@@ -55,7 +55,7 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1)
     });
-    let decoder = schema.decoder_with(&ty, DecodeOptions::default(), engine).unwrap_or_else(|e| {
+    let decoder = schema.decoder_with_options(&ty, &DecodeOptions::default().with_engine(engine)).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(1)
     });

@@ -76,7 +76,8 @@ fn main() {
     for c in &cases {
         let len = c.bytes.len();
         let x = |n: usize| format!("{:.2}", n as f64 / len as f64);
-        let dec = c.schema.decoder_with(&c.message, DecodeOptions::default(), EngineKind::Jit).unwrap();
+        let dec =
+            c.schema.decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
 
         let (heap, _, arena) = held(|| {
             let arena = Arena::new();

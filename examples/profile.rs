@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let iterations: usize = rest.get(1).map_or(Ok(1000), |n| n.parse())?;
     let dir = std::path::Path::new(proto).parent().unwrap_or(std::path::Path::new("."));
     let schema = Schema::from_proto_files(&[proto], &[dir])?;
-    let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine)?;
+    let decoder = schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine))?;
     let bytes = std::fs::read(input)?;
     let mut arena = Arena::new();
     let started = std::time::Instant::now();

@@ -25,6 +25,12 @@ impl Decoder {
         Decoder { engine }
     }
 
+    /// A decoder over an engine built by hand (`raw::jit::Engine`), e.g. one sharing
+    /// [`Tiers`](protojit_jit::Tiers) chosen by the caller.
+    pub fn from_engine(engine: Engine) -> Decoder {
+        Decoder { engine }
+    }
+
     /// Per reachable message type: which engine decodes it (and why, for the
     /// interpreter), machine-code bytes and compile time.
     pub fn stats(&self) -> EngineStats {

@@ -190,11 +190,11 @@ mod schema;
 
 pub use decoder::Decoder;
 pub use owned::OwnedMessage;
-pub use schema::{DecoderOptions, Schema, SchemaError};
+pub use schema::{Schema, SchemaError};
 
 pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, Utf8Check};
-pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, TypeEngine, TypeStats};
+pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, Tiering, TypeEngine, TypeStats};
 pub use protojit_reflect::{
     AnyError, EnumValue, FieldPath, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, PathError,
     PathErrorKind, Value,

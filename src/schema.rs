@@ -2,12 +2,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use prost_reflect::DescriptorPool;
-use protojit_arena::Utf8Check;
 use protojit_arena::{LayoutError, LayoutIndex, Layouts};
-use protojit_jit::{CompileOptions, Compiled, DecodeOptions, Engine, EngineKind, JitError};
+use protojit_jit::{CompileOptions, Compiled, DecodeOptions, Engine, EngineKind, JitError, Tiers};
 
 use crate::Decoder;
 
@@ -68,32 +67,16 @@ pub enum SchemaError {
     Layout(#[from] LayoutError),
 }
 
-/// Everything a decoder can be asked to do differently.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecoderOptions {
-    /// Compiled code, the interpreter, or compiled code where the host supports it (default).
-    pub engine: EngineKind,
-    /// Deepest nesting of messages and groups below the root (default 100).
-    pub max_depth: u32,
-    /// Which `string` fields must be valid UTF-8 (default proto3's; `All` does what
-    /// generated Rust does; `Off` is the caller's risk, and string views then check when
-    /// read).
-    pub utf8: Utf8Check,
-}
-
-impl Default for DecoderOptions {
-    fn default() -> Self {
-        let d = DecodeOptions::default();
-        DecoderOptions { engine: EngineKind::Auto, max_depth: d.max_depth, utf8: d.utf8 }
-    }
-}
-
 /// A set of message types loaded at run time, with their layouts.
 #[derive(Clone, Debug)]
 pub struct Schema {
     layouts: Arc<Layouts>,
-    /// Compiled code per root type, shared by every decoder of that type.
+    /// Eagerly compiled code per root type ([`EngineKind::Jit`]), shared by every decoder
+    /// of that type.
     compiled: Arc<Mutex<HashMap<LayoutIndex, Result<Arc<Compiled>, JitError>>>>,
+    /// Per-type tiers ([`EngineKind::Auto`]), shared by every tiered decoder of the schema,
+    /// made on first use.
+    tiers: Arc<OnceLock<Arc<Tiers>>>,
     /// What loading had to say that is not an error (see [`Schema::notes`]).
     notes: Vec<String>,
 }
@@ -101,7 +84,12 @@ pub struct Schema {
 impl Schema {
     /// A schema from a descriptor pool.
     pub fn from_pool(pool: &DescriptorPool) -> Result<Schema, SchemaError> {
-        Ok(Schema { layouts: Arc::new(Layouts::new(pool)?), compiled: Default::default(), notes: Vec::new() })
+        Ok(Schema {
+            layouts: Arc::new(Layouts::new(pool)?),
+            compiled: Default::default(),
+            tiers: Default::default(),
+            notes: Vec::new(),
+        })
     }
 
     /// What loading the schema had to say that is not an error, one sentence each, for the
@@ -261,30 +249,32 @@ impl Schema {
         }
     }
 
-    /// A decoder for message type `name` (full or unique short name), default options.
+    /// A decoder for message type `name` (full or unique short name), default options:
+    /// tiered ([`EngineKind::Auto`]), so it is ready at once and compiles the types that
+    /// turn out hot in the background.
     pub fn decoder(&self, name: &str) -> Result<Decoder, SchemaError> {
-        self.decoder_with(name, DecodeOptions::default(), EngineKind::Auto)
+        self.decoder_with_options(name, &DecodeOptions::default())
     }
 
-    /// A decoder for message type `name` with the engine, depth limit and UTF-8 checking
-    /// of `options`.
-    pub fn decoder_with_options(&self, name: &str, options: &DecoderOptions) -> Result<Decoder, SchemaError> {
-        let decode = DecodeOptions { max_depth: options.max_depth, utf8: options.utf8 };
-        self.decoder_with(name, decode, options.engine)
-    }
-
-    /// A decoder for message type `name` with explicit options and engine.
-    pub fn decoder_with(&self, name: &str, options: DecodeOptions, engine: EngineKind) -> Result<Decoder, SchemaError> {
+    /// A decoder for message type `name` with the engine, depth limit, UTF-8 checking and
+    /// tiering thresholds of `options`.
+    pub fn decoder_with_options(&self, name: &str, options: &DecodeOptions) -> Result<Decoder, SchemaError> {
         let full = self.resolve_type(name)?;
         let root = self.layouts.index_of(&full).expect("resolved names exist");
-        let code = match engine {
-            EngineKind::Interpreter => Err(JitError::UnsupportedHost("unused".into())),
-            EngineKind::Auto | EngineKind::Jit => self.compiled(root),
+        let options = options.clone();
+        let engine = match options.engine {
+            EngineKind::Interpreter => Engine::new(self.layouts.clone(), root, options),
+            // The cache holds code compiled over these very layouts for this root, so the
+            // identity check in `with_code` passes; an error here would be a protojit bug.
+            EngineKind::Jit => Engine::with_code(self.layouts.clone(), root, options, self.compiled(root))?,
+            EngineKind::Auto => Engine::with_tiers(self.tiers(), root, options),
         };
-        // The cache holds code compiled over these very layouts for this root, so the
-        // identity check in `with_code` passes; an error here would be a protojit bug.
-        let engine = Engine::with_code(self.layouts.clone(), root, options, engine, code)?;
         Ok(Decoder::new(engine))
+    }
+
+    /// The schema's tiers, made on first use.
+    fn tiers(&self) -> Arc<Tiers> {
+        self.tiers.get_or_init(|| Tiers::new(self.layouts.clone(), CompileOptions::default())).clone()
     }
 
     /// Compiled code for every type reachable from `root`, compiled on first use.

@@ -15,7 +15,8 @@ fn corpus_payloads_match_prost_reflect() {
         let desc = schema.pool().get_message_by_name(type_name).unwrap();
         let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
         for engine in common::ENGINES {
-            let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine).unwrap();
+            let decoder =
+                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
             if engine == protojit::EngineKind::Jit && cfg!(target_arch = "x86_64") {
                 let stats = decoder.stats();
                 assert_eq!(stats.interpreted(), 0, "{file}: {:?}", stats.types);

@@ -33,7 +33,8 @@ fn corpus_payloads_round_trip() {
         let schema = common::corpus_schema(&dir, proto);
         let input = std::fs::read(dir.join(file)).unwrap();
         for engine in common::ENGINES {
-            let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine).unwrap();
+            let decoder =
+                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&input, &arena).unwrap();
             check_round_trip(&decoder, &msg, &format!("{file} ({engine:?})"));
@@ -46,8 +47,10 @@ fn generated_messages_round_trip() {
     let schema = common::reflect_schema();
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
-        let decoders: Vec<Decoder> =
-            common::ENGINES.iter().map(|&e| schema.decoder_with(root, DecodeOptions::default(), e).unwrap()).collect();
+        let decoders: Vec<Decoder> = common::ENGINES
+            .iter()
+            .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
+            .collect();
         for seed in 0..150u64 {
             let mut rng = common::Rng(seed ^ 0x5eed);
             let generated = common::random_message(&desc, 3, &mut rng);
@@ -101,7 +104,7 @@ fn canonical_form_orders_packs_dedups_and_keeps_unknowns() {
         "#,
     );
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with("M", DecodeOptions::default(), engine).unwrap();
+        let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(engine)).unwrap();
         let input: &[u8] = &[
             0x22, 0x01, b'x', // s = "x"
             0x08, 0x01, 0x08, 0x96, 0x01, // packed, written unpacked: 1, 150
@@ -215,7 +218,7 @@ fn unknown_fields_keep_wire_order_with_wrong_wire_types() {
     let mut want = [&[0x08, 0x01, 0x12, 0x01, b'x', 0x1a, want_body.len() as u8][..], &want_body].concat();
     want.extend_from_slice(&unknowns.concat());
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with("M", DecodeOptions::default(), engine).unwrap();
+        let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&input, &arena).unwrap();
         assert_eq!(msg.unknown_fields().collect::<Vec<_>>(), unknowns, "{engine:?}: unknown fields in wire order");
@@ -234,8 +237,10 @@ fn spliced_unknown_fields_keep_wire_order() {
     let schema = common::reflect_schema();
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
-        let decoders: Vec<Decoder> =
-            common::ENGINES.iter().map(|&e| schema.decoder_with(root, DecodeOptions::default(), e).unwrap()).collect();
+        let decoders: Vec<Decoder> = common::ENGINES
+            .iter()
+            .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
+            .collect();
         let known: Vec<u32> = desc.fields().map(|f| f.number()).collect();
         for seed in 0..300u64 {
             let mut rng = common::Rng(seed ^ 0x0bad);
@@ -308,7 +313,7 @@ fn negative_zero_without_presence_is_re_encoded() {
     let negative = [&[0x09][..], &(-0.0f64).to_le_bytes(), &[0x15], &(-0.0f32).to_le_bytes()].concat();
     let positive = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with("M", DecodeOptions::default(), engine).unwrap();
+        let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(engine)).unwrap();
         let arena = Arena::new();
         assert_eq!(decoder.decode(&negative, &arena).unwrap().encode_to_vec(), negative, "{engine:?}");
         assert_eq!(decoder.decode(&positive, &arena).unwrap().encode_to_vec(), Vec::<u8>::new(), "{engine:?}");

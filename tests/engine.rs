@@ -31,7 +31,9 @@ fn nested(depth: usize) -> Vec<u8> {
 fn decoder_is_send_and_sync_and_usable_from_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Decoder>();
-    let decoder = Arc::new(schema().decoder_with("t.Node", DecodeOptions::default(), EngineKind::Jit).unwrap());
+    let decoder = Arc::new(
+        schema().decoder_with_options("t.Node", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap(),
+    );
     let input = Arc::new(nested(50));
     let expected = {
         let arena = Arena::new();
@@ -59,7 +61,7 @@ fn decoder_is_send_and_sync_and_usable_from_threads() {
 #[test]
 fn stats_name_every_reachable_type_and_engine() {
     let schema = schema();
-    let jit = schema.decoder_with("Node", DecodeOptions::default(), EngineKind::Jit).unwrap();
+    let jit = schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
     let stats = jit.stats();
     assert_eq!(stats.types.len(), 1);
     assert_eq!(stats.types[0].message_type, "t.Node");
@@ -68,7 +70,8 @@ fn stats_name_every_reachable_type_and_engine() {
         assert!(stats.types[0].code_bytes > 0);
         assert_eq!(stats.interpreted(), 0);
     }
-    let interp = schema.decoder_with("Node", DecodeOptions::default(), EngineKind::Interpreter).unwrap();
+    let interp =
+        schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(EngineKind::Interpreter)).unwrap();
     assert_eq!(interp.stats().types[0].engine, TypeEngine::Interpreter("the interpreter was requested".into()));
     assert_eq!(interp.stats().code_bytes(), 0);
 }
@@ -77,10 +80,18 @@ fn stats_name_every_reachable_type_and_engine() {
 fn compiled_code_is_shared_and_reads_options_at_run_time() {
     let schema = schema();
     let input = nested(5);
-    let strict =
-        schema.decoder_with("Node", DecodeOptions { max_depth: 4, ..Default::default() }, EngineKind::Jit).unwrap();
-    let loose =
-        schema.decoder_with("Node", DecodeOptions { max_depth: 5, ..Default::default() }, EngineKind::Jit).unwrap();
+    let strict = schema
+        .decoder_with_options(
+            "Node",
+            &DecodeOptions { max_depth: 4, ..Default::default() }.with_engine(EngineKind::Jit),
+        )
+        .unwrap();
+    let loose = schema
+        .decoder_with_options(
+            "Node",
+            &DecodeOptions { max_depth: 5, ..Default::default() }.with_engine(EngineKind::Jit),
+        )
+        .unwrap();
     let arena = Arena::new();
     let err = strict.decode(&input, &arena).unwrap_err();
     assert_eq!(err.kind, DecodeErrorKind::DepthLimitExceeded);
@@ -97,11 +108,14 @@ fn utf8_validation_can_be_turned_off() {
     let input = [0x22, 0x02, 0xff, 0xfe];
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
         let arena = Arena::new();
-        let on = schema.decoder_with("Node", DecodeOptions::default(), engine).unwrap();
+        let on = schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(engine)).unwrap();
         let err = on.decode(&input, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1));
         let off = schema
-            .decoder_with("Node", DecodeOptions { utf8: protojit::Utf8Check::Off, ..Default::default() }, engine)
+            .decoder_with_options(
+                "Node",
+                &DecodeOptions { utf8: protojit::Utf8Check::Off, ..Default::default() }.with_engine(engine),
+            )
             .unwrap();
         let msg = off.decode(&input, &arena).unwrap();
         // Unvalidated text that is not UTF-8 reads as bytes, never as a broken `&str`.
@@ -137,8 +151,7 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
     let engine = protojit::raw::jit::Engine::with_code(
         schema.layouts().clone(),
         root,
-        DecodeOptions::default(),
-        EngineKind::Jit,
+        DecodeOptions::default().with_engine(EngineKind::Jit),
         Ok(Arc::new(compiled)),
     )
     .unwrap();
@@ -153,7 +166,7 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
     let input = nested(5000);
     let options = DecodeOptions { max_depth: u32::MAX, ..Default::default() };
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
-        let decoder = schema.decoder_with("Node", options.clone(), engine).unwrap();
+        let decoder = schema.decoder_with_options("Node", &options.clone().with_engine(engine)).unwrap();
         // A spawned thread has the default 2 MiB stack: deep recursion would overflow it.
         let err = std::thread::scope(|s| {
             s.spawn(|| {
@@ -177,14 +190,18 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
 #[test]
 fn decoder_options_choose_engine_depth_and_utf8() {
     let schema = schema();
-    let options =
-        protojit::DecoderOptions { engine: EngineKind::Interpreter, max_depth: 2, utf8: protojit::Utf8Check::Off };
+    let options = protojit::DecodeOptions {
+        engine: EngineKind::Interpreter,
+        max_depth: 2,
+        utf8: protojit::Utf8Check::Off,
+        ..Default::default()
+    };
     let decoder = schema.decoder_with_options("Node", &options).unwrap();
     assert_eq!(decoder.stats().interpreted(), 1);
     let arena = Arena::new();
     assert_eq!(decoder.decode(&nested(3), &arena).unwrap_err().kind, DecodeErrorKind::DepthLimitExceeded);
     assert!(decoder.decode(&[0x22, 0x01, 0xff], &arena).is_ok());
-    assert_eq!(protojit::DecoderOptions::default().engine, EngineKind::Auto);
+    assert_eq!(protojit::DecodeOptions::default().engine, EngineKind::Auto);
 }
 
 #[test]
@@ -193,7 +210,7 @@ fn short_string_ascii_fast_path_sees_exactly_the_string() {
     // bytes after the string (a valid field) that must not count: ASCII and non-ASCII.
     let schema = schema();
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
-        let decoder = schema.decoder_with("Node", DecodeOptions::default(), engine).unwrap();
+        let decoder = schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(engine)).unwrap();
         for len in 0..=20usize {
             for bad in std::iter::once(None).chain((0..len).map(Some)) {
                 let mut input = vec![0x22, len as u8];

@@ -47,7 +47,8 @@ fn extensions_decode_into_slots_and_read_by_full_name() {
     let schema = schema();
     let bytes = payload();
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with("extbase.Base", DecodeOptions::default(), engine).unwrap();
+        let decoder =
+            schema.decoder_with_options("extbase.Base", &DecodeOptions::default().with_engine(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&bytes, &arena).unwrap();
         assert_eq!(msg.unknown_fields().count(), 0, "{engine:?}: every extension is known");

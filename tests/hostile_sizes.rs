@@ -110,7 +110,7 @@ fn fixture() -> Fixture {
     let schema = Schema::from_proto_source("hostile.proto", &schema_source()).unwrap();
     let largest_block = schema.layouts().iter().map(|(_, l)| l.size() as usize).max().unwrap();
     let decoders = [EngineKind::Jit, EngineKind::Interpreter]
-        .map(|kind| schema.decoder_with("hostile.Big", DecodeOptions::default(), kind).unwrap());
+        .map(|kind| schema.decoder_with_options("hostile.Big", &DecodeOptions::default().with_engine(kind)).unwrap());
     assert_eq!(decoders[0].stats().interpreted(), 0, "Big must be compiled");
     let (first_chunk, _) = peak_of(|| {
         let arena = Arena::new();

@@ -98,8 +98,11 @@ fn jit_agrees_with_interpreter_on_mutated_corpus() {
         let cases = budget().map_or(cases, |b| (cases * b / planned).max(1));
         let &(proto, type_name, _) = common::PAYLOADS.iter().find(|p| p.2 == file).unwrap();
         let schema = common::corpus_schema(&dir, proto);
-        let jit = schema.decoder_with(type_name, DecodeOptions::default(), EngineKind::Jit).unwrap();
-        let interp = schema.decoder_with(type_name, DecodeOptions::default(), EngineKind::Interpreter).unwrap();
+        let jit =
+            schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+        let interp = schema
+            .decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .unwrap();
         let full = std::fs::read(dir.join(file)).unwrap();
         // Large payloads: mutate the first 4 KiB (the decoders see a truncated message,
         // which is itself a good malformed input).
@@ -147,8 +150,11 @@ fn jit_agrees_with_interpreter_on_random_bytes() {
         ("osmformat.proto", "OSMPBF.PrimitiveBlock"),
     ] {
         let schema = common::corpus_schema(&dir, proto);
-        let jit = schema.decoder_with(type_name, DecodeOptions::default(), EngineKind::Jit).unwrap();
-        let interp = schema.decoder_with(type_name, DecodeOptions::default(), EngineKind::Interpreter).unwrap();
+        let jit =
+            schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+        let interp = schema
+            .decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .unwrap();
         for _ in 0..budget().map_or(5_000, |b| b / 20) {
             let len = rng.index(64);
             let input: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();

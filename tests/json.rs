@@ -260,7 +260,8 @@ fn corpus_json_matches_prost_reflect() {
         let desc = schema.pool().get_message_by_name(type_name).unwrap();
         let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
         for engine in common::ENGINES {
-            let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine).unwrap();
+            let decoder =
+                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&bytes, &arena).unwrap();
             let compared = check_json(&msg, &expected, &format!("{file} ({engine:?})"));
@@ -276,8 +277,10 @@ fn generated_json_matches_prost_reflect() {
     let mut total = 0;
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
-        let decoders: Vec<_> =
-            common::ENGINES.iter().map(|&e| schema.decoder_with(root, DecodeOptions::default(), e).unwrap()).collect();
+        let decoders: Vec<_> = common::ENGINES
+            .iter()
+            .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
+            .collect();
         for seed in 0..200u64 {
             let mut rng = common::Rng(seed);
             let generated = common::random_message(&desc, 3, &mut rng);

@@ -70,8 +70,10 @@ fn options(max_depth: u32) -> DecodeOptions {
 
 /// One decoder per engine.
 fn decoders(schema: &Schema, name: &str, opts: DecodeOptions) -> Vec<(EngineKind, Decoder)> {
-    let ds: Vec<(EngineKind, Decoder)> =
-        common::ENGINES.iter().map(|&e| (e, schema.decoder_with(name, opts.clone(), e).unwrap())).collect();
+    let ds: Vec<(EngineKind, Decoder)> = common::ENGINES
+        .iter()
+        .map(|&e| (e, schema.decoder_with_options(name, &opts.clone().with_engine(e)).unwrap()))
+        .collect();
     for (engine, decoder) in &ds {
         // A silent fallback to the interpreter would leave the JIT untested.
         if *engine == EngineKind::Jit && cfg!(target_arch = "x86_64") {
@@ -357,7 +359,7 @@ fn error_messages() {
     ];
     for (schema, name, input, message) in expect {
         for engine in common::ENGINES {
-            let decoder = schema.decoder_with(name, DecodeOptions::default(), engine).unwrap();
+            let decoder = schema.decoder_with_options(name, &DecodeOptions::default().with_engine(engine)).unwrap();
             let arena = Arena::new();
             let err = decoder.decode(input, &arena).unwrap_err();
             assert_eq!(err.to_string(), *message, "{engine:?} [{}]", hex(input));
@@ -735,7 +737,7 @@ fn with_each_engine(
     check: impl Fn(EngineKind, protojit::MessageRef<'_>),
 ) {
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with(name, DecodeOptions::default(), engine).unwrap();
+        let decoder = schema.decoder_with_options(name, &DecodeOptions::default().with_engine(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(input, &arena).unwrap_or_else(|e| panic!("{engine:?}: {e} [{}]", hex(input)));
         let got: Vec<&[u8]> = msg.unknown_fields().collect();
@@ -852,7 +854,7 @@ fn utf8_checks() {
     // Validation off: accepted, and the view reports the bytes as bytes.
     let off = DecodeOptions { utf8: protojit::Utf8Check::Off, ..DecodeOptions::default() };
     for engine in common::ENGINES {
-        let decoder = s3.decoder_with("malformed3.P", off.clone(), engine).unwrap();
+        let decoder = s3.decoder_with_options("malformed3.P", &off.clone().with_engine(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(bad, &arena).unwrap_or_else(|e| panic!("{engine:?}: {e}"));
         assert_eq!(msg.get("s").unwrap().as_str(), None, "{engine:?}");
@@ -876,13 +878,13 @@ fn utf8_checks() {
     // error where the value's length prefix starts; proto2 bytes stay unchecked.
     let all = DecodeOptions { utf8: protojit::Utf8Check::All, ..DecodeOptions::default() };
     for engine in common::ENGINES {
-        let decoder = s2.decoder_with("malformed.M", all.clone(), engine).unwrap();
+        let decoder = s2.decoder_with_options("malformed.M", &all.clone().with_engine(engine)).unwrap();
         let arena = Arena::new();
         let err = decoder.decode(proto2_bad, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (K::InvalidUtf8, 1), "{engine:?}");
         let good: &[u8] = &[0x22, 0x02, b'o', b'k'];
         assert_eq!(decoder.decode(good, &arena).unwrap().get("s").unwrap().as_str(), Some("ok"), "{engine:?}");
-        let decoder3 = s3.decoder_with("malformed3.P", all.clone(), engine).unwrap();
+        let decoder3 = s3.decoder_with_options("malformed3.P", &all.clone().with_engine(engine)).unwrap();
         assert_eq!(decoder3.decode(bad, &arena).unwrap_err().kind, K::InvalidUtf8, "{engine:?}");
     }
 }

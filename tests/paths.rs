@@ -78,7 +78,7 @@ fn every_grammar_form_selects_the_right_values() {
     let schema = schema();
     let bytes = input(&schema);
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with("p.Root", DecodeOptions::default(), engine).unwrap();
+        let decoder = schema.decoder_with_options("p.Root", &DecodeOptions::default().with_engine(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&bytes, &arena).unwrap();
         let cases: &[(&str, &[&str])] = &[

@@ -45,7 +45,9 @@ fn fixture(root: &str) -> Fixture {
     let desc = schema.pool().get_message_by_name(root).expect("root type exists");
     let decoders: Vec<(EngineKind, Decoder)> = common::ENGINES
         .iter()
-        .map(|&engine| (engine, schema.decoder_with(root, DecodeOptions::default(), engine).unwrap()))
+        .map(|&engine| {
+            (engine, schema.decoder_with_options(root, &DecodeOptions::default().with_engine(engine)).unwrap())
+        })
         .collect();
     for (engine, decoder) in &decoders {
         // A silent fallback to the interpreter would leave the JIT untested.

@@ -47,14 +47,19 @@ fn compiled_code_for_another_root_is_refused() {
     let empty = layouts.index_of("s.Empty").unwrap();
     // Code for `Empty` (a 16-byte block) would write `Big`'s fields past its end.
     let code = Arc::new(Compiled::compile(&layouts, empty, &CompileOptions::default()).unwrap());
-    let err = Engine::with_code(layouts.clone(), big, DecodeOptions::default(), EngineKind::Jit, Ok(code.clone()))
-        .err()
-        .expect("code for another root is refused");
+    let err = Engine::with_code(
+        layouts.clone(),
+        big,
+        DecodeOptions::default().with_engine(EngineKind::Jit),
+        Ok(code.clone()),
+    )
+    .err()
+    .expect("code for another root is refused");
     assert!(matches!(err, JitError::WrongLayouts { .. }), "{err}");
     assert!(err.to_string().contains("compiled code for `s.Empty`"), "{err}");
     assert!(err.to_string().contains("cannot decode `s.Big`"), "{err}");
     // The right root is accepted.
-    assert!(Engine::with_code(layouts, empty, DecodeOptions::default(), EngineKind::Jit, Ok(code)).is_ok());
+    assert!(Engine::with_code(layouts, empty, DecodeOptions::default().with_engine(EngineKind::Jit), Ok(code)).is_ok());
 }
 
 #[test]
@@ -68,11 +73,16 @@ fn compiled_code_for_other_layouts_is_refused() {
     let root_a = a.layouts().index_of("s.Big").unwrap();
     let root_b = b.layouts().index_of("s.Big").unwrap();
     let code = Arc::new(Compiled::compile(a.layouts(), root_a, &CompileOptions::default()).unwrap());
-    let refused =
-        Engine::with_code(b.layouts().clone(), root_b, DecodeOptions::default(), EngineKind::Jit, Ok(code.clone()));
+    let refused = Engine::with_code(
+        b.layouts().clone(),
+        root_b,
+        DecodeOptions::default().with_engine(EngineKind::Jit),
+        Ok(code.clone()),
+    );
     assert!(matches!(refused, Err(JitError::WrongLayouts { .. })));
     let clone = Arc::new(Layouts::clone(a.layouts()));
-    let engine = Engine::with_code(clone, root_a, DecodeOptions::default(), EngineKind::Jit, Ok(code)).unwrap();
+    let engine =
+        Engine::with_code(clone, root_a, DecodeOptions::default().with_engine(EngineKind::Jit), Ok(code)).unwrap();
     let arena = Arena::new();
     assert!(engine.decode(&[0x20, 0x05], &arena).is_ok());
 }

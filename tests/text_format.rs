@@ -115,7 +115,9 @@ fn print_and_check(
     expected: &Expected,
 ) -> Result<(), String> {
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let decoder = schema.decoder_with(type_name, DecodeOptions::default(), engine).map_err(|e| e.to_string())?;
+        let decoder = schema
+            .decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine))
+            .map_err(|e| e.to_string())?;
         let arena = Arena::new();
         let msg = decoder.decode(bytes, &arena).map_err(|e| format!("decode failed: {e}"))?;
         check(&msg.to_text_format(), expected)
@@ -274,7 +276,9 @@ fn negative_zero_without_presence_prints() {
     let negative = [&[0x09][..], &(-0.0f64).to_le_bytes(), &[0x15], &(-0.0f32).to_le_bytes()].concat();
     let positive = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with("everything3.Everything3", DecodeOptions::default(), engine).unwrap();
+        let decoder = schema
+            .decoder_with_options("everything3.Everything3", &DecodeOptions::default().with_engine(engine))
+            .unwrap();
         let arena = Arena::new();
         let text = decoder.decode(&negative, &arena).unwrap().to_text_format();
         assert_eq!(text, "f_double: -0\nf_float: -0\n", "{engine:?}");

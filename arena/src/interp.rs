@@ -28,6 +28,26 @@ pub struct Interp<'a> {
     buf: &'a [u8],
     max_depth: u32,
     utf8: crate::Utf8Check,
+    children: Option<&'a dyn ChildDecoder>,
+}
+
+/// Other code that may decode a child message in the interpreter's place: a tiered
+/// engine's compiled code for the child's type, once it exists. Asked for every nested
+/// message and group.
+pub trait ChildDecoder {
+    /// Decodes the child's fields in `pos..end` into `child`, a block of layout `layout`
+    /// (with `group = Some((number, tag_pos))`, up to the matching end-group tag) and
+    /// returns the position after them, as [`Interp::message`] would; or `None` when it
+    /// has no code for that type and the interpreter should decode it itself.
+    fn decode_child(
+        &self,
+        child: &mut BlockMut<'_>,
+        layout: crate::LayoutIndex,
+        pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<(u32, usize)>,
+    ) -> Option<Result<usize, DecodeError>>;
 }
 
 /// A block refused a write the layout said it takes: a broken internal invariant.
@@ -40,7 +60,32 @@ impl<'a> Interp<'a> {
     #[inline]
     pub fn new(buf: &'a [u8], opts: &DecodeOptions) -> Self {
         // Capped like `Engine`'s: the interpreter recurses once per level.
-        Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), utf8: opts.utf8 }
+        Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), utf8: opts.utf8, children: None }
+    }
+
+    /// The same run, offering every nested message to `children` first.
+    #[inline]
+    pub fn with_children(self, children: &'a dyn ChildDecoder) -> Self {
+        Interp { children: Some(children), ..self }
+    }
+
+    /// Decodes a nested message or group: through `children` if it takes it.
+    #[inline]
+    fn child(
+        &self,
+        child: &mut BlockMut<'a>,
+        layout: u32,
+        pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<(u32, usize)>,
+    ) -> Result<usize, DecodeError> {
+        if let Some(c) = self.children {
+            if let Some(r) = c.decode_child(child, crate::LayoutIndex::new(layout), pos, end, depth, group) {
+                return r;
+            }
+        }
+        self.message(child, pos, end, depth, group)
     }
 
     /// Decodes `buf[pos..end]` as the fields of `block` (merging into what it holds).
@@ -216,14 +261,14 @@ impl<'a> Interp<'a> {
                     return Ok(stop);
                 }
                 let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
-                self.message(&mut child, start, stop, depth + 1, None)
+                self.child(&mut child, slot.child, start, stop, depth + 1, None)
             }
             FieldKind::Group => {
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
                 let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
-                self.message(&mut child, pos, end, depth + 1, Some((slot.number, tag_pos)))
+                self.child(&mut child, slot.child, pos, end, depth + 1, Some((slot.number, tag_pos)))
             }
         }
     }

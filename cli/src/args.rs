@@ -123,8 +123,11 @@ pub struct SchemaArgs {
 /// How to decode.
 #[derive(Args, Clone)]
 pub struct EngineArgs {
-    /// Decode engine: compiled code where the host supports it (auto, jit) or the
-    /// table-driven interpreter (interp).
+    /// Decode engine. auto (default): every message type starts on the interpreter and
+    /// types that turn out hot are compiled on a background thread, so a single input
+    /// never waits for compilation it could not repay, and long --delimited streams reach
+    /// compiled speed. jit: compile every reachable type before the first byte (pays off
+    /// on large inputs only). interp: never compile.
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
     /// Deepest message nesting accepted.

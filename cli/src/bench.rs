@@ -53,9 +53,16 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
         std::iter::once(0..bytes.len()).collect()
     };
     let payload: usize = records.iter().map(|r| r.len()).sum();
-    let options =
-        DecodeOptions { max_depth: args.max_depth, utf8: crate::args::utf8_check(args.utf8, args.no_utf8_check) };
-    let decoder = |kind| schema.decoder_with(&full, options.clone(), kind).map_err(|e| Failure::usage(e.to_string()));
+    let options = DecodeOptions {
+        max_depth: args.max_depth,
+        utf8: crate::args::utf8_check(args.utf8, args.no_utf8_check),
+        ..Default::default()
+    };
+    let decoder = |kind| {
+        schema
+            .decoder_with_options(&full, &options.clone().with_engine(kind))
+            .map_err(|e| Failure::usage(e.to_string()))
+    };
     let jit = decoder(EngineKind::Jit)?;
     let interp = decoder(EngineKind::Interpreter)?;
     // Every record must decode, or the numbers would measure error paths.

@@ -145,8 +145,13 @@ pub fn engine_kind(engine: Engine) -> EngineKind {
 
 /// A decoder for `type_name` with the engine flags.
 pub fn decoder(schema: &Schema, type_name: &str, engine: &EngineArgs) -> Result<Decoder, Failure> {
-    let options = DecodeOptions { max_depth: engine.max_depth, utf8: engine.utf8_check() };
-    schema.decoder_with(type_name, options, engine_kind(engine.engine)).map_err(|e| Failure::usage(e.to_string()))
+    let options = DecodeOptions {
+        engine: engine_kind(engine.engine),
+        max_depth: engine.max_depth,
+        utf8: engine.utf8_check(),
+        ..Default::default()
+    };
+    schema.decoder_with_options(type_name, &options).map_err(|e| Failure::usage(e.to_string()))
 }
 
 /// Resolves a type name (full, or a unique short name) in `schema`.

@@ -288,6 +288,8 @@ fn engine_name(t: &TypeStats) -> String {
         TypeEngine::Jit => "jit".to_owned(),
         TypeEngine::Interpreter(why) if why.is_empty() => "interpreter".to_owned(),
         TypeEngine::Interpreter(why) => format!("interpreter ({why})"),
+        TypeEngine::Cold => "interpreter (cold)".to_owned(),
+        TypeEngine::Queued => "interpreter (queued for compilation)".to_owned(),
     }
 }
 

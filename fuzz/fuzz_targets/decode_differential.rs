@@ -34,8 +34,8 @@ fn decoders() -> &'static Vec<(Decoder, Decoder)> {
                 };
                 // A small depth limit reaches the depth checks with short inputs.
                 let options = DecodeOptions { max_depth: 12, ..DecodeOptions::default() };
-                let jit = schema.decoder_with(type_name, options.clone(), EngineKind::Jit).unwrap();
-                let interp = schema.decoder_with(type_name, options, EngineKind::Interpreter).unwrap();
+                let jit = schema.decoder_with_options(type_name, &options.clone().with_engine(EngineKind::Jit)).unwrap();
+                let interp = schema.decoder_with_options(type_name, &options.with_engine(EngineKind::Interpreter)).unwrap();
                 assert_eq!(jit.stats().interpreted(), 0, "{type_name} must be compiled");
                 (jit, interp)
             })

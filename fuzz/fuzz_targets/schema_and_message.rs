@@ -440,8 +440,8 @@ fn run(data: &[u8]) -> Result<()> {
     Schema::from_descriptor_set(&set.encode_to_vec()).expect("a valid set loads");
     let root = pool.get_message_by_name("g.M0").unwrap();
     let options = DecodeOptions::default();
-    let jit = schema.decoder_with("g.M0", options.clone(), EngineKind::Jit).unwrap();
-    let interp = schema.decoder_with("g.M0", options, EngineKind::Interpreter).unwrap();
+    let jit = schema.decoder_with_options("g.M0", &options.clone().with_engine(EngineKind::Jit)).unwrap();
+    let interp = schema.decoder_with_options("g.M0", &options.with_engine(EngineKind::Interpreter)).unwrap();
     assert_eq!(jit.stats().interpreted(), 0, "generated types must compile");
 
     // Several messages per schema: compiling the schema costs far more than a decode.

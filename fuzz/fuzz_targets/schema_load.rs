@@ -59,8 +59,8 @@ fn check(set: &[u8], message: &[u8], picks: &[u8]) {
     for &pick in picks.iter().take(3) {
         let name = &names[pick as usize % names.len()];
         let options = DecodeOptions { max_depth: 32, ..DecodeOptions::default() };
-        let jit = schema.decoder_with(name, options.clone(), EngineKind::Jit).expect("a listed type has a decoder");
-        let interp = schema.decoder_with(name, options, EngineKind::Interpreter).unwrap();
+        let jit = schema.decoder_with_options(name, &options.clone().with_engine(EngineKind::Jit)).expect("a listed type has a decoder");
+        let interp = schema.decoder_with_options(name, &options.with_engine(EngineKind::Interpreter)).unwrap();
         let (arena_a, arena_b) = (Arena::new(), Arena::new());
         for input in [message, &[][..]] {
             match (jit.decode(input, &arena_a), interp.decode(input, &arena_b)) {

@@ -12,7 +12,7 @@ use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use protojit_arena::{LayoutIndex, Layouts};
 
-use crate::lower::{message_signature, ChildFns, Translator};
+use crate::lower::{message_signature, ChildCalls, ChildFns, Translator};
 use crate::runtime::MessageFn;
 
 /// Why compiled code is not available.
@@ -49,8 +49,12 @@ pub enum JitError {
 pub enum TypeEngine {
     /// Compiled machine code.
     Jit,
-    /// The interpreter, with the reason.
+    /// The interpreter, for good, with the reason.
     Interpreter(String),
+    /// Tiered: interpreted until its decodes pass the compile thresholds.
+    Cold,
+    /// Tiered: hot, waiting for (or in) compilation on the background compiler.
+    Queued,
 }
 
 /// What compiling one message type produced.
@@ -66,6 +70,11 @@ pub struct TypeStats {
     pub compile_time: Duration,
     /// The Cranelift IR, when requested (`CompileOptions::keep_clif` or `PROTOJIT_DUMP_CLIF`).
     pub clif: Option<String>,
+    /// Tiered engines: decodes of this type the interpreter did while counting toward the
+    /// compile thresholds (counting stops once compilation is requested). 0 otherwise.
+    pub interpreted_decodes: u64,
+    /// Tiered engines: bytes of those decodes.
+    pub interpreted_bytes: u64,
 }
 
 /// Settings for compilation.
@@ -156,88 +165,118 @@ fn clip(mut s: String) -> String {
     s
 }
 
+/// A fresh `JITModule` for the host, with room reserved for `functions` functions.
+pub(crate) fn new_module(options: &CompileOptions, functions: usize) -> Result<JITModule, JitError> {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) || !cfg!(target_endian = "little") {
+        return Err(JitError::UnsupportedHost(format!("{} is not x86_64 or aarch64", std::env::consts::ARCH)));
+    }
+    let mut flags = settings::builder();
+    let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
+    flags.set("opt_level", options.opt_level).map_err(|e| host(&e))?;
+    flags.set("is_pic", "false").map_err(|e| host(&e))?;
+    flags.set("enable_verifier", if options.verify { "true" } else { "false" }).map_err(|e| host(&e))?;
+    let isa =
+        cranelift_native::builder().map_err(|e| host(&e))?.finish(settings::Flags::new(flags)).map_err(|e| host(&e))?;
+    // One reservation for all functions, so direct calls (32-bit displacements on
+    // x86_64) always reach. Reserved address space only; pages are committed on use.
+    let reserve = (1 << 20) + functions * (256 << 10);
+    let provider = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| host(&e))?;
+    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+    builder.memory_provider(Box::new(provider));
+    Ok(JITModule::new(builder))
+}
+
+/// Declares the function of message type `li` in `module`.
+pub(crate) fn declare(module: &mut JITModule, layouts: &Layouts, li: LayoutIndex) -> Result<FuncId, JitError> {
+    let frontend = module.isa().frontend_config();
+    let sig = message_signature(frontend.pointer_type(), frontend.default_call_conv);
+    let name = format!("protojit:{}", layouts.get(li).descriptor().full_name());
+    module
+        .declare_function(&name, Linkage::Local, &sig)
+        .map_err(|e| JitError::Codegen { message_type: name.clone(), reason: e.to_string() })
+}
+
+/// Lowers message type `li` and defines it as function `id` of `module` (not yet
+/// finalized). `ctx` and `fctx` are reused between functions, which saves their
+/// allocations.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn define(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    fctx: &mut FunctionBuilderContext,
+    layouts: &Layouts,
+    li: LayoutIndex,
+    id: FuncId,
+    children: Option<&[Option<FuncId>]>,
+    table: *const std::sync::atomic::AtomicPtr<u8>,
+    options: &CompileOptions,
+) -> Result<TypeStats, JitError> {
+    let dump = std::env::var_os("PROTOJIT_DUMP_CLIF").is_some();
+    let frontend = module.isa().frontend_config();
+    let layout = layouts.get(li);
+    let started = Instant::now();
+    ctx.func.signature = message_signature(frontend.pointer_type(), frontend.default_call_conv);
+    ctx.func.name = UserFuncName::user(0, id.as_u32());
+    let fallback = (layout.slots().len() > options.max_fields)
+        .then(|| format!("{} fields exceed the compile limit of {}", layout.slots().len(), options.max_fields));
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, fctx);
+        let t = Translator::new(b, frontend, layouts, li);
+        if fallback.is_some() {
+            t.translate_fallback();
+        } else if let Some(ids) = children {
+            let mut children = Children { module: &mut *module, ids, refs: HashMap::new() };
+            t.translate(ChildCalls::Direct(&mut children));
+        } else {
+            t.translate(ChildCalls::Table(table));
+        }
+    }
+    let clif = (options.keep_clif || dump).then(|| ctx.func.display().to_string());
+    if dump {
+        eprintln!("; protojit: {}\n{}", layout.descriptor().full_name(), clif.as_deref().unwrap_or(""));
+    }
+    let defined = module.define_function(id, ctx).map_err(|e| JitError::Codegen {
+        message_type: layout.descriptor().full_name().to_owned(),
+        reason: clip(match e {
+            cranelift_module::ModuleError::Compilation(c) => {
+                cranelift_codegen::print_errors::pretty_error(&ctx.func, c)
+            }
+            other => other.to_string(),
+        }),
+    });
+    let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+    module.clear_context(ctx);
+    defined?;
+    Ok(TypeStats {
+        message_type: layout.descriptor().full_name().to_owned(),
+        engine: match fallback {
+            Some(reason) => TypeEngine::Interpreter(reason),
+            None => TypeEngine::Jit,
+        },
+        code_bytes,
+        compile_time: started.elapsed(),
+        clif,
+        interpreted_decodes: 0,
+        interpreted_bytes: 0,
+    })
+}
+
 impl Compiled {
     /// Compiles every message type reachable from `root`.
     pub fn compile(layouts: &Layouts, root: LayoutIndex, options: &CompileOptions) -> Result<Compiled, JitError> {
-        if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) || !cfg!(target_endian = "little") {
-            return Err(JitError::UnsupportedHost(format!("{} is not x86_64 or aarch64", std::env::consts::ARCH)));
-        }
-        let dump = std::env::var_os("PROTOJIT_DUMP_CLIF").is_some();
-        let mut flags = settings::builder();
-        let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
-        flags.set("opt_level", options.opt_level).map_err(|e| host(&e))?;
-        flags.set("is_pic", "false").map_err(|e| host(&e))?;
-        flags.set("enable_verifier", if options.verify { "true" } else { "false" }).map_err(|e| host(&e))?;
-        let isa = cranelift_native::builder()
-            .map_err(|e| host(&e))?
-            .finish(settings::Flags::new(flags))
-            .map_err(|e| host(&e))?;
         let reachable = layouts.reachable(root);
-        // One reservation for all functions, so direct calls (32-bit displacements on
-        // x86_64) always reach. Reserved address space only; pages are committed on use.
-        let reserve = (1 << 20) + reachable.len() * (256 << 10);
-        let provider = ArenaMemoryProvider::new_with_size(reserve).map_err(|e| host(&e))?;
-        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
-        builder.memory_provider(Box::new(provider));
-        let mut module = JITModule::new(builder);
-        let frontend = module.isa().frontend_config();
-        let sig = message_signature(frontend.pointer_type(), frontend.default_call_conv);
-
+        let mut module = new_module(options, reachable.len())?;
         let mut ids: Vec<Option<FuncId>> = vec![None; layouts.len()];
         for &li in &reachable {
-            let name = format!("protojit:{}", layouts.get(li).descriptor().full_name());
-            let id = module
-                .declare_function(&name, Linkage::Local, &sig)
-                .map_err(|e| JitError::Codegen { message_type: name.clone(), reason: e.to_string() })?;
-            ids[li.index()] = Some(id);
+            ids[li.index()] = Some(declare(&mut module, layouts, li)?);
         }
-
         let mut ctx = module.make_context();
         let mut fctx = FunctionBuilderContext::new();
         let mut stats = Vec::with_capacity(reachable.len());
         for &li in &reachable {
-            let layout = layouts.get(li);
-            let id = ids[li.index()].unwrap();
-            let started = Instant::now();
-            ctx.func.signature = sig.clone();
-            ctx.func.name = UserFuncName::user(0, id.as_u32());
-            let fallback = (layout.slots().len() > options.max_fields)
-                .then(|| format!("{} fields exceed the compile limit of {}", layout.slots().len(), options.max_fields));
-            {
-                let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-                let t = Translator::new(b, frontend, layouts, li);
-                if fallback.is_some() {
-                    t.translate_fallback();
-                } else {
-                    let mut children = Children { module: &mut module, ids: &ids, refs: HashMap::new() };
-                    t.translate(&mut children);
-                }
-            }
-            let clif = (options.keep_clif || dump).then(|| ctx.func.display().to_string());
-            if dump {
-                eprintln!("; protojit: {}\n{}", layout.descriptor().full_name(), clif.as_deref().unwrap_or(""));
-            }
-            module.define_function(id, &mut ctx).map_err(|e| JitError::Codegen {
-                message_type: layout.descriptor().full_name().to_owned(),
-                reason: clip(match e {
-                    cranelift_module::ModuleError::Compilation(c) => {
-                        cranelift_codegen::print_errors::pretty_error(&ctx.func, c)
-                    }
-                    other => other.to_string(),
-                }),
-            })?;
-            let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
-            module.clear_context(&mut ctx);
-            stats.push(TypeStats {
-                message_type: layout.descriptor().full_name().to_owned(),
-                engine: match fallback {
-                    Some(reason) => TypeEngine::Interpreter(reason),
-                    None => TypeEngine::Jit,
-                },
-                code_bytes,
-                compile_time: started.elapsed(),
-                clif,
-            });
+            let id = ids[li.index()].expect("declared above");
+            let s = define(&mut module, &mut ctx, &mut fctx, layouts, li, id, Some(&ids), std::ptr::null(), options)?;
+            stats.push(s);
         }
         module.finalize_definitions().map_err(|e| JitError::Codegen {
             message_type: layouts.get(root).descriptor().full_name().to_owned(),

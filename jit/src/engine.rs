@@ -6,23 +6,11 @@ use std::sync::Arc;
 
 use protojit_arena::{Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts};
 
-use crate::compile::{Compiled, JitError, TypeEngine, TypeStats};
-use crate::runtime::JitCtx;
-use crate::DecodeOptions;
+use crate::compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
+use crate::runtime::{JitCtx, TierHook};
+use crate::tier::Tiers;
+use crate::{DecodeOptions, EngineKind};
 use protojit_arena::interp::Interp;
-
-/// Which engine decodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum EngineKind {
-    /// Compiled code where the host is supported, the interpreter elsewhere.
-    #[default]
-    Auto,
-    /// Compiled code (message types the lowering cannot handle, or a host without a
-    /// backend, fall back to the interpreter; [`Engine::stats`] says which and why).
-    Jit,
-    /// The table interpreter only.
-    Interpreter,
-}
 
 /// What an engine runs, per message type.
 #[derive(Clone, Debug)]
@@ -34,7 +22,8 @@ pub struct EngineStats {
 }
 
 impl EngineStats {
-    /// Number of reachable message types decoded by the interpreter.
+    /// Number of reachable message types decoded by the interpreter now (cold and queued
+    /// types of a tiered engine included).
     pub fn interpreted(&self) -> usize {
         self.types.iter().filter(|t| t.engine != TypeEngine::Jit).count()
     }
@@ -44,31 +33,44 @@ impl EngineStats {
     }
 }
 
+/// What an engine runs.
+enum Code {
+    /// Eager: one module for the root and everything it reaches, with direct calls.
+    Eager(Arc<Compiled>),
+    /// Tiered: per-type entries, compiled when hot.
+    Tiered(Arc<Tiers>),
+    /// The interpreter only, and why.
+    Interpreted(String),
+}
+
 /// A ready decoder for one root message type. `Send + Sync`.
 pub struct Engine {
     layouts: Arc<Layouts>,
     root: LayoutIndex,
     options: DecodeOptions,
-    kind: EngineKind,
-    code: Result<Arc<Compiled>, String>,
+    code: Code,
 }
 
 impl Engine {
-    /// An engine for `root` over `layouts`, compiling now if `kind` asks for compiled code.
-    pub fn new(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions, kind: EngineKind) -> Engine {
-        let code = match kind {
-            EngineKind::Interpreter => Err(JitError::UnsupportedHost(String::new())),
-            _ => Compiled::compile(&layouts, root, &Default::default()).map(Arc::new),
+    /// An engine for `root` over `layouts` with the engine `options.engine` names:
+    /// compiling everything now for [`EngineKind::Jit`], with its own tiers for
+    /// [`EngineKind::Auto`] (share tiers between engines with [`Engine::with_tiers`]).
+    pub fn new(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions) -> Engine {
+        let code = match options.engine {
+            EngineKind::Interpreter => Code::Interpreted("the interpreter was requested".to_owned()),
+            EngineKind::Auto => Code::Tiered(Tiers::new(layouts.clone(), CompileOptions::default())),
+            EngineKind::Jit => match Compiled::compile(&layouts, root, &CompileOptions::default()) {
+                Ok(code) => Code::Eager(Arc::new(code)),
+                Err(e) => Code::Interpreted(e.to_string()),
+            },
         };
-        match Engine::with_code(layouts.clone(), root, options.clone(), kind, code) {
-            Ok(engine) => engine,
-            // Unreachable: the code was just compiled for these layouts and this root.
-            Err(e) => Engine::unchecked(layouts, root, options, kind, Err(e.to_string())),
-        }
+        Engine::unchecked(layouts, root, options, code)
     }
 
     /// An engine using already compiled code for `root` (shared between decoders with
-    /// different options: compiled code reads the options at run time).
+    /// different options: compiled code reads the options at run time). For
+    /// [`EngineKind::Interpreter`] the code is not used; for [`EngineKind::Auto`] it is
+    /// used as if [`EngineKind::Jit`] had been asked for.
     ///
     /// Fails with [`JitError::WrongLayouts`] when `code` was compiled for another root type
     /// or over other layouts (not `layouts` or a clone of it): its functions would write
@@ -78,32 +80,40 @@ impl Engine {
         layouts: Arc<Layouts>,
         root: LayoutIndex,
         options: DecodeOptions,
-        kind: EngineKind,
         code: Result<Arc<Compiled>, JitError>,
     ) -> Result<Engine, JitError> {
-        let code = match kind {
-            EngineKind::Interpreter => Err("the interpreter was requested".to_owned()),
+        let code = match options.engine {
+            EngineKind::Interpreter => Code::Interpreted("the interpreter was requested".to_owned()),
             _ => match code {
                 Ok(code) => {
                     code.check(&layouts, root)?;
-                    Ok(code)
+                    Code::Eager(code)
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Code::Interpreted(e.to_string()),
             },
         };
-        Ok(Engine::unchecked(layouts, root, options, kind, code))
+        Ok(Engine::unchecked(layouts, root, options, code))
     }
 
-    /// Assembles an engine whose `code`, if any, was checked against `layouts` and `root`.
-    fn unchecked(
-        layouts: Arc<Layouts>,
-        root: LayoutIndex,
-        options: DecodeOptions,
-        kind: EngineKind,
-        code: Result<Arc<Compiled>, String>,
-    ) -> Engine {
+    /// A tiered engine for `root` over the layouts of `tiers`, sharing its compiled types
+    /// with every other engine over them. Used whatever `options.engine` says (the
+    /// caller chose tiering).
+    pub fn with_tiers(tiers: Arc<Tiers>, root: LayoutIndex, options: DecodeOptions) -> Engine {
+        Engine::unchecked(tiers.layouts().clone(), root, options, Code::Tiered(tiers))
+    }
+
+    /// Assembles an engine whose code, if any, was made for `layouts` and `root`.
+    fn unchecked(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions, code: Code) -> Engine {
         let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..options };
-        Engine { layouts, root, options, kind, code }
+        Engine { layouts, root, options, code }
+    }
+
+    /// The tiers of a tiered engine.
+    pub fn tiers(&self) -> Option<&Arc<Tiers>> {
+        match &self.code {
+            Code::Tiered(t) => Some(t),
+            _ => None,
+        }
     }
 
     /// The layouts this engine decodes with.
@@ -123,14 +133,16 @@ impl Engine {
 
     /// The engine asked for.
     pub fn kind(&self) -> EngineKind {
-        self.kind
+        self.options.engine
     }
 
-    /// Per message type: engine (and why not compiled), code bytes, compile time.
+    /// Per message type: engine (and why not compiled), code bytes, compile time; for a
+    /// tiered engine, each type's tier now and the interpreted decodes that made it hot.
     pub fn stats(&self) -> EngineStats {
         let types = match &self.code {
-            Ok(code) => code.stats().to_vec(),
-            Err(reason) => self
+            Code::Eager(code) => code.stats().to_vec(),
+            Code::Tiered(tiers) => tiers.stats(self.root),
+            Code::Interpreted(reason) => self
                 .layouts
                 .reachable(self.root)
                 .into_iter()
@@ -140,10 +152,12 @@ impl Engine {
                     code_bytes: 0,
                     compile_time: Default::default(),
                     clif: None,
+                    interpreted_decodes: 0,
+                    interpreted_bytes: 0,
                 })
                 .collect(),
         };
-        EngineStats { requested: self.kind, types }
+        EngineStats { requested: self.options.engine, types }
     }
 
     /// Decodes `input` into a fresh root block in `arena`.
@@ -151,28 +165,71 @@ impl Engine {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
-        let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
-        match &self.code {
-            Ok(code) => {
+        // Each arm allocates the root itself: the interpreter's blocks must not outlive
+        // the tier hook it is given, so there the root comes after the hook.
+        let root = match &self.code {
+            Code::Eager(code) => {
+                let root = BlockMut::alloc(arena, &self.layouts, self.root);
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
-                let start = input.as_ptr();
-                let end = start.wrapping_add(input.len());
                 // SAFETY: the root function was compiled for `self.root` over
-                // `self.layouts` (checked in `with_code`), and `code` keeps it alive; it
-                // reads only `start..end` (the input) and writes only into blocks of
-                // `arena`, all of which outlive the call; `ctx` describes exactly these.
-                let r = unsafe { (code.root_fn())(&mut ctx, root.as_ptr().as_ptr(), start, end, 0, std::ptr::null()) };
-                if r.is_null() {
-                    // Compiled code records an error before it returns null; a missing one
-                    // would be a lowering bug, reported rather than trusted.
-                    return Err(ctx.error().unwrap_or(DecodeError::new(DecodeErrorKind::Internal, 0)));
+                // `self.layouts` (checked in `with_code`), and `code` keeps it alive.
+                unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+                root.as_ptr()
+            }
+            Code::Tiered(tiers) => {
+                let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
+                match tiers.entry(self.root) {
+                    Some(f) => {
+                        let root = BlockMut::alloc(arena, &self.layouts, self.root);
+                        // SAFETY: a tiers' entry is the function of that type over its
+                        // layouts, which are the engine's (`with_tiers`), alive while
+                        // `tiers` is.
+                        unsafe { run(f, &mut ctx, &root, input)? };
+                        root.as_ptr()
+                    }
+                    None => {
+                        let hook = TierHook { ctx: &mut ctx, tiers };
+                        if tiers.is_cold(self.root) {
+                            hook.note(self.root, input.len());
+                        }
+                        let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
+                        let interp = Interp::new(input, &self.options).with_children(&hook);
+                        interp.message(&mut root, 0, input.len(), 0, None)?;
+                        root.as_ptr()
+                    }
                 }
             }
-            Err(_) => {
+            Code::Interpreted(_) => {
+                let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
                 let interp = Interp::new(input, &self.options);
                 interp.message(&mut root, 0, input.len(), 0, None)?;
+                root.as_ptr()
             }
-        }
-        Ok(root.as_ptr())
+        };
+        Ok(root)
     }
+}
+
+/// Runs compiled message function `f` over the whole input into `root`.
+///
+/// # Safety
+/// `f` is the compiled function of `root`'s layout over the layouts `ctx` was made with,
+/// alive for the call; `ctx` was made for `input` and `root`'s arena.
+unsafe fn run(
+    f: crate::runtime::MessageFn,
+    ctx: &mut JitCtx,
+    root: &BlockMut<'_>,
+    input: &[u8],
+) -> Result<(), DecodeError> {
+    let start = input.as_ptr();
+    let end = start.wrapping_add(input.len());
+    // SAFETY: the caller's contract; compiled code reads only `start..end` (the input)
+    // and writes only into blocks of the arena, all of which outlive the call.
+    let r = unsafe { f(ctx, root.as_ptr().as_ptr(), start, end, 0, std::ptr::null()) };
+    if r.is_null() {
+        // Compiled code records an error before it returns null; a missing one would be a
+        // lowering bug, reported rather than trusted.
+        return Err(ctx.error().unwrap_or(DecodeError::new(DecodeErrorKind::Internal, 0)));
+    }
+    Ok(())
 }

@@ -5,6 +5,8 @@
 //! - `lower` / [`compile`]: one Cranelift function per message type (peek hub + field-order
 //!   threading), all in one module.
 //! - [`runtime`]: the context compiled code runs with and its slow-path helpers.
+//! - [`Tiers`]: per-type tiering: types start on the interpreter and are compiled on a
+//!   background thread once hot ([`EngineKind::Auto`]).
 //! - [`Engine`]: decodes one root message type with the chosen engine.
 //!
 //! # Debugging compiled code
@@ -25,7 +27,9 @@ pub mod compile;
 mod engine;
 mod lower;
 pub mod runtime;
+mod tier;
 
 pub use compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
-pub use engine::{Engine, EngineKind, EngineStats};
-pub use protojit_arena::{DecodeOptions, MAX_DEPTH_LIMIT};
+pub use engine::{Engine, EngineStats};
+pub use protojit_arena::{DecodeOptions, EngineKind, Tiering, MAX_DEPTH_LIMIT};
+pub use tier::Tiers;

@@ -37,6 +37,17 @@ pub(crate) trait ChildFns {
     fn child_fn(&mut self, b: &mut FunctionBuilder<'_>, layout: LayoutIndex) -> FuncRef;
 }
 
+/// How the function being built calls the functions of its child message types.
+pub(crate) enum ChildCalls<'c> {
+    /// Direct calls into functions of the same module (eager compilation of a root and
+    /// everything it reaches).
+    Direct(&'c mut dyn ChildFns),
+    /// Through a per-type entry table (tiering): an atomic load of the child type's entry,
+    /// then its compiled function, or `pj_interp_message` while the entry is null. The
+    /// table outlives the code (both belong to one `Tiers`).
+    Table(*const std::sync::atomic::AtomicPtr<u8>),
+}
+
 /// Signature of every message function.
 pub(crate) fn message_signature(ptr: Type, call_conv: cranelift_codegen::isa::CallConv) -> Signature {
     let mut sig = Signature::new(call_conv);
@@ -147,6 +158,8 @@ pub(crate) struct Translator<'a, 'b> {
     labels: HashMap<(u32, Form), Block>,
     pending: Vec<(u32, Form)>,
     varint_out: StackSlot,
+    /// The message signature, imported on the first call through the entry table.
+    msg_sig: Option<SigRef>,
 }
 
 /// Child blocks up to this size are allocated and zeroed by compiled code; larger ones by
@@ -238,16 +251,17 @@ impl<'a, 'b> Translator<'a, 'b> {
             labels: HashMap::new(),
             pending: Vec::new(),
             varint_out,
+            msg_sig: None,
         }
     }
 
     /// Emits the whole function and finalizes the builder.
-    pub(crate) fn translate(mut self, children: &mut dyn ChildFns) {
+    pub(crate) fn translate(mut self, mut children: ChildCalls<'_>) {
         self.emit_dispatch();
         self.emit_table();
         self.emit_slow();
         while let Some((si, form)) = self.pending.pop() {
-            self.emit_label(si, form, children);
+            self.emit_label(si, form, &mut children);
         }
         self.emit_fail_blocks();
         self.b.switch_to_block(self.ret_null);
@@ -744,7 +758,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.fail_if(deep, DecodeErrorKind::DepthLimitExceeded, tag_pos);
     }
 
-    fn emit_label(&mut self, si: u32, form: Form, children: &mut dyn ChildFns) {
+    fn emit_label(&mut self, si: u32, form: Form, children: &mut ChildCalls<'_>) {
         let label = self.labels[&(si, form)];
         self.b.switch_to_block(label);
         let p = self.b.block_params(label)[0];
@@ -851,12 +865,10 @@ impl<'a, 'b> Translator<'a, 'b> {
                     self.b.switch_to_block(full);
                 }
                 let child = self.child_block(si, &slot);
-                let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
                 let d = self.b.ins().iadd_imm_s(self.depth, 1);
                 let meta = self.b.ins().uextend(types::I64, d);
                 let null = self.b.ins().iconst(self.ptr, 0);
-                let call = self.b.ins().call(f, &[self.ctx, child, start, stop, meta, null]);
-                let r = self.b.inst_results(call)[0];
+                let r = self.call_child(children, slot.child, [self.ctx, child, start, stop, meta, null]);
                 self.null_check(r);
                 self.b.ins().jump(done, &[]);
                 self.b.switch_to_block(done);
@@ -865,14 +877,56 @@ impl<'a, 'b> Translator<'a, 'b> {
             FieldKind::Group => {
                 self.depth_check(tag_pos);
                 let child = self.child_block(si, &slot);
-                let f = children.child_fn(&mut self.b, LayoutIndex::new(slot.child));
                 let d = self.b.ins().iadd_imm_s(self.depth, 1);
                 let d = self.b.ins().uextend(types::I64, d);
                 let meta = self.b.ins().bor_imm_u(d, (slot.number as i64) << 32);
-                let call = self.b.ins().call(f, &[self.ctx, child, p, self.end, meta, tag_pos]);
-                let r = self.b.inst_results(call)[0];
+                let r = self.call_child(children, slot.child, [self.ctx, child, p, self.end, meta, tag_pos]);
                 self.null_check(r);
                 self.thread(si, r);
+            }
+        }
+    }
+
+    /// Calls the message function of child layout `child` with the message signature's
+    /// arguments; returns its result (the position after the child, or null).
+    fn call_child(&mut self, children: &mut ChildCalls<'_>, child: u32, args: [Value; 6]) -> Value {
+        match children {
+            ChildCalls::Direct(fns) => {
+                let f = fns.child_fn(&mut self.b, LayoutIndex::new(child));
+                let call = self.b.ins().call(f, &args);
+                self.b.inst_results(call)[0]
+            }
+            ChildCalls::Table(entries) => {
+                // Acquire pairs with the release store that publishes a compiled function,
+                // so its code and data are visible before it is called.
+                let entry = entries.wrapping_add(child as usize) as usize as i64;
+                let entry = self.b.ins().iconst(self.ptr, entry);
+                let f = self.b.ins().atomic_load(self.ptr, MemFlagsData::trusted(), entry);
+                let compiled = self.b.create_block();
+                let interp = self.b.create_block();
+                let done = self.b.create_block();
+                self.b.append_block_param(done, self.ptr);
+                self.b.set_cold_block(interp);
+                self.b.ins().brif(f, compiled, &[], interp, &[]);
+
+                self.b.switch_to_block(compiled);
+                let sig = match self.msg_sig {
+                    Some(sig) => sig,
+                    None => *self.msg_sig.insert(self.b.import_signature(message_signature(self.ptr, self.cc))),
+                };
+                let call = self.b.ins().call_indirect(sig, f, &args);
+                let r = self.b.inst_results(call)[0];
+                self.b.ins().jump(done, &[BlockArg::Value(r)]);
+
+                self.b.switch_to_block(interp);
+                let li = self.b.ins().iconst(types::I32, child as i64);
+                let [ctx, blk, p, end, meta, gtag] = args;
+                let call = self.call_helper(self.helpers.interp_message, &[ctx, li, blk, p, end, meta, gtag]);
+                let r = self.b.inst_results(call)[0];
+                self.b.ins().jump(done, &[BlockArg::Value(r)]);
+
+                self.b.switch_to_block(done);
+                self.b.block_params(done)[0]
             }
         }
     }
@@ -925,11 +979,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         let low = self.b.ins().band_imm_u(v, 1);
         let mask = self.b.ins().ineg(low);
         self.b.ins().bxor(half, mask)
-    }
-
-    #[allow(dead_code)]
-    fn call_conv(&self) -> cranelift_codegen::isa::CallConv {
-        self.cc
     }
 
     #[allow(dead_code)]

@@ -12,8 +12,9 @@ use protojit_arena::{
     runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex, Utf8Check,
 };
 
+use crate::tier::Tiers;
 use crate::DecodeOptions;
-use protojit_arena::interp::{Interp, Step};
+use protojit_arena::interp::{ChildDecoder, Interp, Step};
 
 /// Per-decode state shared by compiled functions and helpers. `repr(C)`: compiled code
 /// reads and writes the fields at the offsets below.
@@ -44,6 +45,13 @@ pub struct JitCtx {
     pub chunk_end: *mut u8,
     /// Size of the next chunk [`pj_alloc_block`] takes from the arena.
     pub chunk_next: usize,
+    /// The tiers of a tiered decode (null otherwise): the interpreter offers child
+    /// messages to their compiled code, and counts the types it decodes.
+    pub tiers: *const Tiers,
+    /// `Tiering::after_decodes` of the decode's options.
+    pub tier_decodes: u64,
+    /// `Tiering::after_bytes` of the decode's options.
+    pub tier_bytes: u64,
 }
 
 /// The first block chunk's size bounds: small inputs take a chunk about their own size,
@@ -86,7 +94,15 @@ impl JitCtx {
             chunk_ptr: std::ptr::null_mut(),
             chunk_end: std::ptr::null_mut(),
             chunk_next: input.len().next_multiple_of(8).clamp(CHUNK_MIN, CHUNK_MAX),
+            tiers: std::ptr::null(),
+            tier_decodes: options.tiering.after_decodes,
+            tier_bytes: options.tiering.after_bytes,
         }
+    }
+
+    /// The same context for a tiered decode over `tiers` (whose layouts it was made for).
+    pub(crate) fn tiered(self, tiers: &Tiers) -> JitCtx {
+        JitCtx { tiers, ..self }
     }
 
     /// The error recorded by compiled code or a helper, if any.
@@ -126,7 +142,7 @@ impl JitCtx {
             1 => Utf8Check::Proto3,
             _ => Utf8Check::All,
         };
-        DecodeOptions { max_depth: self.max_depth, utf8 }
+        DecodeOptions { max_depth: self.max_depth, utf8, ..DecodeOptions::default() }
     }
 }
 
@@ -169,9 +185,10 @@ pub type MessageFn = unsafe extern "C" fn(
 ///
 /// The returned references have an unbounded lifetime `'x`: they are valid only for the
 /// duration of the helper call that made them, and that holds because helpers never
-/// re-enter compiled code and never keep the references past their return. The
-/// `&mut JitCtx` is unique for the same reason: compiled code is suspended in the call,
-/// and no other helper runs at the same time on this context (one decode, one thread).
+/// keep them past their return. The `&mut JitCtx` is unique while it lives: compiled
+/// code is suspended in the call, no other helper runs at the same time on this context
+/// (one decode, one thread), and the helpers that may re-enter compiled code (through
+/// the interpreter's [`TierHook`]) drop it first (see [`with_interp`]).
 ///
 /// # Safety
 /// `ctx` is the live context of the running decode, made by [`JitCtx::new`] (compiled
@@ -215,28 +232,128 @@ unsafe fn guard<R>(ctx: *mut JitCtx, failed: R, body: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Where a helper's interpreter run left the input.
+pub(crate) enum Done {
+    /// At this position (an offset into the input).
+    At(usize),
+    /// After the end-group tag of the group being decoded, at this position.
+    GroupEnd(usize),
+}
+
 /// The body shared by the helpers that hand a field, a packed run or a whole message to
-/// the interpreter: the guard, the run's context, the block as a writer and an
-/// interpreter over the input; `body` returns the next input position or null.
+/// the interpreter: the guard, the block as a writer and an interpreter over the input
+/// (offering child messages to compiled code in a tiered decode); `body` gets the input
+/// offsets of `ptr` and `end` and returns where it stopped.
+///
+/// No `&mut JitCtx` lives while `body` runs: the interpreter may call compiled code of a
+/// child type (tiering), which writes the context through its own pointer.
 ///
 /// # Safety
-/// As [`pj_slow_field`] for `ctx`, `layout` and `block`.
+/// As [`pj_slow_field`] for `ctx`, `layout`, `block`, `ptr` and `end`.
 unsafe fn with_interp(
     ctx: *mut JitCtx,
     layout: u32,
     block: *mut u8,
-    body: impl for<'x> FnOnce(&mut JitCtx, &Interp<'x>, &mut BlockMut<'x>) -> *const u8,
+    ptr: *const u8,
+    end: *const u8,
+    body: impl for<'x> FnOnce(&Interp<'x>, &mut BlockMut<'x>, usize, usize) -> Result<Done, DecodeError>,
 ) -> *const u8 {
     // SAFETY: the body makes its references inside the guard.
     unsafe {
         guard(ctx, std::ptr::null(), || {
-            // SAFETY: compiled code passes the live context of this decode (see `enter`).
-            let (ctx, input, arena, layouts) = enter(ctx);
+            // SAFETY: compiled code passes the live context of this decode (see `enter`);
+            // the `&mut` ends with this statement.
+            let (options, input, arena, layouts, tiers) = {
+                let (c, input, arena, layouts) = enter(ctx);
+                (c.options(), input, arena, layouts, c.tiers)
+            };
+            let (pos, stop) = (ptr as usize - input.as_ptr() as usize, end as usize - input.as_ptr() as usize);
             // SAFETY: the caller's contract.
             let mut block = block_mut(arena, layouts, layout, block);
-            let interp = Interp::new(input, &ctx.options());
-            body(ctx, &interp, &mut block)
+            let r = if tiers.is_null() {
+                body(&Interp::new(input, &options), &mut block, pos, stop)
+            } else {
+                // SAFETY: a tiered context's `tiers` outlives the decode (the engine holds it).
+                let hook = TierHook { ctx, tiers: &*tiers };
+                if hook.tiers.is_cold(LayoutIndex::new(layout)) && stop >= pos {
+                    hook.note(LayoutIndex::new(layout), stop - pos);
+                }
+                body(&Interp::new(input, &options).with_children(&hook), &mut block, pos, stop)
+            };
+            // SAFETY: as above; no other reference to the context is alive now.
+            let ctx = &mut *ctx;
+            match r {
+                Ok(Done::At(next)) => ctx.at(next),
+                Ok(Done::GroupEnd(next)) => {
+                    ctx.group_done = 1;
+                    ctx.at(next)
+                }
+                Err(e) => ctx.fail(e),
+            }
         })
+    }
+}
+
+/// Offers a tiered decode's child messages to their types' compiled code, and counts the
+/// types the interpreter decodes toward their compile thresholds.
+pub(crate) struct TierHook<'t> {
+    /// The decode's context; compiled code writes it through this pointer.
+    pub(crate) ctx: *mut JitCtx,
+    pub(crate) tiers: &'t Tiers,
+}
+
+impl TierHook<'_> {
+    /// Counts one interpreted decode of `layout` over `bytes` bytes.
+    pub(crate) fn note(&self, layout: LayoutIndex, bytes: usize) {
+        // SAFETY: the hook's context is live for the whole decode; plain reads of two
+        // fields nothing writes during a decode.
+        let (decodes, limit) = unsafe { ((*self.ctx).tier_decodes, (*self.ctx).tier_bytes) };
+        self.tiers.note(layout, bytes as u64, decodes, limit);
+    }
+}
+
+impl ChildDecoder for TierHook<'_> {
+    fn decode_child(
+        &self,
+        child: &mut BlockMut<'_>,
+        layout: LayoutIndex,
+        pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<(u32, usize)>,
+    ) -> Option<Result<usize, DecodeError>> {
+        let Some(f) = self.tiers.entry(layout) else {
+            if self.tiers.is_cold(layout) {
+                self.note(layout, if group.is_some() { 0 } else { end - pos });
+            }
+            return None;
+        };
+        // SAFETY: a plain read of the live context (see `note`).
+        let (start, input_len, arena) = unsafe { ((*self.ctx).input_start, (*self.ctx).input_len, (*self.ctx).arena) };
+        // The interpreter hands over its own child blocks, which are in this decode's arena
+        // and of `layout`; checked anyway, since compiled code trusts both.
+        if !std::ptr::eq(child.layout(), self.tiers.layouts().get(layout))
+            || !std::ptr::eq(child.arena(), arena)
+            || pos > end
+            || end > input_len
+        {
+            return Some(Err(DecodeError::new(DecodeErrorKind::Internal, pos)));
+        }
+        let meta = depth as u64 | group.map_or(0, |g| (g.0 as u64) << 32);
+        let gtag = group.map_or(std::ptr::null(), |g| start.wrapping_add(g.1));
+        // SAFETY: `f` is the compiled function of `layout` over the tiers' layouts, which
+        // are this decode's; `child` is a block of that layout in this decode's arena
+        // (checked above); `pos..end` lies inside the input; `ctx` is this decode's live
+        // context, and no reference to it is held across the call.
+        let r = unsafe {
+            f(self.ctx, child.as_ptr().as_ptr(), start.wrapping_add(pos), start.wrapping_add(end), meta, gtag)
+        };
+        if r.is_null() {
+            // SAFETY: as in `note`; compiled code has returned.
+            let e = unsafe { (*self.ctx).error() };
+            return Some(Err(e.unwrap_or(DecodeError::new(DecodeErrorKind::Internal, pos))));
+        }
+        Some(Ok(r as usize - start as usize))
     }
 }
 
@@ -262,17 +379,12 @@ pub unsafe extern "C" fn pj_slow_field(
 ) -> *const u8 {
     // SAFETY: the caller's contract.
     unsafe {
-        with_interp(ctx, layout, block, |ctx, interp, block| {
+        with_interp(ctx, layout, block, ptr, end, |interp, block, pos, end| {
             let group = (meta >> 32) as u32;
-            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            match interp.field(block, pos, end, meta as u32, (group != 0).then_some(group)) {
-                Ok(Step::Next(next)) => ctx.at(next),
-                Ok(Step::GroupEnd(next)) => {
-                    ctx.group_done = 1;
-                    ctx.at(next)
-                }
-                Err(e) => ctx.fail(e),
-            }
+            Ok(match interp.field(block, pos, end, meta as u32, (group != 0).then_some(group))? {
+                Step::Next(next) => Done::At(next),
+                Step::GroupEnd(next) => Done::GroupEnd(next),
+            })
         })
     }
 }
@@ -455,12 +567,8 @@ pub unsafe extern "C" fn pj_packed(
 ) -> *const u8 {
     // SAFETY: the caller's contract.
     unsafe {
-        with_interp(ctx, layout, block, |ctx, interp, block| {
-            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            match interp.packed(block, SlotIndex::new(slot), pos, end) {
-                Ok(next) => ctx.at(next),
-                Err(e) => ctx.fail(e),
-            }
+        with_interp(ctx, layout, block, ptr, end, |interp, block, pos, end| {
+            interp.packed(block, SlotIndex::new(slot), pos, end).map(Done::At)
         })
     }
 }
@@ -481,14 +589,12 @@ pub unsafe extern "C" fn pj_interp_message(
 ) -> *const u8 {
     // SAFETY: the caller's contract.
     unsafe {
-        with_interp(ctx, layout, block, |ctx, interp, block| {
+        // The group's start tag lies inside the input (the caller's contract).
+        let input_start = (*ctx).input_start;
+        with_interp(ctx, layout, block, ptr, end, |interp, block, pos, end| {
             let group = (meta >> 32) as u32;
-            let group = (group != 0).then(|| (group, ctx.offset(gtag)));
-            let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            match interp.message(block, pos, end, meta as u32, group) {
-                Ok(next) => ctx.at(next),
-                Err(e) => ctx.fail(e),
-            }
+            let group = (group != 0).then(|| (group, gtag as usize - input_start as usize));
+            interp.message(block, pos, end, meta as u32, group).map(Done::At)
         })
     }
 }

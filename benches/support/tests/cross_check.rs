@@ -14,8 +14,12 @@ fn every_arm_agrees_with_the_interpreter() {
     let cases = all_cases();
     assert!(cases.len() >= 22, "the generated corpus alone has 22 payloads");
     for c in &cases {
-        let interp = c.schema.decoder_with(&c.message, DecodeOptions::default(), EngineKind::Interpreter).unwrap();
-        let jit = c.schema.decoder_with(&c.message, DecodeOptions::default(), EngineKind::Jit).unwrap();
+        let interp = c
+            .schema
+            .decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .unwrap();
+        let jit =
+            c.schema.decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
         let arena = Arena::new();
         let tree = interp.decode(&c.bytes, &arena).unwrap();
         let want = tree_checksum(&tree);

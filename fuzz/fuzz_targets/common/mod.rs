@@ -66,8 +66,8 @@ pub fn decoder_pairs(max_depth: u32) -> Vec<(Decoder, Decoder)> {
             }
             let schema = &schemas.iter().find(|(f, _)| f == file).unwrap().1;
             let options = DecodeOptions { max_depth, ..DecodeOptions::default() };
-            let jit = schema.decoder_with(type_name, options.clone(), EngineKind::Jit).unwrap();
-            let interp = schema.decoder_with(type_name, options, EngineKind::Interpreter).unwrap();
+            let jit = schema.decoder_with_options(type_name, &options.clone().with_engine(EngineKind::Jit)).unwrap();
+            let interp = schema.decoder_with_options(type_name, &options.with_engine(EngineKind::Interpreter)).unwrap();
             assert_eq!(jit.stats().interpreted(), 0, "{type_name} must be compiled");
             (jit, interp)
         })

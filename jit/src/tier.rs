@@ -1,0 +1,294 @@
+//! Tiering: every message type starts on the interpreter and is compiled, on one
+//! background thread, once its decodes pass a threshold; its entry is then swapped in.
+//!
+//! # Invariants
+//! 1. `entries[t]` is null or the finalized function of type `t`, compiled over
+//!    `layouts`, living in `compiler`'s module. It only ever goes from null to a function
+//!    (release store; readers load with acquire), and module memory is freed only when
+//!    the `Tiers` is dropped, when no decode can be running (each holds the `Tiers`).
+//! 2. Compiled functions call their child types through `entries` (see
+//!    `ChildCalls::Table`), so a type's code runs whatever tier its children are in, and
+//!    the interpreter offers child messages to compiled code through `TierHook`: any mix
+//!    of tiers decodes the same tree.
+//! 3. A type's state goes cold → queued → compiled, or to failed (interpreted for good,
+//!    with the reason); nothing goes back.
+
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use cranelift_codegen::Context;
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_jit::JITModule;
+use cranelift_module::Module;
+use protojit_arena::{LayoutIndex, Layouts};
+
+use crate::compile::{declare, define, new_module, CompileOptions, JitError, TypeEngine, TypeStats};
+use crate::runtime::MessageFn;
+
+const COLD: u8 = 0;
+const QUEUED: u8 = 1;
+const COMPILED: u8 = 2;
+const FAILED: u8 = 3;
+
+/// Per message type: tier state and counters.
+#[derive(Default)]
+struct TypeTier {
+    state: AtomicU8,
+    /// Interpreted decodes counted toward the thresholds (counting stops when queued).
+    decodes: AtomicU64,
+    /// Their bytes.
+    bytes: AtomicU64,
+    code_bytes: AtomicU32,
+    compile_nanos: AtomicU64,
+    failure: OnceLock<String>,
+}
+
+/// The compiler's reusable state: one module for every type of the schema, and the
+/// Cranelift context and function builder reused between types.
+struct Compiler {
+    module: JITModule,
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+}
+
+/// Per-type tiers for every message type of one set of layouts, shared by all tiered
+/// engines over them. `Send + Sync`.
+pub struct Tiers {
+    layouts: Arc<Layouts>,
+    /// Per layout: its compiled [`MessageFn`], or null while it is interpreted.
+    entries: Box<[AtomicPtr<u8>]>,
+    types: Box<[TypeTier]>,
+    /// `Err` when the host has no backend (every type stays interpreted).
+    compiler: Mutex<Result<Compiler, String>>,
+    options: CompileOptions,
+    this: Weak<Tiers>,
+}
+
+impl std::fmt::Debug for Tiers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tiers").field("layouts", &self.layouts.id()).finish_non_exhaustive()
+    }
+}
+
+impl Drop for Tiers {
+    fn drop(&mut self) {
+        let compiler =
+            std::mem::replace(self.compiler.get_mut().unwrap_or_else(|e| e.into_inner()), Err("dropped".to_owned()));
+        if let Ok(c) = compiler {
+            // SAFETY: `&mut self` proves no decode runs and no compile is in progress
+            // (both hold the `Tiers`); the entries die with `self` (invariant 1).
+            unsafe { c.module.free_memory() };
+        }
+    }
+}
+
+impl Tiers {
+    /// Tiers for every type of `layouts`, all cold, compiling with `options` when hot.
+    pub fn new(layouts: Arc<Layouts>, options: CompileOptions) -> Arc<Tiers> {
+        let n = layouts.len();
+        let compiler = new_module(&options, n)
+            .map(|module| Compiler { ctx: module.make_context(), module, fctx: FunctionBuilderContext::new() })
+            .map_err(|e| e.to_string());
+        Arc::new_cyclic(|this| Tiers {
+            layouts,
+            entries: (0..n).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
+            types: (0..n).map(|_| TypeTier::default()).collect(),
+            compiler: Mutex::new(compiler),
+            options,
+            this: this.clone(),
+        })
+    }
+
+    /// The layouts the tiers compile over.
+    pub fn layouts(&self) -> &Arc<Layouts> {
+        &self.layouts
+    }
+
+    /// The compiled function of `layout`, once it has one.
+    #[inline]
+    pub(crate) fn entry(&self, layout: LayoutIndex) -> Option<MessageFn> {
+        let f = self.entries[layout.index()].load(Ordering::Acquire);
+        // SAFETY: non-null entries are finalized functions with `MessageFn`'s ABI
+        // (invariant 1).
+        (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut u8, MessageFn>(f) })
+    }
+
+    /// Base of the entry table compiled code loads from.
+    fn table(&self) -> *const AtomicPtr<u8> {
+        self.entries.as_ptr()
+    }
+
+    /// Whether `layout` is interpreted and still counting toward its thresholds.
+    #[inline]
+    pub(crate) fn is_cold(&self, layout: LayoutIndex) -> bool {
+        self.types[layout.index()].state.load(Ordering::Relaxed) == COLD
+    }
+
+    /// Counts one interpreted decode of `layout` over `bytes` bytes; queues the type for
+    /// compilation once its decodes reach `after_decodes` or its bytes `after_bytes`.
+    pub(crate) fn note(&self, layout: LayoutIndex, bytes: u64, after_decodes: u64, after_bytes: u64) {
+        let t = &self.types[layout.index()];
+        let decodes = t.decodes.fetch_add(1, Ordering::Relaxed) + 1;
+        let total = t.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if decodes >= after_decodes || total >= after_bytes {
+            self.request(layout);
+        }
+    }
+
+    /// Queues `layout` for the background compiler, if it is cold and the queue has room
+    /// (else it stays cold and is asked for again by a later decode).
+    pub fn request(&self, layout: LayoutIndex) {
+        let t = &self.types[layout.index()];
+        if t.state.compare_exchange(COLD, QUEUED, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            return;
+        }
+        let Some(this) = self.this.upgrade() else { return };
+        match background().try_send((this, layout)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                t.state.store(COLD, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Compiles `layout` now, on this thread, unless it is compiled or failed already.
+    /// Returns whether it has compiled code afterwards.
+    pub fn compile_now(&self, layout: LayoutIndex) -> bool {
+        let t = &self.types[layout.index()];
+        let mut compiler = self.compiler.lock().unwrap_or_else(|e| e.into_inner());
+        match t.state.load(Ordering::Acquire) {
+            COMPILED => return true,
+            FAILED => return false,
+            _ => {}
+        }
+        let c = match compiler.as_mut() {
+            Ok(c) => c,
+            Err(why) => {
+                let _ = t.failure.set(why.clone());
+                t.state.store(FAILED, Ordering::Release);
+                return false;
+            }
+        };
+        match self.compile_type(c, layout) {
+            Ok((f, stats)) => {
+                t.code_bytes.store(stats.code_bytes, Ordering::Relaxed);
+                t.compile_nanos.store(stats.compile_time.as_nanos() as u64, Ordering::Relaxed);
+                match stats.engine {
+                    TypeEngine::Jit => {
+                        // Invariant 1: published once, after finalization.
+                        self.entries[layout.index()].store(f, Ordering::Release);
+                        t.state.store(COMPILED, Ordering::Release);
+                        true
+                    }
+                    TypeEngine::Interpreter(why) => {
+                        // Too many fields: the function would only call the interpreter.
+                        let _ = t.failure.set(why);
+                        t.state.store(FAILED, Ordering::Release);
+                        false
+                    }
+                    TypeEngine::Cold | TypeEngine::Queued => unreachable!("define reports Jit or Interpreter"),
+                }
+            }
+            Err(e) => {
+                let _ = t.failure.set(e.to_string());
+                t.state.store(FAILED, Ordering::Release);
+                false
+            }
+        }
+    }
+
+    /// Lowers, defines and finalizes one type's function in the shared module.
+    fn compile_type(&self, c: &mut Compiler, layout: LayoutIndex) -> Result<(*mut u8, TypeStats), JitError> {
+        let started = std::time::Instant::now();
+        let id = declare(&mut c.module, &self.layouts, layout)?;
+        let mut stats = define(
+            &mut c.module,
+            &mut c.ctx,
+            &mut c.fctx,
+            &self.layouts,
+            layout,
+            id,
+            None,
+            self.table(),
+            &self.options,
+        )?;
+        c.module
+            .finalize_definitions()
+            .map_err(|e| JitError::Codegen { message_type: stats.message_type.clone(), reason: e.to_string() })?;
+        stats.compile_time = started.elapsed();
+        Ok((c.module.get_finalized_function(id) as *mut u8, stats))
+    }
+
+    /// Compiles every type reachable from `root` now (the eager `Jit` engine over tiers).
+    pub fn compile_reachable(&self, root: LayoutIndex) {
+        for li in self.layouts.reachable(root) {
+            self.compile_now(li);
+        }
+    }
+
+    /// Whether every type reachable from `root` is compiled or interpreted for good.
+    pub fn settled(&self, root: LayoutIndex) -> bool {
+        self.layouts.reachable(root).into_iter().all(|li| {
+            let s = self.types[li.index()].state.load(Ordering::Acquire);
+            s == COMPILED || s == FAILED
+        })
+    }
+
+    /// Per type reachable from `root` (root first): tier, interpreted decodes counted,
+    /// compile time and code size.
+    pub fn stats(&self, root: LayoutIndex) -> Vec<TypeStats> {
+        self.layouts
+            .reachable(root)
+            .into_iter()
+            .map(|li| {
+                let t = &self.types[li.index()];
+                let engine = match t.state.load(Ordering::Acquire) {
+                    COLD => TypeEngine::Cold,
+                    QUEUED => TypeEngine::Queued,
+                    COMPILED => TypeEngine::Jit,
+                    _ => TypeEngine::Interpreter(t.failure.get().cloned().unwrap_or_default()),
+                };
+                TypeStats {
+                    message_type: self.layouts.get(li).descriptor().full_name().to_owned(),
+                    engine,
+                    code_bytes: t.code_bytes.load(Ordering::Relaxed),
+                    compile_time: Duration::from_nanos(t.compile_nanos.load(Ordering::Relaxed)),
+                    clif: None,
+                    interpreted_decodes: t.decodes.load(Ordering::Relaxed),
+                    interpreted_bytes: t.bytes.load(Ordering::Relaxed),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Room in the background compiler's queue; a type that finds it full stays cold and is
+/// queued by a later decode.
+const QUEUE: usize = 256;
+
+/// The process's one background compiler: a thread that compiles queued types one at a
+/// time, so that it takes at most one core from decoding threads.
+fn background() -> &'static SyncSender<(Arc<Tiers>, LayoutIndex)> {
+    static QUEUE_TX: OnceLock<SyncSender<(Arc<Tiers>, LayoutIndex)>> = OnceLock::new();
+    QUEUE_TX.get_or_init(|| {
+        let (tx, rx) = sync_channel::<(Arc<Tiers>, LayoutIndex)>(QUEUE);
+        let spawned = std::thread::Builder::new().name("protojit-compiler".into()).spawn(move || {
+            while let Ok((tiers, layout)) = rx.recv() {
+                // A panic in Cranelift would be a bug there or in the lowering: the type
+                // stays interpreted, with the reason, and the thread lives on.
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tiers.compile_now(layout)));
+                if done.is_err() {
+                    let t = &tiers.types[layout.index()];
+                    let _ = t.failure.set("the compiler panicked".to_owned());
+                    t.state.store(FAILED, Ordering::Release);
+                }
+            }
+        });
+        if spawned.is_err() {
+            // No thread: sends fail (the receiver is gone) and types stay cold.
+        }
+        tx
+    })
+}
