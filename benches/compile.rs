@@ -6,9 +6,9 @@
 //! - `load`: `.proto` text compiled by protox into a descriptor pool (for
 //!   `descriptor.fds.bin`: the pool decoded from the serialized descriptor set);
 //! - `layout`: `Schema::from_pool` (message layouts);
-//! - `jit`: `Schema::decoder_with_options(root, &...with_engine(EngineKind::Jit))` on a fresh schema: Cranelift
+//! - `jit`: `Schema::decoder_with_options` with `EngineKind::Jit` on a fresh schema: Cranelift
 //!   lowering and compilation of every type reachable from the root;
-//! - `interp_setup`: `Schema::decoder_with_options(root, &...with_engine(EngineKind::Interpreter))`: the
+//! - `interp_setup`: `Schema::decoder_with_options` with `EngineKind::Interpreter`: the
 //!   interpreter's only set-up beyond the layouts.
 //!
 //! Before timing, each schema's machine-code bytes and compile time per message type (from
@@ -178,6 +178,70 @@ fn record_stats(targets: &[Target]) {
             );
         }
     }
+    println!("(written to {})", path.display());
+    record_per_type(targets);
+}
+
+/// Per message type, compiled alone as tiering compiles it (`Tiers::compile_now`: one
+/// function lowered, compiled and finalized into the schema's module): compile time and
+/// machine-code bytes, median and p90 per schema and over all of them.
+fn record_per_type(targets: &[Target]) {
+    use protojit::raw::jit::{CompileOptions, Tiers};
+    let path = stats_path().with_file_name("protojit-compile-types.tsv");
+    let mut out = std::fs::File::create(&path).expect("stats file");
+    writeln!(out, "schema	type	compile_us	code_bytes").unwrap();
+    let (mut all_us, mut all_bytes) = (Vec::new(), Vec::new());
+    println!("{:<12} {:>6} {:>12} {:>12} {:>10} {:>10}", "schema", "types", "median us", "p90 us", "median B", "p90 B");
+    let summary = |name: &str, us: &mut Vec<f64>, bytes: &mut Vec<u32>| {
+        us.sort_by(f64::total_cmp);
+        bytes.sort();
+        let q = |n: usize, f: f64| ((n as f64 * f).ceil() as usize).clamp(1, n.max(1)) - 1;
+        if us.is_empty() {
+            return;
+        }
+        println!(
+            "{:<12} {:>6} {:>12.0} {:>12.0} {:>10} {:>10}",
+            name,
+            us.len(),
+            us[q(us.len(), 0.5)],
+            us[q(us.len(), 0.9)],
+            bytes[q(bytes.len(), 0.5)],
+            bytes[q(bytes.len(), 0.9)]
+        );
+    };
+    for t in targets {
+        let pool = t.source.load();
+        let schema = Schema::from_pool(&pool).expect("layouts");
+        let tiers = Tiers::new(schema.layouts().clone(), CompileOptions::default());
+        let mut seen = vec![false; schema.layouts().len()];
+        let (mut us, mut bytes) = (Vec::new(), Vec::new());
+        for root in &t.roots {
+            let li = schema.layouts().index_of(&schema.resolve_type(root).unwrap()).unwrap();
+            for ty in schema.layouts().reachable(li) {
+                if std::mem::replace(&mut seen[ty.index()], true) {
+                    continue;
+                }
+                tiers.compile_now(ty);
+            }
+        }
+        for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+            let st = tiers.type_stats(protojit::raw::arena::LayoutIndex::new(i as u32));
+            if st.engine != TypeEngine::Jit {
+                continue;
+            }
+            let micros = st.compile_time.as_secs_f64() * 1e6;
+            writeln!(out, "{}\t{}\t{micros:.0}\t{}", t.name, st.message_type, st.code_bytes).unwrap();
+            us.push(micros);
+            bytes.push(st.code_bytes);
+        }
+        // The growth schemas and the chain are synthetic: the corpus summary leaves them out.
+        if !t.name.starts_with("growth") && t.name != "chain10" {
+            all_us.extend(&us);
+            all_bytes.extend(&bytes);
+        }
+        summary(&t.name, &mut us, &mut bytes);
+    }
+    summary("corpus", &mut all_us, &mut all_bytes);
     println!("(written to {})", path.display());
 }
 

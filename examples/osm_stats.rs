@@ -28,11 +28,17 @@ pub struct OsmDecoders {
 }
 
 impl OsmDecoders {
-    /// Loads `fileformat.proto` and `osmformat.proto` from `dir` and prepares the decoders.
+    /// Loads `fileformat.proto` and `osmformat.proto` from `dir` and prepares the decoders
+    /// (default options: tiered).
     pub fn load(dir: &Path) -> Result<OsmDecoders, String> {
+        OsmDecoders::load_with(dir, &protojit::DecodeOptions::default())
+    }
+
+    /// The same with `options` (benchmarks pin an engine).
+    pub fn load_with(dir: &Path, options: &protojit::DecodeOptions) -> Result<OsmDecoders, String> {
         let schema = Schema::from_proto_files(&[dir.join("fileformat.proto"), dir.join("osmformat.proto")], &[dir])
             .map_err(|e| e.to_string())?;
-        let d = |name: &str| schema.decoder(name).map_err(|e| e.to_string());
+        let d = |name: &str| schema.decoder_with_options(name, options).map_err(|e| e.to_string());
         Ok(OsmDecoders {
             blob_header: d("OSMPBF.BlobHeader")?,
             blob: d("OSMPBF.Blob")?,

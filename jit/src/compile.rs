@@ -82,6 +82,9 @@ pub struct TypeStats {
 pub struct CompileOptions {
     /// Cranelift optimisation level: `"none"`, `"speed"` or `"speed_and_size"`.
     pub opt_level: &'static str,
+    /// Cranelift register allocator: `"backtracking"` (better code) or `"single_pass"`
+    /// (faster compilation, more spills).
+    pub regalloc: &'static str,
     /// Keep each function's Cranelift IR in the stats. Also turned on by the environment
     /// variable `PROTOJIT_DUMP_CLIF` (any value), which prints it to stderr as well.
     pub keep_clif: bool,
@@ -96,7 +99,13 @@ pub struct CompileOptions {
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: "speed", keep_clif: false, max_fields: 4096, verify: cfg!(debug_assertions) }
+        CompileOptions {
+            opt_level: "speed",
+            regalloc: "backtracking",
+            keep_clif: false,
+            max_fields: 4096,
+            verify: cfg!(debug_assertions),
+        }
     }
 }
 
@@ -174,6 +183,7 @@ pub(crate) fn new_module(options: &CompileOptions, functions: usize) -> Result<J
     let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
     flags.set("opt_level", options.opt_level).map_err(|e| host(&e))?;
     flags.set("is_pic", "false").map_err(|e| host(&e))?;
+    flags.set("regalloc_algorithm", options.regalloc).map_err(|e| host(&e))?;
     flags.set("enable_verifier", if options.verify { "true" } else { "false" }).map_err(|e| host(&e))?;
     let isa =
         cranelift_native::builder().map_err(|e| host(&e))?.finish(settings::Flags::new(flags)).map_err(|e| host(&e))?;

@@ -400,21 +400,61 @@ impl<'a, 'b> Translator<'a, 'b> {
         let byte = self.b.block_params(self.table)[1];
         let p1 = self.b.ins().iadd_imm_s(p, 1);
         let two_byte = self.b.create_block();
-        let mut entries = Vec::with_capacity(256);
-        for t in 0..256u32 {
-            let call = if t >= 0x80 {
-                // `p` is the table block's parameter, which dominates `two_byte`.
-                self.b.func.dfg.block_call(two_byte, &[])
-            } else if let Some(label) = self.label_for_tag(t) {
-                self.b.func.dfg.block_call(label, &[BlockArg::Value(p1), BlockArg::Value(p)])
+        // One-byte tags are fields 1..15: a jump table over the field number (`byte >> 3`,
+        // at most 16 entries), then the wire type compared in the field's own block. A
+        // table over all 256 byte values would cost far more to compile than it saves:
+        // Cranelift splits every table edge into a block whose target has several
+        // in-edges, and most of the 256 entries share the slow path.
+        // Blocks below use `p`, `p1` and `byte` directly: the table block dominates them.
+        let one_byte = self.b.create_block();
+        let high = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, byte, 0x80);
+        self.b.ins().brif(high, two_byte, &[], one_byte, &[]);
+        self.b.switch_to_block(one_byte);
+        let numbers = self.layout.slots().iter().map(|s| s.number).filter(|&n| n < 16).max().unwrap_or(0);
+        let miss = self.b.create_block();
+        let mut entries = Vec::with_capacity(numbers as usize + 1);
+        let mut fields = Vec::new();
+        for number in 0..=numbers {
+            let tags: Vec<(u32, Block)> = (0..8u32)
+                .filter_map(|wt| {
+                    let tag = (number << 3) | wt;
+                    if number == 0 {
+                        return None;
+                    }
+                    self.label_for_tag(tag).map(|label| (wt, label))
+                })
+                .collect();
+            if tags.is_empty() {
+                entries.push(self.b.func.dfg.block_call(miss, &[]));
             } else {
-                self.b.func.dfg.block_call(self.slow, &[BlockArg::Value(p)])
-            };
-            entries.push(call);
+                let blk = self.b.create_block();
+                entries.push(self.b.func.dfg.block_call(blk, &[]));
+                fields.push((blk, tags));
+            }
         }
-        let default = self.b.func.dfg.block_call(self.slow, &[BlockArg::Value(p)]);
+        let default = self.b.func.dfg.block_call(miss, &[]);
+        let number = self.b.ins().ushr_imm_u(byte, 3);
         let jt = self.b.create_jump_table(JumpTableData::new(default, &entries));
-        self.b.ins().br_table(byte, jt);
+        self.b.ins().br_table(number, jt);
+        for (blk, tags) in fields {
+            self.b.switch_to_block(blk);
+            let wt = self.b.ins().band_imm_u(byte, 7);
+            let n = tags.len();
+            for (i, (t, label)) in tags.into_iter().enumerate() {
+                let args = [BlockArg::Value(p1), BlockArg::Value(p)];
+                if i + 1 == n {
+                    let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
+                    self.b.ins().brif(hit, label, &args, miss, &[]);
+                } else {
+                    let next = self.b.create_block();
+                    let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
+                    self.b.ins().brif(hit, label, &args, next, &[]);
+                    self.b.switch_to_block(next);
+                }
+            }
+        }
+        self.b.switch_to_block(miss);
+        self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
 
         // Two-byte tags (fields 16..2047): compare against the compiled ones.
         self.b.switch_to_block(two_byte);

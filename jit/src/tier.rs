@@ -60,8 +60,10 @@ pub struct Tiers {
     /// Per layout: its compiled [`MessageFn`], or null while it is interpreted.
     entries: Box<[AtomicPtr<u8>]>,
     types: Box<[TypeTier]>,
-    /// `Err` when the host has no backend (every type stays interpreted).
-    compiler: Mutex<Result<Compiler, String>>,
+    /// Made by the first compile (a tiered decoder that never meets a hot type never pays
+    /// for a Cranelift ISA and module); `Err` when the host has no backend (every type
+    /// stays interpreted).
+    compiler: Mutex<Option<Result<Compiler, String>>>,
     options: CompileOptions,
     this: Weak<Tiers>,
 }
@@ -74,9 +76,8 @@ impl std::fmt::Debug for Tiers {
 
 impl Drop for Tiers {
     fn drop(&mut self) {
-        let compiler =
-            std::mem::replace(self.compiler.get_mut().unwrap_or_else(|e| e.into_inner()), Err("dropped".to_owned()));
-        if let Ok(c) = compiler {
+        let compiler = self.compiler.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(Ok(c)) = compiler {
             // SAFETY: `&mut self` proves no decode runs and no compile is in progress
             // (both hold the `Tiers`); the entries die with `self` (invariant 1).
             unsafe { c.module.free_memory() };
@@ -88,14 +89,11 @@ impl Tiers {
     /// Tiers for every type of `layouts`, all cold, compiling with `options` when hot.
     pub fn new(layouts: Arc<Layouts>, options: CompileOptions) -> Arc<Tiers> {
         let n = layouts.len();
-        let compiler = new_module(&options, n)
-            .map(|module| Compiler { ctx: module.make_context(), module, fctx: FunctionBuilderContext::new() })
-            .map_err(|e| e.to_string());
         Arc::new_cyclic(|this| Tiers {
             layouts,
             entries: (0..n).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
             types: (0..n).map(|_| TypeTier::default()).collect(),
-            compiler: Mutex::new(compiler),
+            compiler: Mutex::new(None),
             options,
             this: this.clone(),
         })
@@ -163,6 +161,12 @@ impl Tiers {
             FAILED => return false,
             _ => {}
         }
+        let n = self.layouts.len();
+        let compiler = compiler.get_or_insert_with(|| {
+            new_module(&self.options, n)
+                .map(|module| Compiler { ctx: module.make_context(), module, fctx: FunctionBuilderContext::new() })
+                .map_err(|e| e.to_string())
+        });
         let c = match compiler.as_mut() {
             Ok(c) => c,
             Err(why) => {
@@ -239,28 +243,27 @@ impl Tiers {
     /// Per type reachable from `root` (root first): tier, interpreted decodes counted,
     /// compile time and code size.
     pub fn stats(&self, root: LayoutIndex) -> Vec<TypeStats> {
-        self.layouts
-            .reachable(root)
-            .into_iter()
-            .map(|li| {
-                let t = &self.types[li.index()];
-                let engine = match t.state.load(Ordering::Acquire) {
-                    COLD => TypeEngine::Cold,
-                    QUEUED => TypeEngine::Queued,
-                    COMPILED => TypeEngine::Jit,
-                    _ => TypeEngine::Interpreter(t.failure.get().cloned().unwrap_or_default()),
-                };
-                TypeStats {
-                    message_type: self.layouts.get(li).descriptor().full_name().to_owned(),
-                    engine,
-                    code_bytes: t.code_bytes.load(Ordering::Relaxed),
-                    compile_time: Duration::from_nanos(t.compile_nanos.load(Ordering::Relaxed)),
-                    clif: None,
-                    interpreted_decodes: t.decodes.load(Ordering::Relaxed),
-                    interpreted_bytes: t.bytes.load(Ordering::Relaxed),
-                }
-            })
-            .collect()
+        self.layouts.reachable(root).into_iter().map(|li| self.type_stats(li)).collect()
+    }
+
+    /// Tier, interpreted decodes counted, compile time and code size of one type.
+    pub fn type_stats(&self, layout: LayoutIndex) -> TypeStats {
+        let t = &self.types[layout.index()];
+        let engine = match t.state.load(Ordering::Acquire) {
+            COLD => TypeEngine::Cold,
+            QUEUED => TypeEngine::Queued,
+            COMPILED => TypeEngine::Jit,
+            _ => TypeEngine::Interpreter(t.failure.get().cloned().unwrap_or_default()),
+        };
+        TypeStats {
+            message_type: self.layouts.get(layout).descriptor().full_name().to_owned(),
+            engine,
+            code_bytes: t.code_bytes.load(Ordering::Relaxed),
+            compile_time: Duration::from_nanos(t.compile_nanos.load(Ordering::Relaxed)),
+            clif: None,
+            interpreted_decodes: t.decodes.load(Ordering::Relaxed),
+            interpreted_bytes: t.bytes.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -276,6 +279,10 @@ fn background() -> &'static SyncSender<(Arc<Tiers>, LayoutIndex)> {
         let (tx, rx) = sync_channel::<(Arc<Tiers>, LayoutIndex)>(QUEUE);
         let spawned = std::thread::Builder::new().name("protojit-compiler".into()).spawn(move || {
             while let Ok((tiers, layout)) = rx.recv() {
+                if Arc::strong_count(&tiers) == 1 {
+                    // Nobody decodes with these tiers any more: the work would be wasted.
+                    continue;
+                }
                 // A panic in Cranelift would be a bug there or in the lowering: the type
                 // stays interpreted, with the reason, and the thread lives on.
                 let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tiers.compile_now(layout)));
