@@ -1,8 +1,9 @@
 //! protojit decodes protobuf messages whose schema is only known at run time.
 //!
 //! A [`Schema`] is loaded at run time (a serialized `FileDescriptorSet`, or `.proto`
-//! files); [`Schema::decoder`] prepares a [`Decoder`] for one message type (compiling
-//! machine code for it with Cranelift); the decoder writes each message into an [`Arena`]
+//! files); [`Schema::decoder`] prepares a [`Decoder`] for one message type (tiered: its
+//! types start on the interpreter and those that turn out hot are compiled to machine code
+//! with Cranelift on a background thread); the decoder writes each message into an [`Arena`]
 //! as a tree that borrows strings and bytes from the input, and you read it through
 //! [`MessageRef`]. A tour, in the order a program does things:
 //!
@@ -36,7 +37,10 @@
 //!
 //! A [`Decoder`] is made once per root type and shared (`Send + Sync`); an [`Arena`] holds
 //! the trees decoded into it until it is reset or dropped. Malformed input is a
-//! [`DecodeError`] with its kind and byte offset.
+//! [`DecodeError`] with its kind and byte offset. [`DecodeOptions`] chooses the engine
+//! ([`EngineKind::Auto`], tiered, by default; `Jit` compiles every type first; `Interpreter`
+//! never compiles), the depth limit, UTF-8 checking and the [`Tiering`] thresholds;
+//! [`Decoder::stats`] says per type which tier it is in.
 //!
 //! ```
 //! # use protojit::Schema;
@@ -175,8 +179,8 @@
 //!
 //! # Layers
 //!
-//! From schema to views: `protojit_arena` (layouts, arena, tree memory), `protojit_jit`
-//! (the interpreter and the compiled decoder), `protojit_reflect` (views, paths, JSON,
+//! From schema to views: `protojit_arena` (layouts, arena, tree memory, the interpreter),
+//! `protojit_jit` (the compiled decoder and tiering), `protojit_reflect` (views, paths, JSON,
 //! text format, re-encoding, prost-reflect interop), all reachable through [`raw`]. This
 //! crate ties them together.
 
