@@ -112,8 +112,8 @@ impl Default for CompileOptions {
 /// Machine code for every message type reachable from one root.
 ///
 /// The code is tied to the layouts it was compiled over (their [`Layouts::id`]) and to its
-/// root type: it writes at those layouts' offsets and sizes. [`Engine::with_code`]
-/// (crate::Engine::with_code) checks both before it runs the code.
+/// root type: it writes at those layouts' offsets and sizes.
+/// [`Engine::with_code`](crate::Engine::with_code) checks both before it runs the code.
 pub struct Compiled {
     /// Owns the code; taken and freed on drop. Behind a mutex only so that `Compiled`
     /// is `Sync` (the module is never used after finalization).

@@ -1,0 +1,331 @@
+//! Field kinds: one label per slot and wire form, storing the value into the block (scalars, strings, child messages and groups).
+
+use super::*;
+
+impl<'a> Translator<'a, '_> {
+    /// Sets the presence bit and oneof case of singular `slot`.
+    pub(super) fn mark_present(&mut self, slot: &FieldSlot) {
+        if slot.hasbit != NO_INDEX {
+            let off = (4 * (slot.hasbit / 32)) as i32;
+            let w = self.b.ins().load(types::I32, tree_flags(), self.blk, off);
+            let w = self.b.ins().bor_imm_u(w, 1i64 << (slot.hasbit % 32));
+            self.b.ins().store(tree_flags(), w, self.blk, off);
+        }
+        if slot.oneof != NO_INDEX {
+            let n = self.b.ins().iconst(types::I32, slot.number as i64);
+            let off = self.layout.oneof_case_offset(slot.oneof) as i32;
+            self.b.ins().store(tree_flags(), n, self.blk, off);
+        }
+    }
+
+    /// Address of a new last element of repeated slot `si` (`elem_size` bytes), growing
+    /// the vector through a helper when it is full.
+    pub(super) fn push_addr(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        let off = slot.offset as i32;
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let cap = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 12);
+        let full = self.b.ins().icmp(IntCC::Equal, len, cap);
+        let grow = self.b.create_block();
+        let room = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(full, grow, &[], room, &[]);
+        self.b.switch_to_block(grow);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let one = self.b.ins().iconst(types::I32, 1);
+        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, one]);
+        let ok = self.b.inst_results(call)[0];
+        self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
+        self.b.switch_to_block(room);
+        let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let len1 = self.b.ins().iadd_imm_s(len, 1);
+        self.b.ins().store(tree_flags(), len1, self.blk, off + 8);
+        let len = self.b.ins().uextend(self.ptr, len);
+        let bytes = self.b.ins().imul_imm_u(len, slot.elem_size as i64);
+        self.b.ins().iadd(base, bytes)
+    }
+
+    /// Stores scalar `v` into slot `si` (singular: the slot; repeated: a pushed element).
+    pub(super) fn put(&mut self, si: u32, slot: &FieldSlot, v: Value) {
+        if slot.repetition == Repetition::Singular {
+            self.b.ins().store(tree_flags(), v, self.blk, slot.offset as i32);
+            self.mark_present(slot);
+        } else {
+            let addr = self.push_addr(si, slot);
+            self.b.ins().store(tree_flags(), v, addr, 0);
+        }
+    }
+
+    /// The child block for a message or group value of slot `si`: the existing child of
+    /// a singular field (merge), else a new one. Common cases inline; allocation and
+    /// vector growth call helpers.
+    pub(super) fn child_block(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        if slot.repetition == Repetition::Singular {
+            return self.singular_child(si, slot);
+        }
+        let size = self.layouts.get(LayoutIndex::new(slot.child)).size();
+        if size > INLINE_BLOCK_MAX {
+            return self.call_helper_child(si, slot);
+        }
+        // Repeated: a zeroed block from the chunk, its address pushed (as
+        // `BlockMut::push_child`).
+        let child = self.bump_block(size);
+        let addr = self.push_addr(si, slot);
+        self.b.ins().store(tree_flags(), child, addr, 0);
+        child
+    }
+
+    /// A zeroed block of `size` bytes (a multiple of 8), bump-allocated from the context's
+    /// chunk; a helper takes a new chunk from the arena when this one is used up.
+    pub(super) fn bump_block(&mut self, size: u32) -> Value {
+        let join = self.b.create_block();
+        let child = self.b.append_block_param(join, self.ptr);
+        let bump = self.b.create_block();
+        let refill = self.b.create_block();
+        self.b.set_cold_block(refill);
+        let cur = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_PTR);
+        let lim = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_END);
+        let room = self.b.ins().isub(lim, cur);
+        let fits = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, room, size as i64);
+        self.b.ins().brif(fits, bump, &[], refill, &[]);
+        self.b.switch_to_block(bump);
+        let next = self.b.ins().iadd_imm_s(cur, size as i64);
+        self.b.ins().store(tree_flags(), next, self.ctx, ctx_offset::CHUNK_PTR);
+        self.b.ins().jump(join, &[BlockArg::Value(cur)]);
+        self.b.switch_to_block(refill);
+        let n = self.b.ins().iconst(types::I32, size as i64);
+        let call = self.call_helper(self.helpers.alloc_block, &[self.ctx, n]);
+        let fresh = self.b.inst_results(call)[0];
+        self.null_check(fresh);
+        self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
+        self.b.switch_to_block(join);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        for off in (0..size).step_by(8) {
+            self.b.ins().store(tree_flags(), zero, child, off as i32);
+        }
+        child
+    }
+
+    pub(super) fn singular_child(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        let join = self.b.create_block();
+        let child = self.b.append_block_param(join, self.ptr);
+        let alloc = self.b.create_block();
+        self.b.set_cold_block(alloc);
+        let existing = self.b.ins().load(self.ptr, tree_flags(), self.blk, slot.offset as i32);
+        if slot.oneof != NO_INDEX {
+            // The shared slot holds this member's child only while the case names it.
+            let check = self.b.create_block();
+            let off = self.layout.oneof_case_offset(slot.oneof) as i32;
+            let case = self.b.ins().load(types::I32, tree_flags(), self.blk, off);
+            let active = self.b.ins().icmp_imm_u(IntCC::Equal, case, slot.number as i64);
+            self.b.ins().brif(active, check, &[], alloc, &[]);
+            self.b.switch_to_block(check);
+        }
+        self.b.ins().brif(existing, join, &[BlockArg::Value(existing)], alloc, &[]);
+        self.b.switch_to_block(alloc);
+        let size = self.layouts.get(LayoutIndex::new(slot.child)).size();
+        let fresh = if size > INLINE_BLOCK_MAX {
+            self.call_helper_child(si, slot)
+        } else {
+            // As `BlockMut::child`: a fresh zeroed block, its address in the slot, and the
+            // oneof case (a message's presence is its non-null address).
+            let fresh = self.bump_block(size);
+            self.b.ins().store(tree_flags(), fresh, self.blk, slot.offset as i32);
+            self.mark_present(slot);
+            fresh
+        };
+        self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
+        self.b.switch_to_block(join);
+        child
+    }
+
+    pub(super) fn call_helper_child(&mut self, si: u32, slot: &FieldSlot) -> Value {
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let h = if slot.repetition == Repetition::Singular { self.helpers.child } else { self.helpers.push_child };
+        let call = self.call_helper(h, &[self.ctx, li, s, self.blk]);
+        let child = self.b.inst_results(call)[0];
+        // Null only if the helper met a broken invariant (an internal error it recorded).
+        self.null_check(child);
+        child
+    }
+
+    pub(super) fn depth_check(&mut self, tag_pos: Value) {
+        let deep = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, self.depth, self.max_depth);
+        self.fail_if(deep, DecodeErrorKind::DepthLimitExceeded, tag_pos);
+    }
+
+    pub(super) fn emit_label(&mut self, si: u32, form: Form, children: &mut ChildCalls<'_>) {
+        let label = self.labels[&(si, form)];
+        self.b.switch_to_block(label);
+        let p = self.b.block_params(label)[0];
+        let tag_pos = self.b.block_params(label)[1];
+        let slot = *self.slot(si);
+        if form == Form::Packed {
+            let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+            let s = self.b.ins().iconst(types::I32, si as i64);
+            let call = self.call_helper(self.helpers.packed, &[self.ctx, li, s, self.blk, p, self.end]);
+            let r = self.b.inst_results(call)[0];
+            self.null_check(r);
+            self.thread(si, r);
+            return;
+        }
+        match slot.kind {
+            FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum | FieldKind::Sint32 => {
+                let (v, np) = self.varint(p);
+                let v = self.b.ins().ireduce(types::I32, v);
+                let v = if slot.kind == FieldKind::Sint32 { self.zigzag(v) } else { v };
+                self.put(si, &slot, v);
+                self.thread(si, np);
+            }
+            FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64 => {
+                let (v, np) = self.varint(p);
+                let v = if slot.kind == FieldKind::Sint64 { self.zigzag(v) } else { v };
+                self.put(si, &slot, v);
+                self.thread(si, np);
+            }
+            FieldKind::Bool => {
+                let (v, np) = self.varint(p);
+                let v = self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0);
+                self.put(si, &slot, v);
+                self.thread(si, np);
+            }
+            FieldKind::Fixed32
+            | FieldKind::Sfixed32
+            | FieldKind::Float
+            | FieldKind::Fixed64
+            | FieldKind::Sfixed64
+            | FieldKind::Double => {
+                let width = slot.kind.fixed_width();
+                let ty = if width == 4 { types::I32 } else { types::I64 };
+                let avail = self.b.ins().isub(self.end, p);
+                let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, avail, width as i64);
+                self.fail_if(short, DecodeErrorKind::Truncated, p);
+                // Little-endian hosts only (x86_64, aarch64): the wire bytes are the value.
+                let v = self.b.ins().load(ty, input_flags(), p, 0);
+                self.put(si, &slot, v);
+                let np = self.b.ins().iadd_imm_s(p, width as i64);
+                self.thread(si, np);
+            }
+            FieldKind::String | FieldKind::Bytes => {
+                let (start, stop) = self.length(p);
+                let len = self.b.ins().isub(stop, start);
+                if slot.kind == FieldKind::String {
+                    // The policy is read at run time (compiled code is shared by decoders
+                    // with different options): 0 off, 1 proto3 strings, 2 every string.
+                    let check = self.b.create_block();
+                    let ok = self.b.create_block();
+                    let mode = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::UTF8);
+                    let needed = if slot.validate_utf8 { 1 } else { 2 };
+                    let on = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mode, needed);
+                    self.b.ins().brif(on, check, &[], ok, &[]);
+                    self.b.switch_to_block(check);
+                    self.ascii_check(start, len, ok);
+                    let call = self.call_helper(self.helpers.utf8, &[self.ctx, start, len, p]);
+                    let valid = self.b.inst_results(call)[0];
+                    self.b.ins().brif(valid, ok, &[], self.ret_null, &[]);
+                    self.b.switch_to_block(ok);
+                }
+                let addr = if slot.repetition == Repetition::Singular {
+                    let off = slot.offset as i32;
+                    self.b.ins().store(tree_flags(), start, self.blk, off);
+                    self.b.ins().store(tree_flags(), len, self.blk, off + 8);
+                    self.mark_present(&slot);
+                    None
+                } else {
+                    Some(self.push_addr(si, &slot))
+                };
+                if let Some(addr) = addr {
+                    self.b.ins().store(tree_flags(), start, addr, 0);
+                    self.b.ins().store(tree_flags(), len, addr, 8);
+                }
+                self.thread(si, stop);
+            }
+            FieldKind::Message => {
+                let (start, stop) = self.length(p);
+                self.depth_check(tag_pos);
+                let done = self.b.create_block();
+                if slot.repetition != Repetition::Singular {
+                    // An empty element points at the layouts' shared zero block (as
+                    // `BlockMut::push_empty_child`); its address lives as long as the
+                    // layouts this code is tied to, and their clones.
+                    let empty = self.b.create_block();
+                    let full = self.b.create_block();
+                    let is_empty = self.b.ins().icmp(IntCC::Equal, start, stop);
+                    self.b.ins().brif(is_empty, empty, &[], full, &[]);
+                    self.b.switch_to_block(empty);
+                    let zero_block = self.layouts.empty_block(LayoutIndex::new(slot.child)).as_ptr().as_ptr();
+                    let zero_block = self.b.ins().iconst(self.ptr, zero_block as usize as i64);
+                    let addr = self.push_addr(si, &slot);
+                    self.b.ins().store(tree_flags(), zero_block, addr, 0);
+                    self.b.ins().jump(done, &[]);
+                    self.b.switch_to_block(full);
+                }
+                let child = self.child_block(si, &slot);
+                let d = self.b.ins().iadd_imm_s(self.depth, 1);
+                let meta = self.b.ins().uextend(types::I64, d);
+                let null = self.b.ins().iconst(self.ptr, 0);
+                let r = self.call_child(children, slot.child, [self.ctx, child, start, stop, meta, null]);
+                self.null_check(r);
+                self.b.ins().jump(done, &[]);
+                self.b.switch_to_block(done);
+                self.thread(si, stop);
+            }
+            FieldKind::Group => {
+                self.depth_check(tag_pos);
+                let child = self.child_block(si, &slot);
+                let d = self.b.ins().iadd_imm_s(self.depth, 1);
+                let d = self.b.ins().uextend(types::I64, d);
+                let meta = self.b.ins().bor_imm_u(d, (slot.number as i64) << 32);
+                let r = self.call_child(children, slot.child, [self.ctx, child, p, self.end, meta, tag_pos]);
+                self.null_check(r);
+                self.thread(si, r);
+            }
+        }
+    }
+
+    /// Calls the message function of child layout `child` with the message signature's
+    /// arguments; returns its result (the position after the child, or null).
+    pub(super) fn call_child(&mut self, children: &mut ChildCalls<'_>, child: u32, args: [Value; 6]) -> Value {
+        match children {
+            ChildCalls::Direct(fns) => {
+                let f = fns.child_fn(&mut self.b, LayoutIndex::new(child));
+                let call = self.b.ins().call(f, &args);
+                self.b.inst_results(call)[0]
+            }
+            ChildCalls::Table(entries) => {
+                // Acquire pairs with the release store that publishes a compiled function,
+                // so its code and data are visible before it is called.
+                let entry = entries.wrapping_add(child as usize) as usize as i64;
+                let entry = self.b.ins().iconst(self.ptr, entry);
+                let f = self.b.ins().atomic_load(self.ptr, MemFlagsData::trusted(), entry);
+                let compiled = self.b.create_block();
+                let interp = self.b.create_block();
+                let done = self.b.create_block();
+                self.b.append_block_param(done, self.ptr);
+                self.b.set_cold_block(interp);
+                self.b.ins().brif(f, compiled, &[], interp, &[]);
+
+                self.b.switch_to_block(compiled);
+                let sig = match self.msg_sig {
+                    Some(sig) => sig,
+                    None => *self.msg_sig.insert(self.b.import_signature(message_signature(self.ptr, self.cc))),
+                };
+                let call = self.b.ins().call_indirect(sig, f, &args);
+                let r = self.b.inst_results(call)[0];
+                self.b.ins().jump(done, &[BlockArg::Value(r)]);
+
+                self.b.switch_to_block(interp);
+                let li = self.b.ins().iconst(types::I32, child as i64);
+                let [ctx, blk, p, end, meta, gtag] = args;
+                let call = self.call_helper(self.helpers.interp_message, &[ctx, li, blk, p, end, meta, gtag]);
+                let r = self.b.inst_results(call)[0];
+                self.b.ins().jump(done, &[BlockArg::Value(r)]);
+
+                self.b.switch_to_block(done);
+                self.b.block_params(done)[0]
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The peek hub and field-order threading: where each field starts, and where the next one is expected.
+
+use super::*;
+
+impl<'a> Translator<'a, '_> {
+    pub(super) fn emit_dispatch(&mut self) {
+        self.b.switch_to_block(self.dispatch);
+        let p = self.b.block_params(self.dispatch)[0];
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
+        let more = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(at_end, done, &[], more, &[]);
+        self.b.switch_to_block(more);
+        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+        // The end of the input: fine for a message, an error inside a group.
+        self.b.switch_to_block(done);
+        let gnum = self.b.ins().ushr_imm_u(self.meta, 32);
+        let unterminated = self.fail_block(DecodeErrorKind::UnterminatedGroup);
+        let ret = self.b.create_block();
+        self.b.ins().brif(gnum, unterminated, &[BlockArg::Value(self.gtag)], ret, &[]);
+        self.b.switch_to_block(ret);
+        self.b.ins().return_(&[p]);
+    }
+
+    pub(super) fn emit_table(&mut self) {
+        self.b.switch_to_block(self.table);
+        let p = self.b.block_params(self.table)[0];
+        let byte = self.b.block_params(self.table)[1];
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let two_byte = self.b.create_block();
+        // One-byte tags are fields 1..15: a jump table over the field number (`byte >> 3`,
+        // at most 16 entries), then the wire type compared in the field's own block. A
+        // table over all 256 byte values would cost far more to compile than it saves:
+        // Cranelift splits every table edge into a block whose target has several
+        // in-edges, and most of the 256 entries share the slow path.
+        // Blocks below use `p`, `p1` and `byte` directly: the table block dominates them.
+        let one_byte = self.b.create_block();
+        let high = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, byte, 0x80);
+        self.b.ins().brif(high, two_byte, &[], one_byte, &[]);
+        self.b.switch_to_block(one_byte);
+        let numbers = self.layout.slots().iter().map(|s| s.number).filter(|&n| n < 16).max().unwrap_or(0);
+        let miss = self.b.create_block();
+        let mut entries = Vec::with_capacity(numbers as usize + 1);
+        let mut fields = Vec::new();
+        for number in 0..=numbers {
+            let tags: Vec<(u32, Block)> = (0..8u32)
+                .filter_map(|wt| {
+                    let tag = (number << 3) | wt;
+                    if number == 0 {
+                        return None;
+                    }
+                    self.label_for_tag(tag).map(|label| (wt, label))
+                })
+                .collect();
+            if tags.is_empty() {
+                entries.push(self.b.func.dfg.block_call(miss, &[]));
+            } else {
+                let blk = self.b.create_block();
+                entries.push(self.b.func.dfg.block_call(blk, &[]));
+                fields.push((blk, tags));
+            }
+        }
+        let default = self.b.func.dfg.block_call(miss, &[]);
+        let number = self.b.ins().ushr_imm_u(byte, 3);
+        let jt = self.b.create_jump_table(JumpTableData::new(default, &entries));
+        self.b.ins().br_table(number, jt);
+        for (blk, tags) in fields {
+            self.b.switch_to_block(blk);
+            let wt = self.b.ins().band_imm_u(byte, 7);
+            let n = tags.len();
+            for (i, (t, label)) in tags.into_iter().enumerate() {
+                let args = [BlockArg::Value(p1), BlockArg::Value(p)];
+                if i + 1 == n {
+                    let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
+                    self.b.ins().brif(hit, label, &args, miss, &[]);
+                } else {
+                    let next = self.b.create_block();
+                    let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
+                    self.b.ins().brif(hit, label, &args, next, &[]);
+                    self.b.switch_to_block(next);
+                }
+            }
+        }
+        self.b.switch_to_block(miss);
+        self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+
+        // Two-byte tags (fields 16..2047): compare against the compiled ones.
+        self.b.switch_to_block(two_byte);
+        let two: Vec<(u32, Block)> = {
+            let mut v = Vec::new();
+            for si in 0..self.layout.slots().len() as u32 {
+                let slot = *self.slot(si);
+                if !(16..2048).contains(&slot.number) {
+                    continue;
+                }
+                for wt in [slot.kind.wire_type() as u32, 2] {
+                    let tag = (slot.number << 3) | wt;
+                    if let Some(label) = self.label_for_tag(tag) {
+                        if !v.iter().any(|(t, _)| *t == tag) {
+                            v.push((tag, label));
+                        }
+                    }
+                }
+            }
+            v
+        };
+        if two.is_empty() {
+            self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+            return;
+        }
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
+        let load = self.b.create_block();
+        self.b.ins().brif(fits, load, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(load);
+        let b0 = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let b1 = self.b.ins().uload8(types::I32, input_flags(), p, 1);
+        let lo = self.b.ins().band_imm_u(b0, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(b1, 7);
+        // b1 < 0x80 makes the tag exactly two bytes; a larger b1 yields a tag >= 2^14,
+        // which matches no compared tag (all < 2^14) and falls to the slow path.
+        let tag = self.b.ins().bor(lo, hi);
+        // A `Switch` makes jump tables of the dense runs of tags (fields declared in a
+        // row) and a binary search between runs, instead of one compare per tag.
+        let mut switch = cranelift_frontend::Switch::new();
+        let miss = self.b.create_block();
+        let mut hits = Vec::with_capacity(two.len());
+        for (t, label) in two {
+            let hit = self.b.create_block();
+            switch.set_entry(t as u128, hit);
+            hits.push((hit, label));
+        }
+        switch.emit(&mut self.b, tag, miss);
+        for (hit, label) in hits {
+            self.b.switch_to_block(hit);
+            self.b.ins().jump(label, &[BlockArg::Value(p2), BlockArg::Value(p)]);
+        }
+        self.b.switch_to_block(miss);
+        self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+    }
+
+    pub(super) fn emit_slow(&mut self) {
+        self.b.switch_to_block(self.slow);
+        self.b.set_cold_block(self.slow);
+        let p = self.b.block_params(self.slow)[0];
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let args = [self.ctx, li, self.blk, p, self.end, self.meta];
+        let call = self.call_helper(self.helpers.slow_field, &args);
+        let r = self.b.inst_results(call)[0];
+        self.null_check(r);
+        let done = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::GROUP_DONE);
+        let ended = self.b.create_block();
+        self.b.ins().brif(done, ended, &[], self.dispatch, &[BlockArg::Value(r)]);
+        self.b.switch_to_block(ended);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().store(tree_flags(), zero, self.ctx, ctx_offset::GROUP_DONE);
+        self.b.ins().return_(&[r]);
+    }
+
+    /// Jumps to the label of the field expected after slot `si`, given position `p`.
+    pub(super) fn thread(&mut self, si: u32, p: Value) {
+        let slot = *self.slot(si);
+        let mut candidates: Vec<(u32, Form)> = Vec::new();
+        if slot.repetition != Repetition::Singular && expected_form(&slot) == Form::Single {
+            candidates.push((si, Form::Single));
+        }
+        let mut next = si + 1;
+        while candidates.len() < 3 && (next as usize) < self.layout.slots().len() {
+            let n = self.slot(next);
+            let sibling = slot.oneof != NO_INDEX && n.oneof == slot.oneof;
+            if !sibling {
+                candidates.push((next, expected_form(n)));
+            }
+            next += 1;
+        }
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
+        let more = self.b.create_block();
+        self.b.ins().brif(at_end, self.dispatch, &[BlockArg::Value(p)], more, &[]);
+        self.b.switch_to_block(more);
+        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let mut two_byte: Vec<(u32, Block)> = Vec::new();
+        for (csi, form) in candidates {
+            let cslot = *self.slot(csi);
+            let tag = tag_of(&cslot, form);
+            if tag >= 0x4000 || (form == Form::Single && !inline_single(&cslot)) {
+                continue;
+            }
+            let label = self.label(csi, form);
+            if tag >= 0x80 {
+                // Two bytes on the wire: low 7 bits with the continuation bit, then the rest.
+                two_byte.push(((tag & 0x7f) | 0x80 | ((tag >> 7) << 8), label));
+                continue;
+            }
+            let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
+            let miss = self.b.create_block();
+            self.b.ins().brif(hit, label, &[BlockArg::Value(p1), BlockArg::Value(p)], miss, &[]);
+            self.b.switch_to_block(miss);
+        }
+        if !two_byte.is_empty() {
+            let p2 = self.b.ins().iadd_imm_s(p, 2);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
+            let load = self.b.create_block();
+            self.b.ins().brif(fits, load, &[], self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+            self.b.switch_to_block(load);
+            let word = self.b.ins().uload16(types::I32, input_flags(), p, 0);
+            for (encoded, label) in two_byte {
+                let hit = self.b.ins().icmp_imm_u(IntCC::Equal, word, encoded as i64);
+                let miss = self.b.create_block();
+                self.b.ins().brif(hit, label, &[BlockArg::Value(p2), BlockArg::Value(p)], miss, &[]);
+                self.b.switch_to_block(miss);
+            }
+        }
+        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+    }
+}

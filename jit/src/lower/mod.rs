@@ -1,0 +1,391 @@
+//! Lowering: one message layout becomes one Cranelift function with a peek hub and
+//! field-order threading.
+//!
+//! Shape of every function (`MessageFn`: `ctx, block, ptr, end, meta, gtag`):
+//!
+//! ```text
+//! entry ─► dispatch(p): p == end ? at_end : table(p, byte *p)
+//! table(p, b): b >= 0x80 ? two_byte(p) (tags of fields 16..2047, by Switch)
+//!            : br_table over the field number b >> 3 ─► field n: compare the wire type b & 7
+//!                                                         ─► label[slot, form](p + 1, p)
+//!                                                         └► slow(p) (the interpreter's field step)
+//! label: decode one value inline, then thread: compare the next byte with the tags the
+//!        next fields are expected to have and jump straight there; on a miss, table(p, b).
+//! child: a direct call (eager), or through the per-type entry table (tiering).
+//! ```
+//!
+//! By job: [`hub`] (dispatch, the table, the slow path, threading), [`fields`] (one label
+//! per slot and form, child messages and groups), [`scalars`] (varints, lengths, zigzag,
+//! the short-ASCII UTF-8 check).
+//!
+//! Only bytes of the input between `ptr` and `end` are ever loaded: every load is preceded
+//! by a bounds check, and every slow case calls a helper in `runtime`, which shares the
+//! interpreter's code.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, BlockArg, FuncRef, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, StackSlot,
+    StackSlotData, StackSlotKind, Type, Value,
+};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::FunctionBuilder;
+use protojit_arena::{
+    DecodeErrorKind, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX,
+};
+
+use crate::runtime::{self, ctx_offset, JitCtx};
+
+mod fields;
+mod hub;
+mod scalars;
+
+/// Message functions callable from the function being built, by layout index.
+pub(crate) trait ChildFns {
+    /// The function reference for the message function of `layout`.
+    fn child_fn(&mut self, b: &mut FunctionBuilder<'_>, layout: LayoutIndex) -> FuncRef;
+}
+
+/// How the function being built calls the functions of its child message types.
+pub(crate) enum ChildCalls<'c> {
+    /// Direct calls into functions of the same module (eager compilation of a root and
+    /// everything it reaches).
+    Direct(&'c mut dyn ChildFns),
+    /// Through a per-type entry table (tiering): an atomic load of the child type's entry,
+    /// then its compiled function, or `pj_interp_message` while the entry is null. The
+    /// table outlives the code (both belong to one `Tiers`).
+    Table(*const std::sync::atomic::AtomicPtr<u8>),
+}
+
+/// Signature of every message function.
+pub(crate) fn message_signature(ptr: Type, call_conv: cranelift_codegen::isa::CallConv) -> Signature {
+    let mut sig = Signature::new(call_conv);
+    for t in [ptr, ptr, ptr, ptr, types::I64, ptr] {
+        sig.params.push(AbiParam::new(t));
+    }
+    sig.returns.push(AbiParam::new(ptr));
+    sig
+}
+
+/// One runtime helper as the function being built sees it: its imported signature and
+/// its address.
+#[derive(Clone, Copy)]
+struct Helper {
+    sig: SigRef,
+    addr: *const u8,
+}
+
+/// The Cranelift type of a helper parameter or result, from its Rust type.
+trait AbiType {
+    fn clif(ptr: Type) -> Type;
+}
+impl<T> AbiType for *const T {
+    fn clif(ptr: Type) -> Type {
+        ptr
+    }
+}
+impl<T> AbiType for *mut T {
+    fn clif(ptr: Type) -> Type {
+        ptr
+    }
+}
+impl AbiType for usize {
+    fn clif(ptr: Type) -> Type {
+        ptr
+    }
+}
+impl AbiType for u32 {
+    fn clif(_: Type) -> Type {
+        types::I32
+    }
+}
+impl AbiType for u64 {
+    fn clif(_: Type) -> Type {
+        types::I64
+    }
+}
+
+/// Expands `runtime::foreach_helper!` into the helper table of one function.
+macro_rules! helper_table {
+    ($($field:ident: $name:ident($($arg:ty),*) -> $ret:ty;)*) => {
+        /// The runtime helpers, imported into one function.
+        struct Helpers {
+            $($field: Helper,)*
+        }
+
+        impl Helpers {
+            fn import(b: &mut FunctionBuilder<'_>, cc: cranelift_codegen::isa::CallConv, ptr: Type) -> Helpers {
+                Helpers {
+                    $($field: {
+                        // The declaration in `runtime` must have exactly the listed type.
+                        let f: unsafe extern "C" fn($($arg),*) -> $ret = runtime::$name;
+                        let mut s = Signature::new(cc);
+                        s.params.extend([$(AbiParam::new(<$arg as AbiType>::clif(ptr))),*]);
+                        s.returns.push(AbiParam::new(<$ret as AbiType>::clif(ptr)));
+                        Helper { sig: b.import_signature(s), addr: f as *const u8 }
+                    },)*
+                }
+            }
+        }
+    };
+}
+runtime::foreach_helper!(helper_table);
+
+/// The wire type a label decodes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Form {
+    /// One value in the slot kind's own wire type.
+    Single,
+    /// A packed run (wire type 2 on a packable repeated field).
+    Packed,
+}
+
+/// Builds the function for one message layout. Owns the `FunctionBuilder`.
+pub(crate) struct Translator<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    ptr: Type,
+    cc: cranelift_codegen::isa::CallConv,
+    frontend: TargetFrontendConfig,
+    layouts: &'a Layouts,
+    li: LayoutIndex,
+    layout: &'a MessageLayout,
+    helpers: Helpers,
+    // Entry parameters and values computed once.
+    ctx: Value,
+    blk: Value,
+    end: Value,
+    meta: Value,
+    gtag: Value,
+    depth: Value,
+    max_depth: Value,
+    // Shared blocks.
+    dispatch: Block,
+    table: Block,
+    slow: Block,
+    ret_null: Block,
+    fail: HashMap<u32, Block>,
+    labels: HashMap<(u32, Form), Block>,
+    pending: Vec<(u32, Form)>,
+    varint_out: StackSlot,
+    /// The message signature, imported on the first call through the entry table.
+    msg_sig: Option<SigRef>,
+}
+
+/// Child blocks up to this size are allocated and zeroed by compiled code; larger ones by
+/// a helper (the zeroing stores would outweigh the call).
+const INLINE_BLOCK_MAX: u32 = 256;
+
+fn input_flags() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_readonly()
+}
+
+fn tree_flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// Whether the lowering compiles this slot's values inline (else the label defers to the
+/// interpreter's field step).
+fn inline_single(slot: &FieldSlot) -> bool {
+    !(slot.kind == FieldKind::Enum && slot.closed_enum)
+}
+
+/// The wire-format tag a label of `slot` in `form` expects.
+fn tag_of(slot: &FieldSlot, form: Form) -> u32 {
+    match form {
+        Form::Single => slot.tag(),
+        Form::Packed => (slot.number << 3) | 2,
+    }
+}
+
+/// The form the next occurrence of `slot` most likely has on the wire.
+fn expected_form(slot: &FieldSlot) -> Form {
+    if slot.repetition == Repetition::Repeated && slot.kind.is_packable() && slot.packed {
+        Form::Packed
+    } else {
+        Form::Single
+    }
+}
+
+impl<'a, 'b> Translator<'a, 'b> {
+    /// Starts the function for layout `li` in `b` (whose signature is the message signature).
+    pub(crate) fn new(
+        mut b: FunctionBuilder<'b>,
+        frontend: TargetFrontendConfig,
+        layouts: &'a Layouts,
+        li: LayoutIndex,
+    ) -> Self {
+        let ptr = frontend.pointer_type();
+        let cc = frontend.default_call_conv;
+        let helpers = Helpers::import(&mut b, cc, ptr);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let (ctx, blk, p0, end, meta, gtag) = (params[0], params[1], params[2], params[3], params[4], params[5]);
+        let depth = b.ins().ireduce(types::I32, meta);
+        let max_depth = b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::MAX_DEPTH);
+        let dispatch = b.create_block();
+        b.append_block_param(dispatch, ptr);
+        let table = b.create_block();
+        b.append_block_param(table, ptr);
+        b.append_block_param(table, types::I32);
+        let slow = b.create_block();
+        b.append_block_param(slow, ptr);
+        let ret_null = b.create_block();
+        b.set_cold_block(ret_null);
+        let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        b.ins().jump(dispatch, &[BlockArg::Value(p0)]);
+        let layout = layouts.get(li);
+        Translator {
+            b,
+            ptr,
+            cc,
+            frontend,
+            layouts,
+            li,
+            layout,
+            helpers,
+            ctx,
+            blk,
+            end,
+            meta,
+            gtag,
+            depth,
+            max_depth,
+            dispatch,
+            table,
+            slow,
+            ret_null,
+            fail: HashMap::new(),
+            labels: HashMap::new(),
+            pending: Vec::new(),
+            varint_out,
+            msg_sig: None,
+        }
+    }
+
+    /// Emits the whole function and finalizes the builder.
+    pub(crate) fn translate(mut self, mut children: ChildCalls<'_>) {
+        self.emit_dispatch();
+        self.emit_table();
+        self.emit_slow();
+        while let Some((si, form)) = self.pending.pop() {
+            self.emit_label(si, form, &mut children);
+        }
+        self.emit_fail_blocks();
+        self.b.switch_to_block(self.ret_null);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        self.b.ins().return_(&[null]);
+        self.b.seal_all_blocks();
+        self.b.finalize(self.frontend);
+    }
+
+    /// A function body that hands the whole message to the interpreter (the explicit
+    /// fallback; see `Compiled::stats`).
+    pub(crate) fn translate_fallback(mut self) {
+        // The entry block already jumped to `dispatch`; make dispatch the interpreter call.
+        self.b.switch_to_block(self.dispatch);
+        let p = self.b.block_params(self.dispatch)[0];
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let args = [self.ctx, li, self.blk, p, self.end, self.meta, self.gtag];
+        let call = self.call_helper(self.helpers.interp_message, &args);
+        let r = self.b.inst_results(call)[0];
+        self.b.ins().return_(&[r]);
+        for blk in [self.table, self.slow, self.ret_null] {
+            self.b.switch_to_block(blk);
+            let null = self.b.ins().iconst(self.ptr, 0);
+            self.b.ins().return_(&[null]);
+        }
+        self.b.seal_all_blocks();
+        self.b.finalize(self.frontend);
+    }
+
+    /// Calls a runtime helper (by address: helpers live in the protojit binary, not in
+    /// the JIT module).
+    fn call_helper(&mut self, h: Helper, args: &[Value]) -> cranelift_codegen::ir::Inst {
+        let f = self.b.ins().iconst(self.ptr, h.addr as usize as i64);
+        self.b.ins().call_indirect(h.sig, f, args)
+    }
+
+    fn slot(&self, si: u32) -> &'a FieldSlot {
+        self.layout.slot(SlotIndex::new(si))
+    }
+
+    /// The label for slot `si` in `form`, created (and queued for emission) on first use.
+    fn label(&mut self, si: u32, form: Form) -> Block {
+        if let Some(&blk) = self.labels.get(&(si, form)) {
+            return blk;
+        }
+        let blk = self.b.create_block();
+        self.b.append_block_param(blk, self.ptr); // position after the tag
+        self.b.append_block_param(blk, self.ptr); // position of the tag
+        self.labels.insert((si, form), blk);
+        self.pending.push((si, form));
+        blk
+    }
+
+    /// Which label decodes the field with this tag, if compiled code handles it.
+    fn label_for_tag(&mut self, tag: u32) -> Option<Block> {
+        let number = tag >> 3;
+        let wt = (tag & 7) as u8;
+        let si = self.layout.slot_by_number(number)?.index() as u32;
+        let slot = self.slot(si);
+        if wt == slot.kind.wire_type() && inline_single(slot) {
+            Some(self.label(si, Form::Single))
+        } else if wt == 2 && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
+            Some(self.label(si, Form::Packed))
+        } else {
+            None
+        }
+    }
+
+    /// A cold block recording error `kind` at the position passed as its parameter
+    /// (its body is emitted at the end, by `emit_fail_blocks`).
+    fn fail_block(&mut self, kind: DecodeErrorKind) -> Block {
+        if let Some(&blk) = self.fail.get(&(kind as u32)) {
+            return blk;
+        }
+        let blk = self.b.create_block();
+        self.b.append_block_param(blk, self.ptr);
+        self.b.set_cold_block(blk);
+        self.fail.insert(kind as u32, blk);
+        blk
+    }
+
+    fn emit_fail_blocks(&mut self) {
+        let mut blocks: Vec<(u32, Block)> = self.fail.iter().map(|(&k, &b)| (k, b)).collect();
+        blocks.sort_by_key(|&(k, _)| k);
+        for (kind, blk) in blocks {
+            self.b.switch_to_block(blk);
+            let at = self.b.block_params(blk)[0];
+            let k = self.b.ins().iconst(types::I32, kind as i64);
+            self.b.ins().store(tree_flags(), k, self.ctx, ctx_offset::ERROR_KIND);
+            let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+            let off = self.b.ins().isub(at, start);
+            self.b.ins().store(tree_flags(), off, self.ctx, ctx_offset::ERROR_OFFSET);
+            let null = self.b.ins().iconst(self.ptr, 0);
+            self.b.ins().return_(&[null]);
+        }
+    }
+
+    /// Branches to `fail(kind, at)` when `cond` holds, else continues in a new block.
+    fn fail_if(&mut self, cond: Value, kind: DecodeErrorKind, at: Value) {
+        let fail = self.fail_block(kind);
+        let ok = self.b.create_block();
+        self.b.ins().brif(cond, fail, &[BlockArg::Value(at)], ok, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    /// Returns null when `r` is null (a helper or callee recorded an error).
+    fn null_check(&mut self, r: Value) {
+        let ok = self.b.create_block();
+        self.b.ins().brif(r, ok, &[], self.ret_null, &[]);
+        self.b.switch_to_block(ok);
+    }
+
+    #[allow(dead_code)]
+    fn layouts(&self) -> &'a Layouts {
+        self.layouts
+    }
+}
