@@ -8,10 +8,11 @@ use protojit::{Arena, DecodeOptions, EngineKind, Schema};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [proto, type_name, input, rest @ ..] = args.as_slice() else {
-        return Err("usage: profile SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]".into());
+        return Err("usage: profile SCHEMA.proto TYPE INPUT [jit|interp|auto] [ITERATIONS]".into());
     };
     let engine = match rest.first().map(String::as_str) {
         Some("interp") => EngineKind::Interpreter,
+        Some("auto") => EngineKind::Auto,
         _ => EngineKind::Jit,
     };
     let iterations: usize = rest.get(1).map_or(Ok(1000), |n| n.parse())?;
@@ -31,5 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bytes.len(),
         (iterations * bytes.len()) as f64 / secs / 1e6
     );
+    if std::env::var_os("PROTOJIT_PROFILE_STATS").is_some() {
+        for t in decoder.stats().types {
+            eprintln!(
+                "{}: {:?}, {} interpreted decodes, compiled in {:?}",
+                t.message_type, t.engine, t.interpreted_decodes, t.compile_time
+            );
+        }
+    }
     Ok(())
 }

@@ -143,10 +143,12 @@ pub enum EngineKind {
 /// interpreter has decoded `after_decodes` messages of that type, or `after_bytes` bytes
 /// of them, whichever comes first.
 ///
-/// The defaults follow from what compiling costs and saves: about 1-2 ms per type,
-/// against a saving of about 1 ns per decoded byte and 50 ns per decoded message, so
-/// compilation pays for itself after some 20,000 messages or 2 MB of one type.
-/// Counting stops when the type is queued, so stats show the decodes that triggered it.
+/// The defaults follow from what compiling costs and saves (BENCHMARKS.md, "Tiering"):
+/// about 0.5-2 ms per type on one core, against about 1.5 ns saved per decoded byte and
+/// 0.3 µs per small message, so a type repays its compilation after some 3,000 messages
+/// or 1 MB. Compilation runs beside the decoding threads, so the thresholds sit below
+/// that: a type is queued early enough that most of a long stream runs compiled, and a
+/// one-shot decode never waits. Counting stops when the type is queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiering {
     /// Interpreted decodes of one type that make it hot.
@@ -157,6 +159,6 @@ pub struct Tiering {
 
 impl Default for Tiering {
     fn default() -> Self {
-        Tiering { after_decodes: 10_000, after_bytes: 1 << 20 }
+        Tiering { after_decodes: 1_000, after_bytes: 256 << 10 }
     }
 }

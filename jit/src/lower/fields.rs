@@ -2,6 +2,12 @@
 
 use super::*;
 
+/// Whether a packed run of `slot` is decoded by an inline loop (varint kinds; closed enums
+/// need the declared-value check and fixed-width runs are one copy in the helper).
+fn packed_inline(slot: &FieldSlot) -> bool {
+    slot.kind.fixed_width() == 0 && !(slot.kind == FieldKind::Enum && slot.closed_enum)
+}
+
 impl<'a> Translator<'a, '_> {
     /// Sets the presence bit and oneof case of singular `slot`.
     pub(super) fn mark_present(&mut self, slot: &FieldSlot) {
@@ -44,6 +50,72 @@ impl<'a> Translator<'a, '_> {
         let len = self.b.ins().uextend(self.ptr, len);
         let bytes = self.b.ins().imul_imm_u(len, slot.elem_size as i64);
         self.b.ins().iadd(base, bytes)
+    }
+
+    /// A packed run of varints of slot `si` whose length prefix is at `p`, decoded inline:
+    /// one length check, one reservation (an element per byte of the run at most), then
+    /// a loop of inline varints storing without per-element capacity checks; the vector's
+    /// length is written once at the end. Same values and errors as `Interp::packed`: a
+    /// varint may not run past the run's end (`varint_in` is bounded by it).
+    pub(super) fn packed_varints(&mut self, si: u32, slot: &FieldSlot, p: Value) {
+        let (start, stop) = self.length(p);
+        let off = slot.offset as i32;
+        let w = slot.elem_size as i64;
+        // Room for `stop - start` more elements (each takes at least one byte).
+        let bytes = self.b.ins().isub(stop, start);
+        let bytes32 = self.b.ins().ireduce(types::I32, bytes);
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let cap = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 12);
+        let spare = self.b.ins().isub(cap, len);
+        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, spare, bytes32);
+        let grow = self.b.create_block();
+        let ready = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(short, grow, &[], ready, &[]);
+        self.b.switch_to_block(grow);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, bytes32]);
+        let ok = self.b.inst_results(call)[0];
+        self.b.ins().brif(ok, ready, &[], self.ret_null, &[]);
+
+        self.b.switch_to_block(ready);
+        let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let head = self.b.create_block();
+        let q = self.b.append_block_param(head, self.ptr);
+        let n = self.b.append_block_param(head, types::I32);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let n_done = self.b.append_block_param(done, types::I32);
+        self.b.ins().jump(head, &[BlockArg::Value(start), BlockArg::Value(len)]);
+
+        self.b.switch_to_block(head);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, q, stop);
+        self.b.ins().brif(more, body, &[], done, &[BlockArg::Value(n)]);
+
+        self.b.switch_to_block(body);
+        let (v, next) = self.varint_in(q, stop);
+        let v = match slot.kind {
+            FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum => self.b.ins().ireduce(types::I32, v),
+            FieldKind::Sint32 => {
+                let v = self.b.ins().ireduce(types::I32, v);
+                self.zigzag(v)
+            }
+            FieldKind::Sint64 => self.zigzag(v),
+            FieldKind::Bool => self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0),
+            _ => v,
+        };
+        let idx = self.b.ins().uextend(self.ptr, n);
+        let at = self.b.ins().imul_imm_u(idx, w);
+        let at = self.b.ins().iadd(base, at);
+        self.b.ins().store(tree_flags(), v, at, 0);
+        let n1 = self.b.ins().iadd_imm_s(n, 1);
+        self.b.ins().jump(head, &[BlockArg::Value(next), BlockArg::Value(n1)]);
+
+        self.b.switch_to_block(done);
+        self.b.ins().store(tree_flags(), n_done, self.blk, off + 8);
+        self.thread(si, stop);
     }
 
     /// Stores scalar `v` into slot `si` (singular: the slot; repeated: a pushed element).
@@ -162,6 +234,10 @@ impl<'a> Translator<'a, '_> {
         let p = self.b.block_params(label)[0];
         let tag_pos = self.b.block_params(label)[1];
         let slot = *self.slot(si);
+        if form == Form::Packed && packed_inline(&slot) {
+            self.packed_varints(si, &slot, p);
+            return;
+        }
         if form == Form::Packed {
             let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
             let s = self.b.ins().iconst(types::I32, si as i64);

@@ -5,6 +5,12 @@ use super::*;
 impl<'a> Translator<'a, '_> {
     /// Reads a varint at `p` (< or = `end`): `(value as i64, position after)`.
     pub(super) fn varint(&mut self, p: Value) -> (Value, Value) {
+        self.varint_in(p, self.end)
+    }
+
+    /// Reads a varint at `p` that must end by `end` (the message's end, or a packed run's):
+    /// one- and two-byte varints inline, longer ones (and errors) in `pj_varint`.
+    pub(super) fn varint_in(&mut self, p: Value, end: Value) -> (Value, Value) {
         let join = self.b.create_block();
         let v = self.b.append_block_param(join, types::I64);
         let np = self.b.append_block_param(join, self.ptr);
@@ -15,7 +21,7 @@ impl<'a> Translator<'a, '_> {
         let slow = self.b.create_block();
         self.b.set_cold_block(slow);
 
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p, self.end);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
         self.b.ins().brif(inside, load, &[], slow, &[]);
 
         self.b.switch_to_block(load);
@@ -25,7 +31,7 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().brif(short, join, &[BlockArg::Value(v0), BlockArg::Value(p1)], second, &[]);
 
         self.b.switch_to_block(second);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, self.end);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, end);
         self.b.ins().brif(inside, second_load, &[], slow, &[]);
 
         self.b.switch_to_block(second_load);
@@ -42,7 +48,7 @@ impl<'a> Translator<'a, '_> {
 
         self.b.switch_to_block(slow);
         let out = self.b.ins().stack_addr(self.ptr, self.varint_out, 0);
-        let call = self.call_helper(self.helpers.varint, &[self.ctx, p, self.end, out]);
+        let call = self.call_helper(self.helpers.varint, &[self.ctx, p, end, out]);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
         let val = self.b.ins().stack_load(self.ptr, types::I64, self.varint_out, 0);
