@@ -1,4 +1,7 @@
 //! Decodes one file many times with one engine: a target for `perf record` / `callgrind`.
+//! `PROTOJIT_PROFILE_WARM=1` with `auto` compiles every type the payload holds (tiering,
+//! calls through the entry table) before the timed loop; `PROTOJIT_PROFILE_STATS=1` prints
+//! each type's tier afterwards.
 //!
 //! `cargo run --release --example profile -- SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]`
 //! Set `PERF_BUILDID_DIR=1` so `perf report` can name the compiled functions.
@@ -18,9 +21,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let iterations: usize = rest.get(1).map_or(Ok(1000), |n| n.parse())?;
     let dir = std::path::Path::new(proto).parent().unwrap_or(std::path::Path::new("."));
     let schema = Schema::from_proto_files(&[proto], &[dir])?;
-    let decoder = schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine))?;
+    let mut options = DecodeOptions::default().with_engine(engine);
+    if std::env::var_os("PROTOJIT_PROFILE_WARM").is_some() {
+        // Steady state of tiering: every type hot at once, compiled before the timing.
+        options.tiering = protojit::Tiering { after_decodes: 1, after_bytes: 1 };
+    }
+    let decoder = schema.decoder_with_options(type_name, &options)?;
     let bytes = std::fs::read(input)?;
     let mut arena = Arena::new();
+    if std::env::var_os("PROTOJIT_PROFILE_WARM").is_some() {
+        let unsettled = |t: &protojit::TypeStats| {
+            t.engine == protojit::TypeEngine::Queued
+                || (t.engine == protojit::TypeEngine::Cold && t.interpreted_decodes > 0)
+        };
+        while decoder.stats().types.iter().any(unsettled) {
+            arena.reset();
+            decoder.decode(&bytes, &arena)?;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
     let started = std::time::Instant::now();
     for _ in 0..iterations {
         arena.reset();

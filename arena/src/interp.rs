@@ -297,6 +297,24 @@ impl<'a> Interp<'a> {
         }
         let buf = &self.buf[..end];
         let (start, stop) = self.length(buf, pos, end)?;
+        self.packed_run(block, si, start, stop)
+    }
+
+    /// Decodes the values of a packed run of slot `si` that fill exactly `start..stop`
+    /// (after its length prefix; compiled code hands over the rest of a run it started).
+    pub fn packed_run(
+        &self,
+        block: &mut BlockMut<'a>,
+        si: SlotIndex,
+        start: usize,
+        stop: usize,
+    ) -> Result<usize, DecodeError> {
+        let slot = *block.layout().slot(si);
+        if slot.repetition == Repetition::Singular || !slot.kind.is_packable() || start > stop || stop > self.buf.len()
+        {
+            return Err(DecodeError::new(K::Internal, start));
+        }
+        let buf = &self.buf[..stop];
         let width = slot.kind.fixed_width() as usize;
         if width != 0 {
             let whole = (stop - start) / width * width;

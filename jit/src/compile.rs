@@ -84,15 +84,14 @@ pub struct CompileOptions {
     ///
     /// The lowering emits the code it wants (no redundant loads, constants folded by
     /// hand), so the e-graph pass finds little: measured with callgrind, decoding
-    /// google_message1/2 and a vector tile runs the same instruction count (within 0.5%)
-    /// at `none` and `speed`, while `speed` compiles about 1.5x slower.
+    /// google_message1/2, OSM blocks and a vector tile runs within 1.7% of the instruction
+    /// count of `speed` (either way), while `speed` compiles about 1.3x slower.
     pub opt_level: &'static str,
-    /// Cranelift register allocator: `"single_pass"` (default) or `"backtracking"`.
+    /// Cranelift register allocator: `"backtracking"` (default) or `"single_pass"`.
     ///
-    /// Message functions keep few values live (the context, the block, the position and
-    /// the end), so the single-pass allocator's extra moves sit mostly in cold paths:
-    /// decode instruction counts match `backtracking` within 0.5%, compilation is about
-    /// 1.7x faster, machine code about 2x larger.
+    /// `single_pass` compiles about 1.7x faster but its code runs about 40% more
+    /// instructions per decode (spills in the hot loops), which tiering's background
+    /// compiles do not need to save.
     pub regalloc: &'static str,
     /// Keep each function's Cranelift IR in the stats. Also turned on by the environment
     /// variable `PROTOJIT_DUMP_CLIF` (any value), which prints it to stderr as well.
@@ -109,7 +108,7 @@ pub struct CompileOptions {
 impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {
-            opt_level: "speed",
+            opt_level: "none",
             regalloc: "backtracking",
             keep_clif: false,
             max_fields: 4096,

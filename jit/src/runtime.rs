@@ -162,6 +162,7 @@ macro_rules! foreach_helper {
             push_child: pj_push_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
             alloc_block: pj_alloc_block(*mut JitCtx, u32) -> *mut u8;
             packed: pj_packed(*mut JitCtx, u32, u32, *mut u8, *const u8, *const u8) -> *const u8;
+            packed_run: pj_packed_run(*mut JitCtx, u32, u32, *mut u8, *const u8, *const u8) -> *const u8;
             interp_message: pj_interp_message(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64, *const u8) -> *const u8;
         }
     };
@@ -569,6 +570,30 @@ pub unsafe extern "C" fn pj_packed(
     unsafe {
         with_interp(ctx, layout, block, ptr, end, |interp, block, pos, end| {
             interp.packed(block, SlotIndex::new(slot), pos, end).map(Done::At)
+        })
+    }
+}
+
+/// Decodes the rest of a packed run, `ptr..end` (no length prefix), of repeated slot
+/// `slot`: compiled code's packed loop hands over at the first varint longer than two
+/// bytes, since such runs (coordinates, ids) are better served by the interpreter's tight
+/// loop than by a helper call per value.
+///
+/// # Safety
+/// As [`pj_slow_field`], with `ptr <= end`; the vector's length counts every element
+/// compiled code stored.
+pub unsafe extern "C" fn pj_packed_run(
+    ctx: *mut JitCtx,
+    layout: u32,
+    slot: u32,
+    block: *mut u8,
+    ptr: *const u8,
+    end: *const u8,
+) -> *const u8 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        with_interp(ctx, layout, block, ptr, end, |interp, block, pos, end| {
+            interp.packed_run(block, SlotIndex::new(slot), pos, end).map(Done::At)
         })
     }
 }

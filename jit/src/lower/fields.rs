@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// Packed varint runs up to this many bytes are decoded by compiled code's own loop;
+/// longer ones by the interpreter's (see `packed_varints`).
+const PACKED_INLINE_MAX: i64 = 64;
+
 /// Whether a packed run of `slot` is decoded by an inline loop (varint kinds; closed enums
 /// need the declared-value check and fixed-width runs are one copy in the helper).
 fn packed_inline(slot: &FieldSlot) -> bool {
@@ -61,6 +65,23 @@ impl<'a> Translator<'a, '_> {
         let (start, stop) = self.length(p);
         let off = slot.offset as i32;
         let w = slot.elem_size as i64;
+        let after = self.b.create_block();
+        // Long runs (coordinates, ids, geometry of big features) go to the interpreter's
+        // loop in one call: per value it is cheaper than this one, and the call is
+        // amortised. Short runs, the common case in most messages, stay inline.
+        let run = self.b.ins().isub(stop, start);
+        let long_run = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, run, PACKED_INLINE_MAX);
+        let bulk = self.b.create_block();
+        let inline = self.b.create_block();
+        self.b.ins().brif(long_run, bulk, &[], inline, &[]);
+        self.b.switch_to_block(bulk);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let call = self.call_helper(self.helpers.packed_run, &[self.ctx, li, s, self.blk, start, stop]);
+        let r = self.b.inst_results(call)[0];
+        self.null_check(r);
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(inline);
         // Room for `stop - start` more elements (each takes at least one byte).
         let bytes = self.b.ins().isub(stop, start);
         let bytes32 = self.b.ins().ireduce(types::I32, bytes);
@@ -80,22 +101,27 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().brif(ok, ready, &[], self.ret_null, &[]);
 
         self.b.switch_to_block(ready);
+        // The loop carries the input position and the store address; the element count is
+        // worked out from the address once, where the loop ends.
         let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
         let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let len_ptr = self.b.ins().uextend(self.ptr, len);
+        let first = self.b.ins().imul_imm_u(len_ptr, w);
+        let first = self.b.ins().iadd(base, first);
         let head = self.b.create_block();
         let q = self.b.append_block_param(head, self.ptr);
-        let n = self.b.append_block_param(head, types::I32);
+        let dst = self.b.append_block_param(head, self.ptr);
         let body = self.b.create_block();
         let done = self.b.create_block();
-        let n_done = self.b.append_block_param(done, types::I32);
-        self.b.ins().jump(head, &[BlockArg::Value(start), BlockArg::Value(len)]);
+        let dst_done = self.b.append_block_param(done, self.ptr);
+        self.b.ins().jump(head, &[BlockArg::Value(start), BlockArg::Value(first)]);
 
         self.b.switch_to_block(head);
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, q, stop);
-        self.b.ins().brif(more, body, &[], done, &[BlockArg::Value(n)]);
+        self.b.ins().brif(more, body, &[], done, &[BlockArg::Value(dst)]);
 
         self.b.switch_to_block(body);
-        let (v, next) = self.varint_in(q, stop);
+        let (v, next) = self.packed_varint(q, stop);
         let v = match slot.kind {
             FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum => self.b.ins().ireduce(types::I32, v),
             FieldKind::Sint32 => {
@@ -106,15 +132,34 @@ impl<'a> Translator<'a, '_> {
             FieldKind::Bool => self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0),
             _ => v,
         };
-        let idx = self.b.ins().uextend(self.ptr, n);
-        let at = self.b.ins().imul_imm_u(idx, w);
-        let at = self.b.ins().iadd(base, at);
-        self.b.ins().store(tree_flags(), v, at, 0);
-        let n1 = self.b.ins().iadd_imm_s(n, 1);
-        self.b.ins().jump(head, &[BlockArg::Value(next), BlockArg::Value(n1)]);
+        self.b.ins().store(tree_flags(), v, dst, 0);
+        let dst1 = self.b.ins().iadd_imm_s(dst, w);
+        self.b.ins().jump(head, &[BlockArg::Value(next), BlockArg::Value(dst1)]);
+
+        // The vector's length: the old one plus the elements stored up to `end`.
+        let count = |t: &mut Self, end: Value| {
+            let stored = t.b.ins().isub(end, first);
+            let stored = t.b.ins().ushr_imm_u(stored, w.trailing_zeros() as i64);
+            let stored = t.b.ins().ireduce(types::I32, stored);
+            let n = t.b.ins().iadd(len, stored);
+            t.b.ins().store(tree_flags(), n, t.blk, off + 8);
+        };
+
+        // A varint of three bytes or more: the rest of the run goes to the interpreter.
+        let long = self.packed_long.take().expect("packed_varint made the hand-over block");
+        self.b.switch_to_block(long);
+        count(self, dst);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let call = self.call_helper(self.helpers.packed_run, &[self.ctx, li, s, self.blk, q, stop]);
+        let r = self.b.inst_results(call)[0];
+        self.null_check(r);
+        self.b.ins().jump(after, &[]);
 
         self.b.switch_to_block(done);
-        self.b.ins().store(tree_flags(), n_done, self.blk, off + 8);
+        count(self, dst_done);
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
         self.thread(si, stop);
     }
 

@@ -170,6 +170,8 @@ pub(crate) struct Translator<'a, 'b> {
     varint_out: StackSlot,
     /// The message signature, imported on the first call through the entry table.
     msg_sig: Option<SigRef>,
+    /// Where `packed_varint` jumps for a long varint (taken by `packed_varints`).
+    packed_long: Option<Block>,
 }
 
 /// Child blocks up to this size are allocated and zeroed by compiled code; larger ones by
@@ -262,6 +264,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             pending: Vec::new(),
             varint_out,
             msg_sig: None,
+            packed_long: None,
         }
     }
 

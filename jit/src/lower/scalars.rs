@@ -58,6 +58,45 @@ impl<'a> Translator<'a, '_> {
         (v, np)
     }
 
+    /// A varint of a packed run at `p < stop`, one or two bytes inline: `(value, next)`.
+    /// Anything longer (or running past `stop`) jumps to a new block left in
+    /// `self.packed_long`, where the caller hands the rest of the run to the interpreter.
+    pub(super) fn packed_varint(&mut self, p: Value, stop: Value) -> (Value, Value) {
+        let join = self.b.create_block();
+        let v = self.b.append_block_param(join, types::I64);
+        let np = self.b.append_block_param(join, self.ptr);
+        let second = self.b.create_block();
+        let second_load = self.b.create_block();
+        let two = self.b.create_block();
+        let long = self.b.create_block();
+        self.b.set_cold_block(long);
+
+        let v0 = self.b.ins().uload8(types::I64, input_flags(), p, 0);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v0, 0x80);
+        self.b.ins().brif(short, join, &[BlockArg::Value(v0), BlockArg::Value(p1)], second, &[]);
+
+        self.b.switch_to_block(second);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, stop);
+        self.b.ins().brif(inside, second_load, &[], long, &[]);
+
+        self.b.switch_to_block(second_load);
+        let v1 = self.b.ins().uload8(types::I64, input_flags(), p, 1);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v1, 0x80);
+        self.b.ins().brif(short, two, &[], long, &[]);
+
+        self.b.switch_to_block(two);
+        let lo = self.b.ins().band_imm_u(v0, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(v1, 7);
+        let val = self.b.ins().bor(lo, hi);
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        self.b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(p2)]);
+
+        self.packed_long = Some(long);
+        self.b.switch_to_block(join);
+        (v, np)
+    }
+
     /// Reads a length prefix at `p`: `(start, end)` of the value, checked against `end`.
     pub(super) fn length(&mut self, p: Value) -> (Value, Value) {
         let (len, start) = self.varint(p);
