@@ -196,8 +196,9 @@ pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, Utf8Check};
 pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, TypeEngine, TypeStats};
 pub use protojit_reflect::{
-    AnyError, EnumValue, FieldPath, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, PathError,
-    PathErrorKind, Value,
+    field, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldPath, FieldType, HandleError, Json, JsonError,
+    JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList, MessageRef, Number, PathError, PathErrorKind,
+    StrIter, StrList, Value, Visitor,
 };
 
 /// The layers underneath, for engines, tools and tests that need them.

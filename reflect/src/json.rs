@@ -436,13 +436,13 @@ fn value<S: Serializer>(v: &Value<'_>, string: bool, s: S, cx: &Cx<'_>) -> Resul
         Value::Bytes(b) if string => s.serialize_str(&String::from_utf8_lossy(b)),
         Value::Bytes(b) => s.serialize_str(&base64(b)),
         Value::Enum(e) => {
-            if e.descriptor.full_name() == "google.protobuf.NullValue" {
+            if e.enum_type().full_name() == "google.protobuf.NullValue" {
                 s.serialize_none()
             } else if cx.options.use_enum_numbers {
                 s.serialize_i32(e.number)
             } else {
-                match e.descriptor.get_value(e.number) {
-                    Some(v) => s.serialize_str(v.name()),
+                match e.name() {
+                    Some(v) => s.serialize_str(v),
                     None => s.serialize_i32(e.number),
                 }
             }
