@@ -87,7 +87,8 @@ fn osm_dense(c: &mut Criterion, cases: &[Case]) {
     let Some(case) = cases.iter().find(|c| c.name == "osm_dense") else { return };
     let decoder = case.schema.decoder_with(&case.message, DecodeOptions::default(), EngineKind::Jit).unwrap();
     let layouts = case.schema.layouts();
-    let groups = Field::<field::List<field::Message>>::resolve(layouts, "OSMPBF.PrimitiveBlock", "primitivegroup").unwrap();
+    let groups =
+        Field::<field::List<field::Message>>::resolve(layouts, "OSMPBF.PrimitiveBlock", "primitivegroup").unwrap();
     let id = Field::<field::List<i64>>::resolve(layouts, "OSMPBF.PrimitiveGroup", "dense.id").unwrap();
     let lat = Field::<field::List<i64>>::resolve(layouts, "OSMPBF.PrimitiveGroup", "dense.lat").unwrap();
     let lon = Field::<field::List<i64>>::resolve(layouts, "OSMPBF.PrimitiveGroup", "dense.lon").unwrap();
@@ -173,11 +174,8 @@ fn mvt_geometry(c: &mut Criterion, cases: &[Case]) {
 const MAP_ENTRIES: usize = 10_000;
 
 fn map_lookups(c: &mut Criterion) {
-    let schema = Schema::from_proto_source(
-        "m.proto",
-        "syntax = \"proto3\"; message M { map<string, int64> m = 1; }",
-    )
-    .unwrap();
+    let schema =
+        Schema::from_proto_source("m.proto", "syntax = \"proto3\"; message M { map<string, int64> m = 1; }").unwrap();
     let keys: Vec<String> = (0..MAP_ENTRIES).map(|i| format!("key-{:08}", i.wrapping_mul(7919) % 1_000_003)).collect();
     let mut bytes = Vec::new();
     for (i, k) in keys.iter().enumerate() {
@@ -232,7 +230,8 @@ fn map_lookups(c: &mut Criterion) {
 }
 
 fn writers(c: &mut Criterion, cases: &[Case]) {
-    const LARGE: &[&str] = &["gm2", "osm_dense", "osm_ways", "osm_relations", "mvt_sanfrancisco", "descriptor_fds_srcinfo"];
+    const LARGE: &[&str] =
+        &["gm2", "osm_dense", "osm_ways", "osm_relations", "mvt_sanfrancisco", "descriptor_fds_srcinfo"];
     for case in cases.iter().filter(|c| LARGE.contains(&c.name.as_str())) {
         let decoder = case.schema.decoder_with(&case.message, DecodeOptions::default(), EngineKind::Jit).unwrap();
         let arena = Arena::new();

@@ -2,7 +2,9 @@
 
 mod common;
 
-use protojit::{field, Arena, DecodeOptions, Descend, Field, FieldInfo, HandleError, MapKey, MapWalk, MessageRef, Schema, Visitor};
+use protojit::{
+    field, Arena, DecodeOptions, Descend, Field, FieldInfo, HandleError, MapKey, MapWalk, MessageRef, Schema, Visitor,
+};
 
 const PROTO: &str = r#"
     syntax = "proto2";
@@ -265,10 +267,13 @@ fn enum_values_are_cheap_and_named() {
     let s = schema();
     each_engine(&s, |m| {
         let colors = m.get("colors").unwrap().as_list().unwrap();
-        let names: Vec<_> = colors.iter().map(|v| match v {
-            protojit::Value::Enum(e) => e.name(),
-            _ => None,
-        }).collect();
+        let names: Vec<_> = colors
+            .iter()
+            .map(|v| match v {
+                protojit::Value::Enum(e) => e.name(),
+                _ => None,
+            })
+            .collect();
         assert_eq!(names, [Some("BLUE"), Some("RED")]);
         let (numbers, ty) = colors.enum_numbers().unwrap();
         assert_eq!(numbers, [2, 0]);

@@ -171,14 +171,7 @@ impl MessageLayout {
         } else {
             Presence::Always
         };
-        Ok(Access {
-            layout: self.id(),
-            offset: slot.offset,
-            presence,
-            child: slot.child,
-            slot: si,
-            _kind: PhantomData,
-        })
+        Ok(Access { layout: self.id(), offset: slot.offset, presence, child: slot.child, slot: si, _kind: PhantomData })
     }
 }
 
@@ -391,7 +384,11 @@ impl<'a> BlockRef<'a> {
         assert!(ChildVector::accepts(slot), "slot {si:?} is not a message");
         // SAFETY: checked just above (invariant 4: addresses, never null).
         let elems = unsafe { self.vec_as_slice::<NonNull<u8>>(slot.offset) };
-        ChildIter { elems: elems.iter(), layout: self.layouts().get(LayoutIndex::new(slot.child)), layouts: self.layouts() }
+        ChildIter {
+            elems: elems.iter(),
+            layout: self.layouts().get(LayoutIndex::new(slot.child)),
+            layouts: self.layouts(),
+        }
     }
 
     /// The initialised elements of the vector at `offset`.

@@ -520,10 +520,8 @@ impl EnumType {
         numbers.dedup();
         // The name of a number is the one prost-reflect's `get_value` gives (the first
         // declared, where aliases share a number), so printers say what they said before.
-        let names = numbers
-            .iter()
-            .map(|&n| descriptor.get_value(n).map(|v| v.name().into()).unwrap_or_default())
-            .collect();
+        let names =
+            numbers.iter().map(|&n| descriptor.get_value(n).map(|v| v.name().into()).unwrap_or_default()).collect();
         EnumType { descriptor, numbers: numbers.into_boxed_slice(), names }
     }
     /// The enum's descriptor.

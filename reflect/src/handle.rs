@@ -450,7 +450,12 @@ pub struct NumLeaf<T: Number> {
     enum_type: Option<(u32, EnumDescriptor)>,
 }
 
-fn num_leaf<T: Number>(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex, kinds: &[FieldKind]) -> Option<NumLeaf<T>> {
+fn num_leaf<T: Number>(
+    layouts: &Layouts,
+    layout: &MessageLayout,
+    si: SlotIndex,
+    kinds: &[FieldKind],
+) -> Option<NumLeaf<T>> {
     let slot = layout.slot(si);
     if !kinds.contains(&slot.kind) {
         return None;
@@ -694,7 +699,12 @@ pub struct VecLeaf<T: Number> {
     enum_type: Option<(u32, EnumDescriptor)>,
 }
 
-fn vec_leaf<T: Number>(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex, kinds: &[FieldKind]) -> Option<VecLeaf<T>> {
+fn vec_leaf<T: Number>(
+    layouts: &Layouts,
+    layout: &MessageLayout,
+    si: SlotIndex,
+    kinds: &[FieldKind],
+) -> Option<VecLeaf<T>> {
     if !kinds.contains(&layout.slot(si).kind) {
         return None;
     }

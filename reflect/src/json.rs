@@ -214,7 +214,7 @@ impl<'a> Value<'a> {
     /// list as an array, a map as an object, scalars as the mapping writes them). A bare
     /// `Value::Bytes` is written as base64 (it cannot tell a non-UTF-8 `string` apart).
     pub fn json<'o>(&self, options: &'o JsonOptions) -> Json<'o, 'a> {
-        Json { value: self.clone(), string: false, options }
+        Json { value: *self, string: false, options }
     }
 
     /// This value as compact proto3 JSON text (see [`json`](Self::json)).

@@ -35,13 +35,13 @@ mod text;
 mod value;
 mod visit;
 
-pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use handle::{field, Field, FieldType, HandleError, MessageList, Number, StrList};
+pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapIndex, MapRef};
-pub use protojit_arena::StrIter;
 pub use message::MessageRef;
 pub use path::{kind_name, FieldPath, PathError, PathErrorKind};
-pub use text::{decode_raw_to_text, write_text_string};
 pub use protojit_arena::EnumType;
+pub use protojit_arena::StrIter;
+pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};
 pub use visit::{Descend, FieldInfo, MapWalk, Visitor};

@@ -82,9 +82,7 @@ impl<'a> ListRef<'a> {
 
     /// A message list's elements (no [`Value`] per element).
     pub fn messages(&self) -> Option<MessageList<'a>> {
-        self.kind()
-            .is_message()
-            .then(|| MessageList { inner: self.msg.block.vec_children(self.slot), msg: self.msg })
+        self.kind().is_message().then(|| MessageList { inner: self.msg.block.vec_children(self.slot), msg: self.msg })
     }
 }
 

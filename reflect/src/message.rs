@@ -261,7 +261,7 @@ impl<'a> MessageRef<'a> {
         MessageRef { block, ..*self }
     }
 
-    pub(crate) fn from_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
+    fn from_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
         use prost_reflect::Value as P;
         match default {
             P::Bool(v) => Value::Bool(*v),

@@ -135,10 +135,8 @@ impl<'a> Visitor<'a> for Text<'_> {
         // wire: every entry, duplicates included, stably sorted by key; each with its key
         // and value (defaults when absent) and its own unknown fields.
         let name = f.text_name();
-        let mut entries: Vec<(Value<'_>, MessageRef<'_>)> = map
-            .entries_on_wire()
-            .map(|e| (e.get_by_number(1).expect("map entries have a key field"), e))
-            .collect();
+        let mut entries: Vec<(Value<'_>, MessageRef<'_>)> =
+            map.entries_on_wire().map(|e| (e.get_by_number(1).expect("map entries have a key field"), e)).collect();
         entries.sort_by(|a, b| key_order(&a.0, &b.0));
         let depth = self.depth;
         for (key, entry) in entries {

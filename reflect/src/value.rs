@@ -73,8 +73,7 @@ impl<'a> EnumValue<'a> {
 
 impl PartialEq for EnumValue<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.number == other.number
-            && (std::ptr::eq(self.ty, other.ty) || self.ty.full_name() == other.ty.full_name())
+        self.number == other.number && (std::ptr::eq(self.ty, other.ty) || self.ty.full_name() == other.ty.full_name())
     }
 }
 impl Eq for EnumValue<'_> {}
