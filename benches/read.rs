@@ -220,6 +220,14 @@ fn map_lookups(c: &mut Criterion) {
         b.iter(|| total(&|k| black_box(&index).get(k).and_then(|v| v.as_i64()).unwrap_or_default()))
     });
     g.bench_function("index_build", |b| b.iter(|| black_box(black_box(&map).index().len())));
+    // What building the index at decode time would add to: the decode of the map alone.
+    let mut arena2 = Arena::new();
+    g.bench_function("decode_only", |b| {
+        b.iter(|| {
+            arena2.reset();
+            black_box(decoder.decode(black_box(&bytes), &arena2).unwrap().block().as_ptr())
+        })
+    });
     g.bench_function("old_mapref_iter", |b| {
         b.iter(|| black_box(&map).iter().fold(0i64, |a, (_, v)| a.wrapping_add(v.as_i64().unwrap_or_default())))
     });

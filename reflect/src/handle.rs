@@ -186,7 +186,9 @@ mod sealed {
 /// [`get`](Self::get) and [`present`](Self::present) return `None` and
 /// [`has`](Self::has) `false`.
 ///
-/// ```
+/// (Decoding needs the `protojit` facade, which this crate cannot depend on, so this
+/// example is not compiled here; the facade's crate tour runs the same calls.)
+/// ```ignore
 /// # use protojit::Schema;
 /// use protojit::{field, Arena, Field};
 /// let schema = Schema::from_proto_source("p.proto", r#"

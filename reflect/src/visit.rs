@@ -194,7 +194,9 @@ impl<'a> MessageRef<'a> {
     /// visitor asks) and its unknown fields, calling `visitor`'s typed callbacks: the
     /// fastest way to read a whole tree. See [`Visitor`] for the order of calls.
     ///
-    /// ```
+    /// (Decoding needs the `protojit` facade, which this crate cannot depend on, so this
+    /// example is not compiled here; the facade's crate tour runs the same calls.)
+    /// ```ignore
     /// # use protojit::{Arena, Schema};
     /// use protojit::{Descend, FieldInfo, MessageRef, Visitor};
     /// let schema = Schema::from_proto_source("t.proto", r#"
