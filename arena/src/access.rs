@@ -253,13 +253,13 @@ impl DoubleEndedIterator for ChildIter<'_> {
 
 impl<'a> BlockRef<'a> {
     /// Whether this block is of the layout `access` was made for.
-    #[inline]
+    #[inline(always)]
     fn is_of<K: AccessKind>(&self, access: &Access<K>) -> bool {
         self.layout().id() == access.layout
     }
 
     /// Presence as [`is_set`](Self::is_set) reports it, for a block of the access's layout.
-    #[inline]
+    #[inline(always)]
     fn set_at<K: AccessKind>(&self, access: &Access<K>) -> bool {
         match access.presence {
             Presence::Always => true,
@@ -279,7 +279,7 @@ impl<'a> BlockRef<'a> {
     /// A singular number: whether it is set, and the stored value (zero for an inactive
     /// oneof member, whose shared slot may hold another member's bytes); `None` if the
     /// block is not of the access's layout.
-    #[inline]
+    #[inline(always)]
     pub fn get_at<T: Scalar>(&self, access: &Access<Single<T>>) -> Option<(bool, T)> {
         if !self.is_of(access) {
             return None;
@@ -292,7 +292,7 @@ impl<'a> BlockRef<'a> {
     }
 
     /// A singular string or bytes field, like [`get_at`](Self::get_at).
-    #[inline]
+    #[inline(always)]
     pub fn get_bytes_at(&self, access: &Access<Str>) -> Option<(bool, &'a [u8])> {
         if !self.is_of(access) {
             return None;
@@ -309,7 +309,7 @@ impl<'a> BlockRef<'a> {
 
     /// A singular message field: `Some(None)` when absent, `None` if the block is not of
     /// the access's layout.
-    #[inline]
+    #[inline(always)]
     pub fn child_at(&self, access: &Access<Child>) -> Option<Option<BlockRef<'a>>> {
         if !self.is_of(access) {
             return None;
@@ -324,7 +324,7 @@ impl<'a> BlockRef<'a> {
 
     /// A repeated number field as a slice, or `None` if the block is not of the access's
     /// layout.
-    #[inline]
+    #[inline(always)]
     pub fn slice_at<T: Scalar>(&self, access: &Access<Vector<T>>) -> Option<&'a [T]> {
         if !self.is_of(access) {
             return None;

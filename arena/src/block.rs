@@ -485,7 +485,7 @@ impl<'a> BlockRef<'a> {
         self.layouts
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read<T: Copy>(&self, offset: u32) -> T {
         // SAFETY: offsets come from this block's layout (invariant 2); callers read a `T`
         // only where the slot holds one.

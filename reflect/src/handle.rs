@@ -371,7 +371,7 @@ impl<T: FieldType> Field<T> {
 
     /// The value of the field in `msg`: its default when absent (or when a message on the
     /// path is absent); `None` if `msg` is not of the handle's type.
-    #[inline]
+    #[inline(always)]
     pub fn get<'a>(&self, msg: &MessageRef<'a>) -> Option<T::Value<'a>> {
         T::get(self, msg)
     }
@@ -393,7 +393,7 @@ impl<T: FieldType> Field<T> {
     /// The block holding the last field: `Some(None)` when a message on the path is absent,
     /// `None` when `msg` is of another type than the handle's (checked by the first
     /// access: the first step's, or the leaf's when the path has one segment).
-    #[inline]
+    #[inline(always)]
     fn locate<'a>(&self, msg: &MessageRef<'a>) -> Option<Option<BlockRef<'a>>> {
         let mut b = msg.block();
         for step in self.path.iter() {
@@ -472,7 +472,7 @@ fn num_leaf<T: Number>(
     Some(NumLeaf { access, default, explicit, enum_type })
 }
 
-#[inline]
+#[inline(always)]
 fn num_get<T: Number, F: FieldType<Leaf = NumLeaf<T>>>(h: &Field<F>, msg: &MessageRef<'_>) -> Option<T> {
     match h.locate(msg)? {
         Some(b) => {
@@ -497,7 +497,7 @@ impl<T: Number> FieldType for T {
     fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<NumLeaf<T>> {
         num_leaf(layouts, layout, si, T::KINDS)
     }
-    #[inline]
+    #[inline(always)]
     fn get<'a>(h: &Field<T>, msg: &MessageRef<'a>) -> Option<T> {
         num_get(h, msg)
     }

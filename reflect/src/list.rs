@@ -125,6 +125,13 @@ impl<'a> MapRef<'a> {
         entry.get_by_number(2).expect("map entries have a value field")
     }
 
+    /// The value of an entry whose value field is slot 1 (map entries have exactly the key
+    /// field 1 and the value field 2, sorted by number).
+    #[inline]
+    fn value_at(entry: &MessageRef<'a>) -> Value<'a> {
+        entry.value(SlotIndex::new(1))
+    }
+
     /// Index of the winning entry per key, in wire order of the winners.
     pub(crate) fn winners(&self) -> Vec<usize> {
         let n = self.entries();
@@ -241,7 +248,7 @@ impl<'a> MapIndex<'a> {
     /// The value for `key` (the last entry with that key on the wire), if any.
     #[inline]
     pub fn get(&self, key: &MapKey<'_>) -> Option<Value<'a>> {
-        self.get_entry(key).map(|e| MapRef::value_of(&e))
+        self.get_entry(key).map(|e| MapRef::value_at(&e))
     }
 
     /// Whether the map has `key`.
@@ -269,7 +276,7 @@ impl<'a> MapIndex<'a> {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (MapKey<'a>, Value<'a>)> + '_ {
         self.order.iter().map(move |&i| {
             let e = self.map.entry(i as usize);
-            (MapRef::key_of(&e), MapRef::value_of(&e))
+            (MapRef::key_of(&e), MapRef::value_at(&e))
         })
     }
 
