@@ -11,7 +11,8 @@
 //!
 //! Groups, one per payload:
 //! - `read/<payload>`: decode and read every present field (a checksum walk, the work a
-//!   real consumer does);
+//!   real consumer does): `jit`/`interp` through `MessageRef::fields()`, `jit_visit` /
+//!   `interp_visit` through `MessageRef::visit` (typed callbacks, slices);
 //! - `decode/<payload>`: decode alone.
 //!
 //! Before any timing, every arm's checksum is checked against the interpreter's (scan:
@@ -27,8 +28,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost_reflect::DynamicMessage;
 use protojit::{Arena, DecodeOptions, Decoder, EngineKind};
 use protojit_bench_support::{
-    all_cases, prost_arm, reflect_checksum, rp_checksum, tree_checksum, tree_message_count, Case, ProstArm,
-    RustProtobuf, Scanner,
+    all_cases, prost_arm, reflect_checksum, rp_checksum, tree_checksum, tree_checksum_visit, tree_message_count, Case,
+    ProstArm, RustProtobuf, Scanner,
 };
 
 struct Prepared {
@@ -81,6 +82,8 @@ fn prepare(case: Case) -> Prepared {
         let arena = Arena::new();
         let t = jit.decode(&case.bytes, &arena).unwrap_or_else(|e| fail(&case, "jit", e.to_string()));
         check("jit", tree_checksum(&t));
+        check("jit_visit", tree_checksum_visit(&t));
+        check("interp_visit", tree_checksum_visit(&tree));
     }
 
     let mut prost = prost_arm(&case.message);
@@ -154,6 +157,13 @@ fn bench(c: &mut Criterion) {
                     arena.reset();
                     let m = decoder.decode(bytes, &arena).unwrap();
                     std::hint::black_box(tree_checksum(&m))
+                })
+            });
+            g.bench_function(format!("{arm}_visit"), |b| {
+                b.iter(|| {
+                    arena.reset();
+                    let m = decoder.decode(bytes, &arena).unwrap();
+                    std::hint::black_box(tree_checksum_visit(&m))
                 })
             });
             g.bench_function(format!("{arm}_fresh"), |b| {

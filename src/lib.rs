@@ -121,7 +121,57 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # 5. JSON, text, binary
+//! # 5. Typed handles, slices, maps, the visitor
+//!
+//! For reads in a loop, resolve a [`Field`] handle once per schema (from a name or an
+//! `a.b.c` path; the field's kind is checked then, with a [`HandleError`] naming what is
+//! wrong), and read it on every message of the type: one layout check, one presence check,
+//! one load. `Field<i64>`, `Field<field::Str>`, `Field<field::Message>`; repeated numbers
+//! as slices (`Field<field::List<i32>>`), repeated messages and strings as iterators, maps
+//! as [`MapRef`]s, whose [`MapRef::index`] gives O(1) lookups. A handle read on a message
+//! of another type is `None`, never a wrong read. [`MessageRef::visit`] walks every
+//! present field with typed callbacks ([`Visitor`]): the fastest way to read everything.
+//!
+//! ```
+//! # use protojit::{Arena, Schema};
+//! # let schema = Schema::from_proto_source("shop.proto", "syntax = \"proto3\"; package shop; message Order { string id = 1; repeated Item items = 2; map<string, string> labels = 3; Status status = 4; int64 total_cents = 5; } message Item { string sku = 1; int32 quantity = 2; } enum Status { STATUS_UNKNOWN = 0; STATUS_PAID = 1; }")?;
+//! # let decoder = schema.decoder("shop.Order")?;
+//! # let bytes = b"\x0a\x02A7\x12\x07\x0a\x03pen\x10\x02\x12\x07\x0a\x03ink\x10\x01\x1a\x0b\x0a\x04gift\x12\x03yes\x20\x01\x28\xe2\x09";
+//! # let arena = Arena::new();
+//! # let order = decoder.decode(bytes, &arena)?;
+//! use protojit::{field, Field, FieldInfo, MapKey, Visitor};
+//!
+//! let layouts = schema.layouts();
+//! let total = Field::<i64>::resolve(layouts, "shop.Order", "total_cents")?;
+//! let items = Field::<field::List<field::Message>>::resolve(layouts, "shop.Order", "items")?;
+//! let quantity = Field::<i32>::resolve(layouts, "shop.Item", "quantity")?;
+//! let status = Field::<field::Enum>::resolve(layouts, "shop.Order", "status")?;
+//! assert_eq!(total.get(&order), Some(1250));
+//! let n: i32 = items.get(&order).unwrap().map(|item| quantity.get(&item).unwrap()).sum();
+//! assert_eq!(n, 3);
+//! assert_eq!(status.get_value(&order).unwrap().name(), Some("STATUS_PAID"));
+//! assert_eq!(quantity.get(&order), None); // an Order is not an Item
+//!
+//! let err = Field::<field::Str>::resolve(layouts, "shop.Order", "total_cents").unwrap_err();
+//! assert_eq!(err.to_string(), "field `total_cents` of `shop.Order` is int64, but this handle reads a string (in `total_cents`)");
+//!
+//! let labels = order.get_field(&Field::<field::Map>::resolve(layouts, "shop.Order", "labels")?).unwrap();
+//! let index = labels.index(); // once per map; then O(1) per lookup
+//! assert_eq!(index.get(&MapKey::String("gift")).unwrap().as_str(), Some("yes"));
+//!
+//! struct Skus(Vec<String>);
+//! impl<'a> Visitor<'a> for Skus {
+//!     fn string(&mut self, f: FieldInfo<'a>, v: &'a str) {
+//!         if f.name() == "sku" { self.0.push(v.to_owned()) }
+//!     }
+//! }
+//! let mut skus = Skus(Vec::new());
+//! order.visit(&mut skus);
+//! assert_eq!(skus.0, ["pen", "ink"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # 6. JSON, text, binary
 //!
 //! Proto3 JSON ([`MessageRef::to_json_string`], or serde: `MessageRef` is `Serialize`)
 //! equals `prost_reflect`'s for the same [`JsonOptions`]; text format equals
@@ -150,7 +200,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # 6. Owned trees and arena reuse
+//! # 7. Owned trees and arena reuse
 //!
 //! [`Decoder::decode_owned`] bundles the input (as [`Bytes`], not copied), the arena and
 //! the layouts into an [`OwnedMessage`]: no lifetime, `Send + Sync`. In a loop, reuse one
@@ -200,8 +250,9 @@ pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, Utf8Check};
 pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, Tiering, TypeEngine, TypeStats};
 pub use protojit_reflect::{
-    AnyError, EnumValue, FieldPath, Json, JsonError, JsonOptions, ListRef, MapKey, MapRef, MessageRef, PathError,
-    PathErrorKind, Value,
+    field, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldPath, FieldType, HandleError, Json,
+    JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList, MessageRef, Number, PathError,
+    PathErrorKind, StrIter, StrList, Value, Visitor,
 };
 
 /// The layers underneath, for engines, tools and tests that need them.

@@ -68,7 +68,7 @@ fn show_value(v: &Value<'_>) -> String {
         Value::Message(m) => format!("{{{}}}", m.to_text_format().trim_end().replace('\n', " ")),
         Value::List(l) => format!("list of {}", l.len()),
         Value::Map(m) => format!("map of {}", m.len()),
-        Value::Enum(e) => e.name().unwrap_or_default(),
+        Value::Enum(e) => e.name().unwrap_or_default().to_owned(),
         other => other.to_json_string(&Default::default()).unwrap(),
     }
 }

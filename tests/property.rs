@@ -516,6 +516,8 @@ fn check_decodes_to(fx: &Fixture, bytes: &[u8], expected: &DynamicMessage, what:
             .map_err(|e| TestCaseError::fail(format!("{what} ({engine:?}): {e}; bytes {}", hex(bytes))))?;
         let lost = msg.to_dynamic_lossy_count();
         prop_assert_eq!(lost, 0, "{} ({:?}): unknown fields dropped", what, engine);
+        // fields(), the visitor, handles and slices read the same values.
+        common::read_api::check_readers_agree(&msg, &format!("{what} ({engine:?})"));
         let got = msg.to_dynamic();
         if let Some(path) = common::dyn_diff(&got, expected) {
             return Err(TestCaseError::fail(format!(

@@ -485,11 +485,18 @@ impl<'a> BlockRef<'a> {
         self.layouts
     }
 
-    #[inline]
-    fn read<T: Copy>(&self, offset: u32) -> T {
+    #[inline(always)]
+    pub(crate) fn read<T: Copy>(&self, offset: u32) -> T {
         // SAFETY: offsets come from this block's layout (invariant 2); callers read a `T`
         // only where the slot holds one.
         unsafe { self.ptr.as_ptr().add(offset as usize).cast::<T>().read() }
+    }
+
+    /// A reader for child block `ptr` of `layout`, in this reader's tree: `ptr` must come
+    /// from a message slot or element whose child layout is `layout` (invariants 3, 4).
+    #[inline]
+    pub(crate) fn child_of(ptr: NonNull<u8>, layout: &'a MessageLayout, layouts: &'a Layouts) -> BlockRef<'a> {
+        BlockRef { ptr, layout, layouts, _tree: PhantomData }
     }
 
     /// The case word of oneof `oneof`: the active member's field number, 0 for none.

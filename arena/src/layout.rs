@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor, Syntax,
+    Cardinality, DescriptorPool, EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor,
+    OneofDescriptor, Syntax,
 };
 
 use crate::raw::{RawStr, RawVec};
@@ -266,6 +267,10 @@ pub enum SlotDescriptor {
 /// 16-byte slots][8-byte slots][4-byte slots][1-byte slots]`, padded to 8.
 #[derive(Clone, Debug)]
 pub struct MessageLayout {
+    /// `(Layouts::id() << 32) | index`: identifies this layout among every layout of the
+    /// process, so a typed access made for it can check a block in one compare.
+    id: u64,
+    index: LayoutIndex,
     size: u32,
     hasbit_words: u32,
     oneof_case_offset: u32,
@@ -282,9 +287,39 @@ pub struct MessageLayout {
     closed_enum_values: Vec<Box<[i32]>>,
     /// Per slot: the value a singular scalar field reads as when absent.
     defaults: Vec<Option<prost_reflect::Value>>,
+    /// Per slot: the index of its enum type in [`Layouts::enum_type`], or [`NO_INDEX`].
+    enum_types: Vec<u32>,
+    /// Per slot: the name protobuf's text format prints (the group's type name for a
+    /// group, `[full.name]` for an extension), made once so printers do not allocate.
+    text_names: Vec<Box<str>>,
 }
 
 impl MessageLayout {
+    /// A number that identifies this layout among all layouts of the process (clones of
+    /// one [`Layouts`] share it: their layouts are the same): typed accesses
+    /// ([`crate::Access`]) record it and refuse blocks of any other layout.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    /// The layout's index in its [`Layouts`].
+    #[inline]
+    pub fn index(&self) -> LayoutIndex {
+        self.index
+    }
+    /// Index of the enum type of the slot at `index` in [`Layouts::enum_type`] (enum
+    /// fields, repeated or not), if it is an enum field.
+    #[inline]
+    pub fn slot_enum(&self, index: SlotIndex) -> Option<u32> {
+        let e = self.enum_types[index.index()];
+        (e != NO_INDEX).then_some(e)
+    }
+    /// The field name as protobuf's text format prints it: the declared name, the type
+    /// name of a group, `[full.name]` for an extension.
+    #[inline]
+    pub fn text_name(&self, index: SlotIndex) -> &str {
+        &self.text_names[index.index()]
+    }
     /// Block size in bytes (a multiple of 8).
     pub fn size(&self) -> u32 {
         self.size
@@ -363,6 +398,8 @@ pub struct Layouts {
     pool: DescriptorPool,
     layouts: Vec<MessageLayout>,
     by_name: HashMap<String, LayoutIndex>,
+    /// Every enum type of the pool, with its values sorted by number for lookups.
+    enums: Vec<EnumType>,
     /// One zeroed block per layout: the default instance an absent message reads as.
     empty_blocks: std::sync::Arc<Vec<Box<[u64]>>>,
     /// Identity of this set of layouts (clones share it: they are the same layouts).
@@ -375,6 +412,9 @@ impl Layouts {
         let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
         let by_name: HashMap<String, LayoutIndex> =
             messages.iter().enumerate().map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32))).collect();
+        let enums: Vec<EnumType> = pool.all_enums().map(EnumType::new).collect();
+        let enum_by_name: HashMap<String, u32> =
+            enums.iter().enumerate().map(|(i, e)| (e.descriptor.full_name().to_owned(), i as u32)).collect();
         let mut extensions: Vec<Vec<ExtensionDescriptor>> = vec![Vec::new(); messages.len()];
         for ext in pool.all_extensions() {
             if let Some(&li) = by_name.get(ext.containing_message().full_name()) {
@@ -385,7 +425,7 @@ impl Layouts {
         // pointer's (`FieldKind::value_size`), whatever the child's block size.
         let mut layouts = Vec::with_capacity(messages.len());
         for (i, msg) in messages.iter().enumerate() {
-            layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name)?);
+            layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name, &enum_by_name)?);
         }
         for layout in &layouts {
             check_layout(layout);
@@ -393,7 +433,11 @@ impl Layouts {
         let empty_blocks = layouts.iter().map(|l| vec![0u64; l.size as usize / 8].into_boxed_slice()).collect();
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Layouts { pool: pool.clone(), layouts, by_name, empty_blocks: std::sync::Arc::new(empty_blocks), id })
+        for (i, layout) in layouts.iter_mut().enumerate() {
+            layout.index = LayoutIndex(i as u32);
+            layout.id = (id << 32) | i as u64;
+        }
+        Ok(Layouts { pool: pool.clone(), layouts, by_name, enums, empty_blocks: std::sync::Arc::new(empty_blocks), id })
     }
 
     /// A number that identifies these layouts (and their clones) among all layouts made
@@ -426,6 +470,11 @@ impl Layouts {
         // (invariant 1); it is never written and lives as long as `self`.
         unsafe { crate::BlockRef::from_raw(std::ptr::NonNull::new(block.as_ptr() as *mut u8).unwrap(), self, index) }
     }
+    /// Enum type `index` (see [`MessageLayout::slot_enum`]).
+    #[inline]
+    pub fn enum_type(&self, index: u32) -> &EnumType {
+        &self.enums[index as usize]
+    }
     /// The layout of the message type with this full name.
     pub fn index_of(&self, full_name: &str) -> Option<LayoutIndex> {
         self.by_name.get(full_name.trim_start_matches('.')).copied()
@@ -454,6 +503,42 @@ impl Layouts {
     }
 }
 
+/// An enum type with its declared values sorted by number, so that a number's name is a
+/// binary search that clones nothing (prost-reflect's lookups hand out descriptors that
+/// each hold a reference-counted pool).
+#[derive(Clone, Debug)]
+pub struct EnumType {
+    descriptor: EnumDescriptor,
+    numbers: Box<[i32]>,
+    names: Box<[Box<str>]>,
+}
+
+impl EnumType {
+    fn new(descriptor: EnumDescriptor) -> EnumType {
+        let mut numbers: Vec<i32> = descriptor.values().map(|v| v.number()).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        // The name of a number is the one prost-reflect's `get_value` gives (the first
+        // declared, where aliases share a number), so printers say what they said before.
+        let names =
+            numbers.iter().map(|&n| descriptor.get_value(n).map(|v| v.name().into()).unwrap_or_default()).collect();
+        EnumType { descriptor, numbers: numbers.into_boxed_slice(), names }
+    }
+    /// The enum's descriptor.
+    pub fn descriptor(&self) -> &EnumDescriptor {
+        &self.descriptor
+    }
+    /// The full name of the enum type.
+    pub fn full_name(&self) -> &str {
+        self.descriptor.full_name()
+    }
+    /// The declared name of `number`, if any.
+    #[inline]
+    pub fn name_of(&self, number: i32) -> Option<&str> {
+        self.numbers.binary_search(&number).ok().map(|i| &*self.names[i])
+    }
+}
+
 fn is_closed_enum(kind: &Kind) -> bool {
     matches!(kind, Kind::Enum(e) if e.parent_file().syntax() == Syntax::Proto2)
 }
@@ -469,6 +554,7 @@ fn build_layout(
     msg: &MessageDescriptor,
     extensions: Vec<ExtensionDescriptor>,
     by_name: &HashMap<String, LayoutIndex>,
+    enum_by_name: &HashMap<String, u32>,
 ) -> Result<MessageLayout, LayoutError> {
     let child_of = |kind: &Kind| match kind {
         Kind::Message(m) => by_name[m.full_name()].0,
@@ -638,8 +724,29 @@ fn build_layout(
             })
         })
         .collect();
+    let enum_types = pending
+        .iter()
+        .map(|p| match p.desc.kind() {
+            Kind::Enum(e) => enum_by_name.get(e.full_name()).copied().unwrap_or(NO_INDEX),
+            _ => NO_INDEX,
+        })
+        .collect();
+    let text_names = pending
+        .iter()
+        .map(|p| match &p.desc {
+            SlotDescriptor::Extension(e) => format!("[{}]", e.full_name()).into_boxed_str(),
+            SlotDescriptor::Field(f) if f.is_group() => match f.kind() {
+                Kind::Message(m) => m.name().into(),
+                _ => f.name().into(),
+            },
+            SlotDescriptor::Field(f) => f.name().into(),
+        })
+        .collect();
     let (slots, slot_descriptors) = pending.into_iter().map(|p| (p.slot, p.desc)).unzip();
     Ok(MessageLayout {
+        // Set by `Layouts::new` once the set's id is known.
+        id: 0,
+        index: LayoutIndex(0),
         size,
         hasbit_words,
         oneof_case_offset,
@@ -652,6 +759,8 @@ fn build_layout(
         oneofs,
         closed_enum_values,
         defaults,
+        enum_types,
+        text_names,
     })
 }
 

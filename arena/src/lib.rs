@@ -11,6 +11,8 @@
 //! - [`BlockMut`]: the only writer of blocks, used by both decode engines; it borrows its
 //!   arena, layouts and input for the tree's lifetime, so no block outlives them.
 //! - [`BlockRef`]: the reader the views use; every read checks the slot's kind.
+//! - [`Access`]: a slot of one layout with its kind checked once, so that reads through
+//!   it check only that the block is of that layout (one compare).
 //! - [`runtime`]: `extern "C"` slow-path helpers shared by the interpreter and compiled code.
 //! - [`DecodeError`]: what a decoder reports for malformed input (kind + byte offset).
 //! - [`interp`]: the table interpreter over layouts ([`DecodeOptions`]), the correctness
@@ -39,6 +41,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod access;
 mod arena;
 mod block;
 mod error;
@@ -50,11 +53,12 @@ pub mod wire;
 
 pub use arena::Arena;
 
+pub use access::{Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrVector, Vector};
 pub use block::{BlockMut, BlockRef, Scalar, SlotMismatch};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use layout::{
-    FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex,
-    NO_INDEX,
+    EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor,
+    SlotIndex, NO_INDEX,
 };
 pub use raw::{RawStr, RawVec};
 

@@ -104,19 +104,27 @@ fn singular<'a>(msg: &MessageRef<'a>, si: SlotIndex, kind: FieldKind) -> Wire<'a
     }
 }
 
-/// Element `i` of repeated scalar `si`.
-fn element<'a>(msg: &MessageRef<'a>, si: SlotIndex, kind: FieldKind, i: usize) -> Wire<'a> {
+/// Calls `f` with every element of repeated scalar `si`, read as a slice (the kind
+/// matched once, not per element).
+#[inline]
+fn for_each_element<'a>(msg: &MessageRef<'a>, si: SlotIndex, kind: FieldKind, mut f: impl FnMut(Wire<'a>)) {
     let b = msg.block;
     match kind {
-        FieldKind::Bool => Wire::Varint(u64::from(b.vec_get::<bool>(si, i))),
-        FieldKind::Int32 | FieldKind::Enum => Wire::Varint(b.vec_get::<i32>(si, i) as i64 as u64),
-        FieldKind::Sint32 => Wire::Varint(zigzag32(b.vec_get::<i32>(si, i))),
-        FieldKind::Uint32 => Wire::Varint(u64::from(b.vec_get::<u32>(si, i))),
-        FieldKind::Int64 | FieldKind::Uint64 => Wire::Varint(b.vec_get::<u64>(si, i)),
-        FieldKind::Sint64 => Wire::Varint(zigzag64(b.vec_get::<i64>(si, i))),
-        FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => Wire::Fixed32(b.vec_get::<u32>(si, i)),
-        FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => Wire::Fixed64(b.vec_get::<u64>(si, i)),
-        FieldKind::String | FieldKind::Bytes => Wire::Bytes(b.vec_get_bytes(si, i)),
+        FieldKind::Bool => b.vec_slice::<bool>(si).iter().for_each(|&v| f(Wire::Varint(u64::from(v)))),
+        FieldKind::Int32 | FieldKind::Enum => {
+            b.vec_slice::<i32>(si).iter().for_each(|&v| f(Wire::Varint(v as i64 as u64)))
+        }
+        FieldKind::Sint32 => b.vec_slice::<i32>(si).iter().for_each(|&v| f(Wire::Varint(zigzag32(v)))),
+        FieldKind::Uint32 => b.vec_slice::<u32>(si).iter().for_each(|&v| f(Wire::Varint(u64::from(v)))),
+        FieldKind::Int64 | FieldKind::Uint64 => b.vec_slice::<u64>(si).iter().for_each(|&v| f(Wire::Varint(v))),
+        FieldKind::Sint64 => b.vec_slice::<i64>(si).iter().for_each(|&v| f(Wire::Varint(zigzag64(v)))),
+        FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => {
+            b.vec_slice::<u32>(si).iter().for_each(|&v| f(Wire::Fixed32(v)))
+        }
+        FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
+            b.vec_slice::<u64>(si).iter().for_each(|&v| f(Wire::Fixed64(v)))
+        }
+        FieldKind::String | FieldKind::Bytes => b.vec_strs(si).for_each(|v| f(Wire::Bytes(v))),
         FieldKind::Message | FieldKind::Group => unreachable!("messages are not scalars"),
     }
 }
@@ -150,7 +158,11 @@ fn entry_scalar<'a>(entry: &MessageRef<'a>, si: SlotIndex, kind: FieldKind) -> W
 
 fn packed_payload_len(msg: &MessageRef<'_>, si: SlotIndex, kind: FieldKind, n: usize) -> usize {
     match kind.fixed_width() {
-        0 => (0..n).map(|i| element(msg, si, kind, i).len()).sum(),
+        0 => {
+            let mut total = 0;
+            for_each_element(msg, si, kind, |w| total += w.len());
+            total
+        }
         w => w as usize * n,
     }
 }
@@ -188,8 +200,8 @@ fn size_message(msg: &MessageRef<'_>, sizes: &mut Vec<usize>) -> usize {
             Repetition::Repeated => {
                 let len = msg.block.vec_len(si);
                 if slot.kind.is_message() {
-                    for i in 0..len {
-                        let child = MessageRef { block: msg.block.vec_child(si, i), ..*msg };
+                    for child in msg.block.vec_children(si) {
+                        let child = MessageRef { block: child, ..*msg };
                         total += framed(n, slot.kind, size_nested(&child, sizes));
                     }
                 } else if slot.packed && slot.kind.is_packable() {
@@ -198,7 +210,7 @@ fn size_message(msg: &MessageRef<'_>, sizes: &mut Vec<usize>) -> usize {
                     total += tag_len(n) + varint_len(payload as u64) + payload;
                 } else {
                     total += len * tag_len(n);
-                    total += (0..len).map(|i| element(msg, si, slot.kind, i).len()).sum::<usize>();
+                    for_each_element(msg, si, slot.kind, |w| total += w.len());
                 }
             }
             Repetition::Map => {
@@ -300,23 +312,19 @@ impl Writer<'_, '_> {
                 }
                 Repetition::Singular => self.scalar_field(n, slot.kind, singular(msg, si, slot.kind)),
                 Repetition::Repeated => {
-                    let len = msg.block.vec_len(si);
                     if slot.kind.is_message() {
-                        for i in 0..len {
-                            let child = MessageRef { block: msg.block.vec_child(si, i), ..*msg };
+                        for child in msg.block.vec_children(si) {
+                            let child = MessageRef { block: child, ..*msg };
                             self.nested(n, slot.kind, &child);
                         }
                     } else if slot.packed && slot.kind.is_packable() {
                         let payload = self.take_size();
                         self.tag(n, LEN);
                         write_varint(self.out, payload as u64);
-                        for i in 0..len {
-                            element(msg, si, slot.kind, i).write(self.out);
-                        }
+                        let out = &mut *self.out;
+                        for_each_element(msg, si, slot.kind, |w| w.write(out));
                     } else {
-                        for i in 0..len {
-                            self.scalar_field(n, slot.kind, element(msg, si, slot.kind, i));
-                        }
+                        for_each_element(msg, si, slot.kind, |w| self.scalar_field(n, slot.kind, w));
                     }
                 }
                 Repetition::Map => {

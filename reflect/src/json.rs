@@ -214,7 +214,7 @@ impl<'a> Value<'a> {
     /// list as an array, a map as an object, scalars as the mapping writes them). A bare
     /// `Value::Bytes` is written as base64 (it cannot tell a non-UTF-8 `string` apart).
     pub fn json<'o>(&self, options: &'o JsonOptions) -> Json<'o, 'a> {
-        Json { value: self.clone(), string: false, options }
+        Json { value: *self, string: false, options }
     }
 
     /// This value as compact proto3 JSON text (see [`json`](Self::json)).
@@ -424,9 +424,9 @@ fn value<S: Serializer>(v: &Value<'_>, string: bool, s: S, cx: &Cx<'_>) -> Resul
         Value::Bool(b) => s.serialize_bool(*b),
         Value::I32(n) => s.serialize_i32(*n),
         Value::U32(n) => s.serialize_u32(*n),
-        Value::I64(n) if cx.options.stringify_64_bit_integers => s.collect_str(n),
+        Value::I64(n) if cx.options.stringify_64_bit_integers => Quoted64::I(*n).serialize(s),
         Value::I64(n) => s.serialize_i64(*n),
-        Value::U64(n) if cx.options.stringify_64_bit_integers => s.collect_str(n),
+        Value::U64(n) if cx.options.stringify_64_bit_integers => Quoted64::U(*n).serialize(s),
         Value::U64(n) => s.serialize_u64(*n),
         Value::F32(x) if x.is_finite() => s.serialize_f32(*x),
         Value::F32(x) => s.serialize_str(non_finite(f64::from(*x))),
@@ -436,13 +436,13 @@ fn value<S: Serializer>(v: &Value<'_>, string: bool, s: S, cx: &Cx<'_>) -> Resul
         Value::Bytes(b) if string => s.serialize_str(&String::from_utf8_lossy(b)),
         Value::Bytes(b) => s.serialize_str(&base64(b)),
         Value::Enum(e) => {
-            if e.descriptor.full_name() == "google.protobuf.NullValue" {
+            if e.enum_type().full_name() == "google.protobuf.NullValue" {
                 s.serialize_none()
             } else if cx.options.use_enum_numbers {
                 s.serialize_i32(e.number)
             } else {
-                match e.descriptor.get_value(e.number) {
-                    Some(v) => s.serialize_str(v.name()),
+                match e.name() {
+                    Some(v) => s.serialize_str(v),
                     None => s.serialize_i32(e.number),
                 }
             }
@@ -464,12 +464,90 @@ fn non_finite(x: f64) -> &'static str {
 }
 
 fn list<S: Serializer>(l: &ListRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
-    let string = is_string_kind(l.msg.layout().slot(l.slot).kind);
+    // Elements are read as typed slices and iterators (the kind matched once per list),
+    // not as one `Value` each.
+    let b = l.msg.block;
+    let si = l.slot;
+    let slot = l.msg.layout().slot(si);
     let mut seq = s.serialize_seq(Some(l.len()))?;
-    for v in l.iter() {
-        seq.serialize_element(&FieldValue { value: v, string, cx: *cx })?;
+    let stringify = cx.options.stringify_64_bit_integers;
+    match slot.kind {
+        FieldKind::Bool => b.vec_slice::<bool>(si).iter().try_for_each(|v| seq.serialize_element(v))?,
+        FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 => {
+            b.vec_slice::<i32>(si).iter().try_for_each(|v| seq.serialize_element(v))?
+        }
+        FieldKind::Uint32 | FieldKind::Fixed32 => {
+            b.vec_slice::<u32>(si).iter().try_for_each(|v| seq.serialize_element(v))?
+        }
+        FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 if stringify => {
+            b.vec_slice::<i64>(si).iter().try_for_each(|&v| seq.serialize_element(&Quoted64::I(v)))?
+        }
+        FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 => {
+            b.vec_slice::<i64>(si).iter().try_for_each(|v| seq.serialize_element(v))?
+        }
+        FieldKind::Uint64 | FieldKind::Fixed64 if stringify => {
+            b.vec_slice::<u64>(si).iter().try_for_each(|&v| seq.serialize_element(&Quoted64::U(v)))?
+        }
+        FieldKind::Uint64 | FieldKind::Fixed64 => {
+            b.vec_slice::<u64>(si).iter().try_for_each(|v| seq.serialize_element(v))?
+        }
+        FieldKind::String | FieldKind::Bytes | FieldKind::Float | FieldKind::Double | FieldKind::Enum => {
+            let string = is_string_kind(slot.kind);
+            for v in l.iter() {
+                seq.serialize_element(&FieldValue { value: v, string, cx: *cx })?;
+            }
+        }
+        FieldKind::Message | FieldKind::Group => {
+            let cx = cx.deeper()?;
+            for m in b.vec_children(si) {
+                seq.serialize_element(&MessageValue { msg: l.msg.with_block(m), cx })?;
+            }
+        }
     }
     seq.end()
+}
+
+/// A 64-bit integer as the JSON mapping writes it by default: a decimal string, formatted
+/// on the stack (serde's `collect_str` goes through `fmt::Display` and a writer adapter).
+enum Quoted64 {
+    I(i64),
+    U(u64),
+}
+
+impl Serialize for Quoted64 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let (neg, mut v) = match *self {
+            Quoted64::I(v) => (v < 0, v.unsigned_abs()),
+            Quoted64::U(v) => (false, v),
+        };
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        if neg {
+            i -= 1;
+            buf[i] = b'-';
+        }
+        s.serialize_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"))
+    }
+}
+
+/// A nested message with its context (its depth already counted).
+struct MessageValue<'c, 'a> {
+    msg: MessageRef<'a>,
+    cx: Cx<'c>,
+}
+
+impl Serialize for MessageValue<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        message(&self.msg, serializer, &self.cx)
+    }
 }
 
 /// A map key as JSON writes it: always a string.

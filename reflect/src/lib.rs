@@ -9,6 +9,13 @@
 //! - [`Value`], [`ListRef`], [`MapRef`], [`MapKey`], [`EnumValue`]: what fields hold.
 //! - [`FieldPath`]: `a.b[2].c` paths, compiled once against the schema and evaluated
 //!   without string work; [`MessageRef::path`] is the one-shot form.
+//! - [`Field`]: typed field handles (`Field<i64>`, `Field<field::Str>`,
+//!   `Field<field::List<u32>>`, ...), resolved once from a name or `a.b.c` path with the
+//!   kind checked ([`HandleError`]), then read on any message of the type in O(1): one
+//!   layout check, one presence check, one load. Repeated numbers read as slices.
+//! - [`MessageRef::visit`] with a [`Visitor`]: every present field with typed callbacks
+//!   (slices for repeated numbers), no [`Value`] per field: the fastest full read.
+//! - [`MapIndex`] ([`MapRef::index`]): O(1) expected map lookups, last key wins.
 //!
 //! Views never write into a tree. (Unpacking a `google.protobuf.Any`,
 //! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
@@ -19,16 +26,22 @@
 
 mod dynamic;
 mod encode;
+mod handle;
 mod json;
 mod list;
 mod message;
 mod path;
 mod text;
 mod value;
+mod visit;
 
+pub use handle::{field, Field, FieldType, HandleError, MessageList, Number, StrList};
 pub use json::{AnyError, Json, JsonError, JsonOptions};
-pub use list::{ListRef, MapRef};
+pub use list::{ListRef, MapIndex, MapRef};
 pub use message::MessageRef;
 pub use path::{kind_name, FieldPath, PathError, PathErrorKind};
+pub use protojit_arena::EnumType;
+pub use protojit_arena::StrIter;
 pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};
+pub use visit::{Descend, FieldInfo, MapWalk, Visitor};

@@ -3,8 +3,11 @@
 use std::fmt;
 use std::ptr::NonNull;
 
-use prost_reflect::{Kind, MessageDescriptor};
-use protojit_arena::{BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex};
+use prost_reflect::MessageDescriptor;
+use protojit_arena::{
+    BlockRef, EnumType, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor,
+    SlotIndex,
+};
 
 use crate::value::EnumValue;
 use crate::{ListRef, MapRef, Value};
@@ -87,6 +90,26 @@ impl<'a> MessageRef<'a> {
         self.layout().slot_by_number(number).map(|si| self.value(si))
     }
 
+    /// [`get`](Self::get) under prost-reflect's name: the value of the field called `name`.
+    pub fn get_field_by_name(&self, name: &str) -> Option<Value<'a>> {
+        self.get(name)
+    }
+
+    /// [`get_by_number`](Self::get_by_number) under prost-reflect's name.
+    pub fn get_field_by_number(&self, number: u32) -> Option<Value<'a>> {
+        self.get_by_number(number)
+    }
+
+    /// [`has`](Self::has) under prost-reflect's name.
+    pub fn has_field_by_name(&self, name: &str) -> bool {
+        self.has(name)
+    }
+
+    /// [`has_by_number`](Self::has_by_number) under prost-reflect's name.
+    pub fn has_field_by_number(&self, number: u32) -> bool {
+        self.has_by_number(number)
+    }
+
     /// The value of the extension with this full name, like [`get`](Self::get).
     pub fn get_extension(&self, full_name: &str) -> Option<Value<'a>> {
         let ext = self.layouts.pool().get_extension_by_name(full_name.trim_start_matches('.'))?;
@@ -116,12 +139,16 @@ impl<'a> MessageRef<'a> {
     }
 
     /// The present fields (and extensions), in field-number order.
+    ///
+    /// Each step reads the slot table once (presence, then the value, from the same
+    /// [`FieldSlot`]); an enum value is its number and a reference to its type. To read
+    /// everything without building [`Value`]s at all, use [`visit`](Self::visit).
     pub fn fields(&self) -> impl Iterator<Item = (&'a SlotDescriptor, Value<'a>)> + 'a {
         let this = *self;
         let layout = self.layout();
-        (0..layout.slots().len() as u32).filter_map(move |i| {
-            let si = SlotIndex::new(i);
-            this.is_present(si).then(|| (layout.slot_descriptor(si), this.value(si)))
+        layout.slots().iter().enumerate().filter_map(move |(i, slot)| {
+            let si = SlotIndex::new(i as u32);
+            this.slot_present(si, slot).then(|| (layout.slot_descriptor(si), this.slot_value(si, slot)))
         })
     }
 
@@ -133,7 +160,12 @@ impl<'a> MessageRef<'a> {
     /// Whether slot `si` is present (see [`has`](Self::has)).
     #[inline]
     pub fn is_present(&self, si: SlotIndex) -> bool {
-        let slot = self.layout().slot(si);
+        self.slot_present(si, self.layout().slot(si))
+    }
+
+    /// [`is_present`](Self::is_present) with the slot already looked up.
+    #[inline]
+    pub(crate) fn slot_present(&self, si: SlotIndex, slot: &FieldSlot) -> bool {
         if slot.repetition != Repetition::Singular {
             return self.block.vec_len(si) > 0;
         }
@@ -155,7 +187,12 @@ impl<'a> MessageRef<'a> {
     /// The value of slot `si`, the default when absent.
     #[inline]
     pub fn value(&self, si: SlotIndex) -> Value<'a> {
-        let slot = self.layout().slot(si);
+        self.slot_value(si, self.layout().slot(si))
+    }
+
+    /// [`value`](Self::value) with the slot already looked up.
+    #[inline]
+    pub(crate) fn slot_value(&self, si: SlotIndex, slot: &FieldSlot) -> Value<'a> {
         match slot.repetition {
             Repetition::Repeated => return Value::List(ListRef { msg: *self, slot: si }),
             Repetition::Map => return Value::Map(MapRef { msg: *self, slot: si }),
@@ -181,29 +218,47 @@ impl<'a> MessageRef<'a> {
         let r = Reader { block: self.block, kind };
         match (kind, read(r)) {
             (FieldKind::String, Inline::Str(b)) => self.string(si, b),
-            (FieldKind::Enum, Inline::I32(n)) => Value::Enum(EnumValue { number: n, descriptor: self.enum_type(si) }),
+            (FieldKind::Enum, Inline::I32(n)) => Value::Enum(EnumValue::new(n, self.enum_type(si))),
             (_, v) => v.into_value(),
         }
     }
 
     #[inline]
     fn string(&self, si: SlotIndex, bytes: &'a [u8]) -> Value<'a> {
-        if self.utf8_validated && self.layout().slot(si).validate_utf8 {
-            // SAFETY: the decoder validated this proto3 string (`from_raw`'s contract).
-            Value::String(unsafe { std::str::from_utf8_unchecked(bytes) })
-        } else {
-            match std::str::from_utf8(bytes) {
-                Ok(s) => Value::String(s),
-                Err(_) => Value::Bytes(bytes),
-            }
+        match self.str_of(self.layout().slot(si), bytes) {
+            Some(s) => Value::String(s),
+            None => Value::Bytes(bytes),
         }
     }
 
-    fn enum_type(&self, si: SlotIndex) -> prost_reflect::EnumDescriptor {
-        match self.layout().slot_descriptor(si).kind() {
-            Kind::Enum(e) => e,
-            _ => unreachable!("enum slot without enum type"),
+    /// The bytes of `string` slot `slot` as text: without a check where the decoder
+    /// validated them, else checked here; `None` if they are not UTF-8.
+    #[inline]
+    pub(crate) fn str_of(&self, slot: &FieldSlot, bytes: &'a [u8]) -> Option<&'a str> {
+        if self.utf8_validated && slot.validate_utf8 {
+            // SAFETY: the decoder validated this proto3 string (`from_raw`'s contract).
+            Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            std::str::from_utf8(bytes).ok()
         }
+    }
+
+    /// Whether the decoder checked every proto3 string of this tree.
+    pub(crate) fn utf8_validated(&self) -> bool {
+        self.utf8_validated
+    }
+
+    /// The enum type of enum slot `si` (of this message's layout).
+    #[inline]
+    pub(crate) fn enum_type(&self, si: SlotIndex) -> &'a EnumType {
+        let e = self.layout().slot_enum(si).expect("enum slot without enum type");
+        self.layouts.enum_type(e)
+    }
+
+    /// A message of this tree with another block (a child of this one).
+    #[inline]
+    pub(crate) fn with_block(&self, block: BlockRef<'a>) -> MessageRef<'a> {
+        MessageRef { block, ..*self }
     }
 
     fn from_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
@@ -218,7 +273,7 @@ impl<'a> MessageRef<'a> {
             P::F64(v) => Value::F64(*v),
             P::String(s) => Value::String(s),
             P::Bytes(b) => Value::Bytes(b),
-            P::EnumNumber(n) => Value::Enum(EnumValue { number: *n, descriptor: self.enum_type(si) }),
+            P::EnumNumber(n) => Value::Enum(EnumValue::new(*n, self.enum_type(si))),
             P::Message(_) | P::List(_) | P::Map(_) => unreachable!("scalar default"),
         }
     }

@@ -3,11 +3,10 @@
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
-use prost_reflect::Kind;
 use protojit_arena::wire::{self, read_varint};
-use protojit_arena::SlotDescriptor;
+use protojit_arena::EnumType;
 
-use crate::{ListRef, MapKey, MessageRef, Value};
+use crate::{Descend, EnumValue, FieldInfo, MapKey, MapRef, MapWalk, MessageRef, Value, Visitor};
 
 impl MessageRef<'_> {
     /// The message in protobuf text format, exactly as `protoc --decode` prints it: known
@@ -29,51 +28,163 @@ impl MessageRef<'_> {
 }
 
 fn indent(depth: usize, out: &mut String) {
-    for _ in 0..depth {
-        out.push_str("  ");
+    const SPACES: &str = "                                                                ";
+    let mut n = 2 * depth;
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
     }
 }
 
 fn print_message(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
-    for (desc, value) in msg.fields() {
-        let name = field_name(desc);
-        match value {
-            Value::List(list) => {
-                for v in list.iter() {
-                    print_field(&name, &v, depth, out);
-                }
+    msg.visit(&mut Text { out, depth });
+}
+
+/// The text printer, as a visitor: each callback prints one field line (or opens and
+/// closes a message), straight into `out`, with names from the layout's table.
+struct Text<'o> {
+    out: &'o mut String,
+    depth: usize,
+}
+
+impl Text<'_> {
+    #[inline]
+    fn start(&mut self, name: &str) {
+        indent(self.depth, self.out);
+        self.out.push_str(name);
+        self.out.push_str(": ");
+    }
+}
+
+macro_rules! text_numbers {
+    ($($one:ident, $many:ident, $t:ty, |$out:ident, $v:ident| $print:expr;)*) => {$(
+        #[inline]
+        fn $one(&mut self, f: FieldInfo<'a>, $v: $t) {
+            self.start(f.text_name());
+            let $out = &mut *self.out;
+            $print;
+            $out.push('\n');
+        }
+        fn $many(&mut self, f: FieldInfo<'a>, v: &'a [$t]) {
+            let name = f.text_name();
+            for &$v in v {
+                self.start(name);
+                let $out = &mut *self.out;
+                $print;
+                $out.push('\n');
             }
-            Value::Map(map) => {
-                // protoc prints the map's entries as the repeated message field they are on
-                // the wire: every entry, duplicates included, stably sorted by key; each
-                // with its key and value (defaults when absent) and its own unknown fields.
-                let entries = ListRef { msg: map.msg, slot: map.slot };
-                let mut entries: Vec<(Value<'_>, MessageRef<'_>)> = entries
-                    .iter()
-                    .filter_map(|e| e.as_message())
-                    .map(|e| (e.get_by_number(1).expect("map entries have a key field"), e))
-                    .collect();
-                entries.sort_by(|a, b| key_order(&a.0, &b.0));
-                for (key, entry) in entries {
-                    indent(depth, out);
-                    out.push_str(&name);
-                    out.push_str(" {\n");
-                    print_field("key", &key, depth + 1, out);
-                    print_field(
-                        "value",
-                        &entry.get_by_number(2).expect("map entries have a value field"),
-                        depth + 1,
-                        out,
-                    );
-                    print_unknown_fields(&entry, depth + 1, out);
-                    indent(depth, out);
-                    out.push_str("}\n");
-                }
-            }
-            v => print_field(&name, &v, depth, out),
+        }
+    )*};
+}
+
+impl<'a> Visitor<'a> for Text<'_> {
+    text_numbers! {
+        bool, bools, bool, |out, v| out.push_str(if v { "true" } else { "false" });
+        i32, i32s, i32, |out, v| push_i64(out, i64::from(v));
+        i64, i64s, i64, |out, v| push_i64(out, v);
+        u32, u32s, u32, |out, v| push_u64(out, u64::from(v));
+        u64, u64s, u64, |out, v| push_u64(out, v);
+        f32, f32s, f32, |out, v| out.push_str(&format_float(v));
+        f64, f64s, f64, |out, v| out.push_str(&format_double(v));
+    }
+
+    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) {
+        self.start(f.text_name());
+        quote(v.as_bytes(), self.out);
+        self.out.push('\n');
+    }
+
+    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) {
+        self.start(f.text_name());
+        quote(v, self.out);
+        self.out.push('\n');
+    }
+
+    fn enum_value(&mut self, f: FieldInfo<'a>, v: EnumValue<'a>) {
+        self.start(f.text_name());
+        push_enum(v, self.out);
+        self.out.push('\n');
+    }
+
+    fn enums(&mut self, f: FieldInfo<'a>, numbers: &'a [i32], ty: &'a EnumType) {
+        let name = f.text_name();
+        for &n in numbers {
+            self.start(name);
+            push_enum(EnumValue::new(n, ty), self.out);
+            self.out.push('\n');
         }
     }
-    print_unknown_fields(msg, depth, out);
+
+    fn message(&mut self, f: FieldInfo<'a>, _: MessageRef<'a>) -> Descend {
+        indent(self.depth, self.out);
+        self.out.push_str(f.text_name());
+        self.out.push_str(" {\n");
+        self.depth += 1;
+        Descend::Yes
+    }
+
+    fn end_message(&mut self, _: FieldInfo<'a>, _: MessageRef<'a>) {
+        self.depth -= 1;
+        indent(self.depth, self.out);
+        self.out.push_str("}\n");
+    }
+
+    fn map(&mut self, f: FieldInfo<'a>, map: MapRef<'a>) -> MapWalk {
+        // protoc prints the map's entries as the repeated message field they are on the
+        // wire: every entry, duplicates included, stably sorted by key; each with its key
+        // and value (defaults when absent) and its own unknown fields.
+        let name = f.text_name();
+        let mut entries: Vec<(Value<'_>, MessageRef<'_>)> =
+            map.entries_on_wire().map(|e| (e.get_by_number(1).expect("map entries have a key field"), e)).collect();
+        entries.sort_by(|a, b| key_order(&a.0, &b.0));
+        let depth = self.depth;
+        for (key, entry) in entries {
+            indent(depth, self.out);
+            self.out.push_str(name);
+            self.out.push_str(" {\n");
+            print_field("key", &key, depth + 1, self.out);
+            print_field("value", &entry.get_by_number(2).expect("map entries have a value field"), depth + 1, self.out);
+            print_unknown_fields(&entry, depth + 1, self.out);
+            indent(depth, self.out);
+            self.out.push_str("}\n");
+        }
+        MapWalk::Skip
+    }
+
+    fn unknown(&mut self, span: &'a [u8]) {
+        print_unknown_span(span, self.depth, self.out);
+    }
+}
+
+fn push_enum(v: EnumValue<'_>, out: &mut String) {
+    match v.name() {
+        Some(name) => out.push_str(name),
+        None => push_i64(out, i64::from(v.number)),
+    }
+}
+
+/// Appends the decimal digits of `v` (what `write!(out, "{v}")` writes, without the
+/// formatting machinery).
+fn push_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
+}
+
+fn push_i64(out: &mut String, v: i64) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_u64(out, v.unsigned_abs());
 }
 
 /// The order protoc sorts map entries in: by key, strings bytewise.
@@ -94,17 +205,7 @@ fn key_order(a: &Value<'_>, b: &Value<'_>) -> Ordering {
     }
 }
 
-fn field_name(desc: &SlotDescriptor) -> String {
-    match desc {
-        SlotDescriptor::Extension(e) => format!("[{}]", e.full_name()),
-        SlotDescriptor::Field(f) if f.is_group() => match f.kind() {
-            Kind::Message(m) => m.name().to_owned(),
-            _ => f.name().to_owned(),
-        },
-        SlotDescriptor::Field(f) => f.name().to_owned(),
-    }
-}
-
+/// A map entry's key or value.
 fn print_field(name: &str, value: &Value<'_>, depth: usize, out: &mut String) {
     indent(depth, out);
     out.push_str(name);
@@ -123,18 +224,15 @@ fn print_field(name: &str, value: &Value<'_>, depth: usize, out: &mut String) {
 fn print_scalar(value: &Value<'_>, out: &mut String) {
     match value {
         Value::Bool(v) => out.push_str(if *v { "true" } else { "false" }),
-        Value::I32(v) => write!(out, "{v}").unwrap(),
-        Value::I64(v) => write!(out, "{v}").unwrap(),
-        Value::U32(v) => write!(out, "{v}").unwrap(),
-        Value::U64(v) => write!(out, "{v}").unwrap(),
+        Value::I32(v) => push_i64(out, i64::from(*v)),
+        Value::I64(v) => push_i64(out, *v),
+        Value::U32(v) => push_u64(out, u64::from(*v)),
+        Value::U64(v) => push_u64(out, *v),
         Value::F32(v) => out.push_str(&format_float(*v)),
         Value::F64(v) => out.push_str(&format_double(*v)),
         Value::String(s) => quote(s.as_bytes(), out),
         Value::Bytes(b) => quote(b, out),
-        Value::Enum(e) => match e.name() {
-            Some(name) => out.push_str(&name),
-            None => write!(out, "{}", e.number).unwrap(),
-        },
+        Value::Enum(e) => push_enum(*e, out),
         Value::Message(_) | Value::List(_) | Value::Map(_) => unreachable!("not a scalar"),
     }
 }
@@ -147,7 +245,14 @@ pub fn write_text_string(bytes: &[u8], out: &mut String) {
 
 fn quote(bytes: &[u8], out: &mut String) {
     out.push('"');
-    for &b in bytes {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // A run of bytes printed as they are goes in with one copy.
+        let run = rest.iter().position(|&b| !matches!(b, 0x20..=0x7e) || matches!(b, b'"' | b'\'' | b'\\'));
+        let (plain, tail) = rest.split_at(run.unwrap_or(rest.len()));
+        out.push_str(std::str::from_utf8(plain).expect("printable ASCII"));
+        let Some((&b, tail)) = tail.split_first() else { break };
+        rest = tail;
         match b {
             b'\n' => out.push_str("\\n"),
             b'\r' => out.push_str("\\r"),
@@ -156,7 +261,12 @@ fn quote(bytes: &[u8], out: &mut String) {
             b'\'' => out.push_str("\\'"),
             b'\\' => out.push_str("\\\\"),
             0x20..=0x7e => out.push(b as char),
-            _ => write!(out, "\\{b:03o}").unwrap(),
+            _ => {
+                out.push('\\');
+                out.push((b'0' + (b >> 6)) as char);
+                out.push((b'0' + ((b >> 3) & 7)) as char);
+                out.push((b'0' + (b & 7)) as char);
+            }
         }
     }
     out.push('"');
@@ -230,12 +340,16 @@ const UNKNOWN_RECURSION_BUDGET: u32 = 10;
 /// The unknown fields of `msg`, in wire order, as protoc prints them.
 fn print_unknown_fields(msg: &MessageRef<'_>, depth: usize, out: &mut String) {
     for span in msg.unknown_fields() {
-        // The decoder checked every span (with 64-bit lengths, as protoc's parser reads
-        // them), so it parses; were one not to, printing the rest beats a panic.
-        match parse_field(span, 0, u32::MAX, Reader::Input) {
-            Some((field, _)) => print_unknown(&field, depth, UNKNOWN_RECURSION_BUDGET, out),
-            None => debug_assert!(false, "malformed unknown-field span {span:?}"),
-        }
+        print_unknown_span(span, depth, out);
+    }
+}
+
+fn print_unknown_span(span: &[u8], depth: usize, out: &mut String) {
+    // The decoder checked every span (with 64-bit lengths, as protoc's parser reads
+    // them), so it parses; were one not to, printing the rest beats a panic.
+    match parse_field(span, 0, u32::MAX, Reader::Input) {
+        Some((field, _)) => print_unknown(&field, depth, UNKNOWN_RECURSION_BUDGET, out),
+        None => debug_assert!(false, "malformed unknown-field span {span:?}"),
     }
 }
 

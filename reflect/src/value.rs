@@ -3,12 +3,13 @@
 use std::fmt;
 
 use prost_reflect::EnumDescriptor;
+use protojit_arena::EnumType;
 
 use crate::{ListRef, MapRef, MessageRef};
 
 /// One value of a field: a scalar, a borrowed string/bytes, an enum, a message, a list or
 /// a map. Strings and bytes borrow from the input; messages, lists and maps from the tree.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub enum Value<'a> {
     /// `bool`.
     Bool(bool),
@@ -30,7 +31,7 @@ pub enum Value<'a> {
     /// ran with UTF-8 validation off, or for proto2 strings, which protobuf does not check).
     Bytes(&'a [u8]),
     /// An enum value: its number (possibly undeclared, for open enums) and its type.
-    Enum(EnumValue),
+    Enum(EnumValue<'a>),
     /// A message or group.
     Message(MessageRef<'a>),
     /// A repeated field.
@@ -39,19 +40,51 @@ pub enum Value<'a> {
     Map(MapRef<'a>),
 }
 
-/// An enum value with its type.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EnumValue {
+/// An enum value: its number and a reference to its type (the schema's table of the
+/// enum, not a descriptor: making one clones nothing).
+#[derive(Clone, Copy)]
+pub struct EnumValue<'a> {
     /// The number on the wire.
     pub number: i32,
-    /// The enum type.
-    pub descriptor: EnumDescriptor,
+    ty: &'a EnumType,
 }
 
-impl EnumValue {
-    /// The declared name of this number, if any.
-    pub fn name(&self) -> Option<String> {
-        self.descriptor.get_value(self.number).map(|v| v.name().to_owned())
+impl<'a> EnumValue<'a> {
+    /// The value `number` of enum type `ty`.
+    pub fn new(number: i32, ty: &'a EnumType) -> EnumValue<'a> {
+        EnumValue { number, ty }
+    }
+
+    /// The declared name of this number, if any (no allocation).
+    pub fn name(&self) -> Option<&'a str> {
+        self.ty.name_of(self.number)
+    }
+
+    /// The enum type's descriptor.
+    pub fn descriptor(&self) -> &'a EnumDescriptor {
+        self.ty.descriptor()
+    }
+
+    /// The enum type.
+    pub fn enum_type(&self) -> &'a EnumType {
+        self.ty
+    }
+}
+
+impl PartialEq for EnumValue<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.number == other.number && (std::ptr::eq(self.ty, other.ty) || self.ty.full_name() == other.ty.full_name())
+    }
+}
+impl Eq for EnumValue<'_> {}
+
+impl fmt::Debug for EnumValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnumValue")
+            .field("number", &self.number)
+            .field("type", &self.ty.full_name())
+            .field("name", &self.name())
+            .finish()
     }
 }
 

@@ -8,6 +8,7 @@ use prost_reflect::{DynamicMessage, Kind, MapKey, ReflectMessage, Value};
 use protojit::EngineKind;
 
 mod payloads;
+pub mod read_api;
 
 /// Every engine a differential test must run against.
 pub const ENGINES: [EngineKind; 2] = [EngineKind::Interpreter, EngineKind::Jit];

@@ -30,7 +30,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use protojit::{MessageRef, Schema, Value};
+use protojit::{Descend, EnumType, EnumValue, FieldInfo, MapRef, MapWalk, MessageRef, Schema, Value, Visitor};
 
 /// The prost structs generated from the benchmark schemas (module per protobuf package).
 #[allow(clippy::all, missing_docs, deprecated, non_camel_case_types)]
@@ -158,6 +158,109 @@ pub fn tree_checksum(m: &MessageRef<'_>) -> u64 {
         }
     }
     acc
+}
+
+/// The checksum of a protojit tree, read with [`MessageRef::visit`]: typed callbacks,
+/// repeated numbers as slices, no `Value` per field. Equal to [`tree_checksum`].
+pub fn tree_checksum_visit(m: &MessageRef<'_>) -> u64 {
+    let mut v = VisitSum(0);
+    m.visit(&mut v);
+    v.0
+}
+
+struct VisitSum(u64);
+
+impl VisitSum {
+    #[inline(always)]
+    fn add(&mut self, f: FieldInfo<'_>, v: u64) {
+        self.0 = self.0.wrapping_add(contrib(f.number(), v));
+    }
+    #[inline(always)]
+    fn add_all<T: Copy>(&mut self, f: FieldInfo<'_>, v: &[T], to: impl Fn(T) -> u64) {
+        let n = f.number();
+        let mut acc = self.0;
+        for &x in v {
+            acc = acc.wrapping_add(contrib(n, to(x)));
+        }
+        self.0 = acc;
+    }
+}
+
+fn map_scalar(v: &Value<'_>) -> u64 {
+    match *v {
+        Value::Message(m) => tree_checksum_visit(&m),
+        ref v => tree_scalar(v),
+    }
+}
+
+impl<'a> Visitor<'a> for VisitSum {
+    fn bool(&mut self, f: FieldInfo<'a>, v: bool) {
+        self.add(f, v as u64)
+    }
+    fn i32(&mut self, f: FieldInfo<'a>, v: i32) {
+        self.add(f, v as i64 as u64)
+    }
+    fn i64(&mut self, f: FieldInfo<'a>, v: i64) {
+        self.add(f, v as u64)
+    }
+    fn u32(&mut self, f: FieldInfo<'a>, v: u32) {
+        self.add(f, v as u64)
+    }
+    fn u64(&mut self, f: FieldInfo<'a>, v: u64) {
+        self.add(f, v)
+    }
+    fn f32(&mut self, f: FieldInfo<'a>, v: f32) {
+        self.add(f, v.to_bits() as u64)
+    }
+    fn f64(&mut self, f: FieldInfo<'a>, v: f64) {
+        self.add(f, v.to_bits())
+    }
+    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) {
+        self.add(f, v.len() as u64)
+    }
+    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) {
+        self.add(f, v.len() as u64)
+    }
+    fn enum_value(&mut self, f: FieldInfo<'a>, v: EnumValue<'a>) {
+        self.add(f, v.number as i64 as u64)
+    }
+    fn message(&mut self, f: FieldInfo<'a>, m: MessageRef<'a>) -> Descend {
+        let c = tree_checksum_visit(&m);
+        self.add(f, c);
+        Descend::No
+    }
+    fn map(&mut self, f: FieldInfo<'a>, map: MapRef<'a>) -> MapWalk {
+        let index = map.index();
+        for (k, v) in index.iter() {
+            let e = contrib(1, tree_scalar(&k.to_value())).wrapping_add(contrib(2, map_scalar(&v)));
+            self.add(f, e);
+        }
+        MapWalk::Skip
+    }
+    fn bools(&mut self, f: FieldInfo<'a>, v: &'a [bool]) {
+        self.add_all(f, v, |x| x as u64)
+    }
+    fn i32s(&mut self, f: FieldInfo<'a>, v: &'a [i32]) {
+        self.add_all(f, v, |x| x as i64 as u64)
+    }
+    fn i64s(&mut self, f: FieldInfo<'a>, v: &'a [i64]) {
+        self.add_all(f, v, |x| x as u64)
+    }
+    fn u32s(&mut self, f: FieldInfo<'a>, v: &'a [u32]) {
+        self.add_all(f, v, |x| x as u64)
+    }
+    fn u64s(&mut self, f: FieldInfo<'a>, v: &'a [u64]) {
+        self.add_all(f, v, |x| x)
+    }
+    fn f32s(&mut self, f: FieldInfo<'a>, v: &'a [f32]) {
+        self.add_all(f, v, |x| x.to_bits() as u64)
+    }
+    fn f64s(&mut self, f: FieldInfo<'a>, v: &'a [f64]) {
+        self.add_all(f, v, |x| x.to_bits())
+    }
+    fn enums(&mut self, f: FieldInfo<'a>, v: &'a [i32], _: &'a EnumType) {
+        self.add_all(f, v, |x| x as i64 as u64)
+    }
 }
 
 /// Number of nested messages (groups and map entries included) in a protojit tree: the

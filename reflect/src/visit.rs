@@ -1,0 +1,341 @@
+//! The visitor: one walk over every present field of a tree with typed callbacks, no `Value` per field.
+
+use protojit_arena::{EnumType, FieldKind, FieldSlot, MessageLayout, Repetition, SlotDescriptor, SlotIndex};
+
+use crate::{EnumValue, MapRef, MessageRef};
+
+/// A field as a [`Visitor`] sees it: a slot of its message's layout. Copy, two words.
+#[derive(Clone, Copy)]
+pub struct FieldInfo<'a> {
+    layout: &'a MessageLayout,
+    slot: SlotIndex,
+}
+
+impl std::fmt::Debug for FieldInfo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FieldInfo")
+            .field("message", &self.layout.descriptor().full_name())
+            .field("name", &self.name())
+            .field("number", &self.number())
+            .finish()
+    }
+}
+
+impl<'a> FieldInfo<'a> {
+    /// The field number.
+    #[inline]
+    pub fn number(&self) -> u32 {
+        self.slot().number
+    }
+    /// The field's kind.
+    #[inline]
+    pub fn kind(&self) -> FieldKind {
+        self.slot().kind
+    }
+    /// The slot (offset, kind, cardinality, presence) in the message's layout.
+    #[inline]
+    pub fn slot(&self) -> &'a FieldSlot {
+        self.layout.slot(self.slot)
+    }
+    /// The slot's index in the message's layout.
+    #[inline]
+    pub fn slot_index(&self) -> SlotIndex {
+        self.slot
+    }
+    /// The layout of the message the field belongs to.
+    #[inline]
+    pub fn layout(&self) -> &'a MessageLayout {
+        self.layout
+    }
+    /// The field's (or extension's) descriptor.
+    #[inline]
+    pub fn descriptor(&self) -> &'a SlotDescriptor {
+        self.layout.slot_descriptor(self.slot)
+    }
+    /// The field name (the full name, for extensions).
+    #[inline]
+    pub fn name(&self) -> &'a str {
+        self.descriptor().name()
+    }
+    /// The name protobuf's text format prints (a group's type name, `[ext.name]`).
+    #[inline]
+    pub fn text_name(&self) -> &'a str {
+        self.layout.text_name(self.slot)
+    }
+    /// Whether this is an extension.
+    #[inline]
+    pub fn is_extension(&self) -> bool {
+        self.slot().is_extension
+    }
+}
+
+/// What to do with a message after [`Visitor::message`]: walk its fields with the same
+/// visitor (then call [`Visitor::end_message`]), or skip them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Descend {
+    /// Walk the message's fields, then call `end_message`.
+    Yes,
+    /// Do not walk it (the visitor read it itself, or does not care).
+    No,
+}
+
+/// How [`MessageRef::visit`] walks a map (see [`Visitor::map`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapWalk {
+    /// Each distinct key once (its last entry on the wire), in wire order, each entry as
+    /// a [`Visitor::message`] call with the map field.
+    Entries,
+    /// Every entry on the wire, duplicates included, in wire order.
+    AllEntries,
+    /// Not at all (the visitor read it itself).
+    Skip,
+}
+
+/// Typed callbacks for [`MessageRef::visit`], one per kind; every method has a default
+/// (do nothing, or split a slice into elements), so a visitor overrides what it reads.
+///
+/// The walk calls, per message, in field-number order (extensions included) and for
+/// present fields only (set on the wire; non-default without explicit presence;
+/// non-empty when repeated): the scalar callbacks for singular fields; the slice
+/// callbacks (`i64s`, `enums`, ...) once per repeated number field, whose defaults call the
+/// element callback per element; `string`/`bytes`/`message` once per element of other
+/// repeated fields; [`map`](Self::map) once per map; then [`unknown`](Self::unknown) per
+/// unknown field, in wire order.
+///
+/// `string` gets text the decoder (or the walk) checked to be UTF-8; a `string` field
+/// whose bytes are not UTF-8 (possible only without validation) arrives at `bytes`.
+#[allow(unused_variables)]
+pub trait Visitor<'a> {
+    /// A `bool`.
+    fn bool(&mut self, field: FieldInfo<'a>, v: bool) {}
+    /// An `int32`, `sint32` or `sfixed32`.
+    fn i32(&mut self, field: FieldInfo<'a>, v: i32) {}
+    /// An `int64`, `sint64` or `sfixed64`.
+    fn i64(&mut self, field: FieldInfo<'a>, v: i64) {}
+    /// A `uint32` or `fixed32`.
+    fn u32(&mut self, field: FieldInfo<'a>, v: u32) {}
+    /// A `uint64` or `fixed64`.
+    fn u64(&mut self, field: FieldInfo<'a>, v: u64) {}
+    /// A `float`.
+    fn f32(&mut self, field: FieldInfo<'a>, v: f32) {}
+    /// A `double`.
+    fn f64(&mut self, field: FieldInfo<'a>, v: f64) {}
+    /// A `string`.
+    fn string(&mut self, field: FieldInfo<'a>, v: &'a str) {}
+    /// A `bytes` (or a `string` that is not UTF-8).
+    fn bytes(&mut self, field: FieldInfo<'a>, v: &'a [u8]) {}
+    /// An enum value.
+    fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) {}
+    /// A message or group (singular, an element, or a map entry); return whether to walk it.
+    fn message(&mut self, field: FieldInfo<'a>, msg: MessageRef<'a>) -> Descend {
+        Descend::Yes
+    }
+    /// The end of a message walked after [`message`](Self::message) returned `Yes`.
+    fn end_message(&mut self, field: FieldInfo<'a>, msg: MessageRef<'a>) {}
+    /// A map field: how to walk it (default: once per distinct key).
+    fn map(&mut self, field: FieldInfo<'a>, map: MapRef<'a>) -> MapWalk {
+        MapWalk::Entries
+    }
+    /// One unknown field: its complete wire bytes (tag and value).
+    fn unknown(&mut self, span: &'a [u8]) {}
+
+    /// A repeated `bool`.
+    fn bools(&mut self, field: FieldInfo<'a>, v: &'a [bool]) {
+        for &x in v {
+            self.bool(field, x);
+        }
+    }
+    /// A repeated `int32`, `sint32` or `sfixed32`.
+    fn i32s(&mut self, field: FieldInfo<'a>, v: &'a [i32]) {
+        for &x in v {
+            self.i32(field, x);
+        }
+    }
+    /// A repeated `int64`, `sint64` or `sfixed64`.
+    fn i64s(&mut self, field: FieldInfo<'a>, v: &'a [i64]) {
+        for &x in v {
+            self.i64(field, x);
+        }
+    }
+    /// A repeated `uint32` or `fixed32`.
+    fn u32s(&mut self, field: FieldInfo<'a>, v: &'a [u32]) {
+        for &x in v {
+            self.u32(field, x);
+        }
+    }
+    /// A repeated `uint64` or `fixed64`.
+    fn u64s(&mut self, field: FieldInfo<'a>, v: &'a [u64]) {
+        for &x in v {
+            self.u64(field, x);
+        }
+    }
+    /// A repeated `float`.
+    fn f32s(&mut self, field: FieldInfo<'a>, v: &'a [f32]) {
+        for &x in v {
+            self.f32(field, x);
+        }
+    }
+    /// A repeated `double`.
+    fn f64s(&mut self, field: FieldInfo<'a>, v: &'a [f64]) {
+        for &x in v {
+            self.f64(field, x);
+        }
+    }
+    /// A repeated enum: the numbers and their type, once.
+    fn enums(&mut self, field: FieldInfo<'a>, numbers: &'a [i32], ty: &'a EnumType) {
+        for &n in numbers {
+            self.enum_value(field, EnumValue::new(n, ty));
+        }
+    }
+}
+
+impl<'a> MessageRef<'a> {
+    /// Walks every present field of this message (and of the messages in it, as the
+    /// visitor asks) and its unknown fields, calling `visitor`'s typed callbacks: the
+    /// fastest way to read a whole tree. See [`Visitor`] for the order of calls.
+    ///
+    /// (Decoding needs the `protojit` facade, which this crate cannot depend on, so this
+    /// example is not compiled here; the facade's crate tour runs the same calls.)
+    /// ```ignore
+    /// # use protojit::{Arena, Schema};
+    /// use protojit::{Descend, FieldInfo, MessageRef, Visitor};
+    /// let schema = Schema::from_proto_source("t.proto", r#"
+    ///     syntax = "proto3";
+    ///     message Trip { repeated sint64 lat = 1; Stop stop = 2; }
+    ///     message Stop { string name = 1; }
+    /// "#)?;
+    /// let decoder = schema.decoder("Trip")?;
+    /// let arena = Arena::new();
+    /// let trip = decoder.decode(b"\x0a\x02\x02\x05\x12\x03\x0a\x01x", &arena)?;
+    ///
+    /// #[derive(Default)]
+    /// struct Sum { total: i64, names: Vec<String> }
+    /// impl<'a> Visitor<'a> for Sum {
+    ///     fn i64s(&mut self, _: FieldInfo<'a>, v: &'a [i64]) { self.total += v.iter().sum::<i64>() }
+    ///     fn string(&mut self, f: FieldInfo<'a>, v: &'a str) { self.names.push(format!("{}={v}", f.name())) }
+    /// }
+    /// let mut sum = Sum::default();
+    /// trip.visit(&mut sum);
+    /// assert_eq!((sum.total, sum.names), (1 + -3, vec!["name=x".to_owned()]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn visit<V: Visitor<'a> + ?Sized>(&self, visitor: &mut V) {
+        let layout = self.layout();
+        let block = self.block;
+        for (i, slot) in layout.slots().iter().enumerate() {
+            let si = SlotIndex::new(i as u32);
+            let f = FieldInfo { layout, slot: si };
+            match slot.repetition {
+                Repetition::Singular => {
+                    if slot.kind.is_message() {
+                        if let Some(child) = block.child(si) {
+                            let child = self.with_block(child);
+                            if visitor.message(f, child) == Descend::Yes {
+                                child.visit(visitor);
+                                visitor.end_message(f, child);
+                            }
+                        }
+                        continue;
+                    }
+                    if !self.slot_present(si, slot) {
+                        continue;
+                    }
+                    match slot.kind {
+                        FieldKind::Bool => visitor.bool(f, block.get(si)),
+                        FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 => visitor.i32(f, block.get(si)),
+                        FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 => visitor.i64(f, block.get(si)),
+                        FieldKind::Uint32 | FieldKind::Fixed32 => visitor.u32(f, block.get(si)),
+                        FieldKind::Uint64 | FieldKind::Fixed64 => visitor.u64(f, block.get(si)),
+                        FieldKind::Float => visitor.f32(f, block.get(si)),
+                        FieldKind::Double => visitor.f64(f, block.get(si)),
+                        FieldKind::Enum => visitor.enum_value(f, EnumValue::new(block.get(si), self.enum_type(si))),
+                        FieldKind::String => {
+                            let b = block.get_bytes(si);
+                            match self.str_of(slot, b) {
+                                Some(s) => visitor.string(f, s),
+                                None => visitor.bytes(f, b),
+                            }
+                        }
+                        FieldKind::Bytes => visitor.bytes(f, block.get_bytes(si)),
+                        FieldKind::Message | FieldKind::Group => unreachable!("handled above"),
+                    }
+                }
+                Repetition::Repeated => {
+                    if block.vec_len(si) == 0 {
+                        continue;
+                    }
+                    match slot.kind {
+                        FieldKind::Bool => visitor.bools(f, block.vec_slice(si)),
+                        FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 => {
+                            visitor.i32s(f, block.vec_slice(si))
+                        }
+                        FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 => {
+                            visitor.i64s(f, block.vec_slice(si))
+                        }
+                        FieldKind::Uint32 | FieldKind::Fixed32 => visitor.u32s(f, block.vec_slice(si)),
+                        FieldKind::Uint64 | FieldKind::Fixed64 => visitor.u64s(f, block.vec_slice(si)),
+                        FieldKind::Float => visitor.f32s(f, block.vec_slice(si)),
+                        FieldKind::Double => visitor.f64s(f, block.vec_slice(si)),
+                        FieldKind::Enum => visitor.enums(f, block.vec_slice(si), self.enum_type(si)),
+                        FieldKind::String => {
+                            for b in block.vec_strs(si) {
+                                match self.str_of(slot, b) {
+                                    Some(s) => visitor.string(f, s),
+                                    None => visitor.bytes(f, b),
+                                }
+                            }
+                        }
+                        FieldKind::Bytes => {
+                            for b in block.vec_strs(si) {
+                                visitor.bytes(f, b);
+                            }
+                        }
+                        FieldKind::Message | FieldKind::Group => {
+                            for child in block.vec_children(si) {
+                                self.visit_child(visitor, f, child);
+                            }
+                        }
+                    }
+                }
+                Repetition::Map => {
+                    let n = block.vec_len(si);
+                    if n == 0 {
+                        continue;
+                    }
+                    let map = MapRef { msg: *self, slot: si };
+                    match visitor.map(f, map) {
+                        MapWalk::Skip => {}
+                        MapWalk::AllEntries => {
+                            for child in block.vec_children(si) {
+                                self.visit_child(visitor, f, child);
+                            }
+                        }
+                        MapWalk::Entries if n == 1 => self.visit_child(visitor, f, block.vec_child(si, 0)),
+                        MapWalk::Entries => {
+                            for e in map.index().entries() {
+                                self.visit_child(visitor, f, e.block);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for span in block.unknown_fields() {
+            visitor.unknown(span);
+        }
+    }
+
+    #[inline]
+    fn visit_child<V: Visitor<'a> + ?Sized>(
+        &self,
+        visitor: &mut V,
+        f: FieldInfo<'a>,
+        child: protojit_arena::BlockRef<'a>,
+    ) {
+        let child = self.with_block(child);
+        if visitor.message(f, child) == Descend::Yes {
+            child.visit(visitor);
+            visitor.end_message(f, child);
+        }
+    }
+}
