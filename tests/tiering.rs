@@ -183,10 +183,12 @@ fn auto_starts_interpreted_and_compiles_hot_types_in_the_background() {
         }
         rounds += 1;
         let stats = decoder.stats();
-        if !cfg!(target_arch = "x86_64") || stats.types[0].engine == TypeEngine::Jit {
+        // Compiled root, then (every type the inputs hold compiled) the root recompiled
+        // with direct calls: the inputs keep decoding alike through every step.
+        if !cfg!(target_arch = "x86_64") || (stats.types[0].engine == TypeEngine::Jit && stats.direct_calls) {
             break;
         }
-        assert!(Instant::now() < deadline, "the root was never compiled: {:?}", stats.types);
+        assert!(Instant::now() < deadline, "the root never reached direct calls: {:?}", stats.types);
         std::thread::sleep(Duration::from_millis(5));
     }
     let stats = decoder.stats();

@@ -19,6 +19,10 @@ pub struct EngineStats {
     pub requested: EngineKind,
     /// Per message type reachable from the root (root first).
     pub types: Vec<TypeStats>,
+    /// Whether compiled functions call each other directly: eager compilation, or a
+    /// tiered root recompiled as one module once its types were hot (else they go
+    /// through the per-type entry table).
+    pub direct_calls: bool,
 }
 
 impl EngineStats {
@@ -157,7 +161,12 @@ impl Engine {
                 })
                 .collect(),
         };
-        EngineStats { requested: self.options.engine, types }
+        let direct_calls = match &self.code {
+            Code::Eager(_) => true,
+            Code::Tiered(tiers) => tiers.direct(self.root).is_some(),
+            Code::Interpreted(_) => false,
+        };
+        EngineStats { requested: self.options.engine, types, direct_calls }
     }
 
     /// Decodes `input` into a fresh root block in `arena`.
@@ -178,6 +187,13 @@ impl Engine {
             }
             Code::Tiered(tiers) => {
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
+                if let Some(code) = tiers.direct(self.root) {
+                    let root = BlockMut::alloc(arena, &self.layouts, self.root);
+                    // SAFETY: the direct module was compiled by the tiers for `self.root`
+                    // over their layouts, which are the engine's; `tiers` keeps it alive.
+                    unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+                    return Ok(root.as_ptr());
+                }
                 match tiers.entry(self.root) {
                     Some(f) => {
                         let root = BlockMut::alloc(arena, &self.layouts, self.root);
@@ -185,6 +201,7 @@ impl Engine {
                         // layouts, which are the engine's (`with_tiers`), alive while
                         // `tiers` is.
                         unsafe { run(f, &mut ctx, &root, input)? };
+                        tiers.consider_direct(self.root);
                         root.as_ptr()
                     }
                     None => {
