@@ -161,7 +161,6 @@ macro_rules! foreach_helper {
             child: pj_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
             push_child: pj_push_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;
             alloc_block: pj_alloc_block(*mut JitCtx, u32) -> *mut u8;
-            packed: pj_packed(*mut JitCtx, u32, u32, *mut u8, *const u8, *const u8) -> *const u8;
             packed_run: pj_packed_run(*mut JitCtx, u32, u32, *mut u8, *const u8, *const u8) -> *const u8;
             interp_message: pj_interp_message(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64, *const u8) -> *const u8;
         }
@@ -554,30 +553,11 @@ pub unsafe extern "C" fn pj_alloc_block(ctx: *mut JitCtx, size: u32) -> *mut u8 
     }
 }
 
-/// Decodes a packed run of repeated slot `slot` whose length prefix is at `ptr`.
-///
-/// # Safety
-/// As [`pj_slow_field`].
-pub unsafe extern "C" fn pj_packed(
-    ctx: *mut JitCtx,
-    layout: u32,
-    slot: u32,
-    block: *mut u8,
-    ptr: *const u8,
-    end: *const u8,
-) -> *const u8 {
-    // SAFETY: the caller's contract.
-    unsafe {
-        with_interp(ctx, layout, block, ptr, end, |interp, block, pos, end| {
-            interp.packed(block, SlotIndex::new(slot), pos, end).map(Done::At)
-        })
-    }
-}
-
-/// Decodes the rest of a packed run, `ptr..end` (no length prefix), of repeated slot
-/// `slot`: compiled code's packed loop hands over at the first varint longer than two
-/// bytes, since such runs (coordinates, ids) are better served by the interpreter's tight
-/// loop than by a helper call per value.
+/// Decodes the values of a packed run in `ptr..end` (after its length prefix) of
+/// repeated slot `slot`: whole fixed-width and closed-enum runs, long varint runs, and the
+/// rest of a short varint run from its first varint longer than two bytes (such runs,
+/// coordinates and ids, are better served by the interpreter's tight loop than by a
+/// helper call per value).
 ///
 /// # Safety
 /// As [`pj_slow_field`], with `ptr <= end`; the vector's length counts every element

@@ -516,25 +516,11 @@ enum Quoted64 {
 
 impl Serialize for Quoted64 {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        let (neg, mut v) = match *self {
+        let (neg, v) = match *self {
             Quoted64::I(v) => (v < 0, v.unsigned_abs()),
             Quoted64::U(v) => (false, v),
         };
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        if neg {
-            i -= 1;
-            buf[i] = b'-';
-        }
-        s.serialize_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"))
+        s.serialize_str(crate::text::decimal(&mut [0; 21], v, neg))
     }
 }
 

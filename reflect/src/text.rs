@@ -164,10 +164,9 @@ fn push_enum(v: EnumValue<'_>, out: &mut String) {
     }
 }
 
-/// Appends the decimal digits of `v` (what `write!(out, "{v}")` writes, without the
-/// formatting machinery).
-fn push_u64(out: &mut String, mut v: u64) {
-    let mut buf = [0u8; 20];
+/// The decimal digits of `v`, `-` first when `negative`, written at the end of `buf`
+/// (what `write!(out, "{v}")` writes, without the formatting machinery).
+pub(crate) fn decimal(buf: &mut [u8; 21], mut v: u64, negative: bool) -> &str {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -177,7 +176,16 @@ fn push_u64(out: &mut String, mut v: u64) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
+    if negative {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
+}
+
+/// Appends the decimal digits of `v`.
+fn push_u64(out: &mut String, v: u64) {
+    out.push_str(decimal(&mut [0; 21], v, false));
 }
 
 fn push_i64(out: &mut String, v: i64) {

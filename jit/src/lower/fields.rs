@@ -75,11 +75,7 @@ impl<'a> Translator<'a, '_> {
         let inline = self.b.create_block();
         self.b.ins().brif(long_run, bulk, &[], inline, &[]);
         self.b.switch_to_block(bulk);
-        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let s = self.b.ins().iconst(types::I32, si as i64);
-        let call = self.call_helper(self.helpers.packed_run, &[self.ctx, li, s, self.blk, start, stop]);
-        let r = self.b.inst_results(call)[0];
-        self.null_check(r);
+        self.call_packed_run(si, start, stop);
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(inline);
         // Room for `stop - start` more elements (each takes at least one byte).
@@ -149,11 +145,7 @@ impl<'a> Translator<'a, '_> {
         let long = self.packed_long.take().expect("packed_varint made the hand-over block");
         self.b.switch_to_block(long);
         count(self, dst);
-        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let s = self.b.ins().iconst(types::I32, si as i64);
-        let call = self.call_helper(self.helpers.packed_run, &[self.ctx, li, s, self.blk, q, stop]);
-        let r = self.b.inst_results(call)[0];
-        self.null_check(r);
+        self.call_packed_run(si, q, stop);
         self.b.ins().jump(after, &[]);
 
         self.b.switch_to_block(done);
@@ -161,6 +153,15 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         self.thread(si, stop);
+    }
+
+    /// Hands the packed values in `start..stop` of slot `si` to the interpreter.
+    fn call_packed_run(&mut self, si: u32, start: Value, stop: Value) {
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let call = self.call_helper(self.helpers.packed_run, &[self.ctx, li, s, self.blk, start, stop]);
+        let r = self.b.inst_results(call)[0];
+        self.null_check(r);
     }
 
     /// Stores scalar `v` into slot `si` (singular: the slot; repeated: a pushed element).
@@ -284,12 +285,11 @@ impl<'a> Translator<'a, '_> {
             return;
         }
         if form == Form::Packed {
-            let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-            let s = self.b.ins().iconst(types::I32, si as i64);
-            let call = self.call_helper(self.helpers.packed, &[self.ctx, li, s, self.blk, p, self.end]);
-            let r = self.b.inst_results(call)[0];
-            self.null_check(r);
-            self.thread(si, r);
+            // Fixed-width runs (one copy) and closed enums (declared-value checks): the
+            // interpreter's run decoder, after the length check here.
+            let (start, stop) = self.length(p);
+            self.call_packed_run(si, start, stop);
+            self.thread(si, stop);
             return;
         }
         match slot.kind {

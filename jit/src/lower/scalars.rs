@@ -11,40 +11,13 @@ impl<'a> Translator<'a, '_> {
     /// Reads a varint at `p` that must end by `end` (the message's end, or a packed run's):
     /// one- and two-byte varints inline, longer ones (and errors) in `pj_varint`.
     pub(super) fn varint_in(&mut self, p: Value, end: Value) -> (Value, Value) {
-        let join = self.b.create_block();
-        let v = self.b.append_block_param(join, types::I64);
-        let np = self.b.append_block_param(join, self.ptr);
         let load = self.b.create_block();
-        let second = self.b.create_block();
-        let second_load = self.b.create_block();
-        let two = self.b.create_block();
         let slow = self.b.create_block();
         self.b.set_cold_block(slow);
-
         let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
         self.b.ins().brif(inside, load, &[], slow, &[]);
-
         self.b.switch_to_block(load);
-        let v0 = self.b.ins().uload8(types::I64, input_flags(), p, 0);
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v0, 0x80);
-        self.b.ins().brif(short, join, &[BlockArg::Value(v0), BlockArg::Value(p1)], second, &[]);
-
-        self.b.switch_to_block(second);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, end);
-        self.b.ins().brif(inside, second_load, &[], slow, &[]);
-
-        self.b.switch_to_block(second_load);
-        let v1 = self.b.ins().uload8(types::I64, input_flags(), p, 1);
-        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v1, 0x80);
-        self.b.ins().brif(short, two, &[], slow, &[]);
-
-        self.b.switch_to_block(two);
-        let lo = self.b.ins().band_imm_u(v0, 0x7f);
-        let hi = self.b.ins().ishl_imm_u(v1, 7);
-        let val = self.b.ins().bor(lo, hi);
-        let p2 = self.b.ins().iadd_imm_s(p, 2);
-        self.b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(p2)]);
+        let (join, v, np) = self.short_varint(p, end, slow);
 
         self.b.switch_to_block(slow);
         let out = self.b.ins().stack_addr(self.ptr, self.varint_out, 0);
@@ -62,14 +35,24 @@ impl<'a> Translator<'a, '_> {
     /// Anything longer (or running past `stop`) jumps to a new block left in
     /// `self.packed_long`, where the caller hands the rest of the run to the interpreter.
     pub(super) fn packed_varint(&mut self, p: Value, stop: Value) -> (Value, Value) {
+        let long = self.b.create_block();
+        self.b.set_cold_block(long);
+        let (join, v, np) = self.short_varint(p, stop, long);
+        self.packed_long = Some(long);
+        self.b.switch_to_block(join);
+        (v, np)
+    }
+
+    /// The one- and two-byte cases of a varint at `p < end` (checked by the caller), in
+    /// the current block: they jump to the returned join block with `(value, next)`; a
+    /// longer varint, or one cut by `end`, jumps to `other` (no arguments).
+    fn short_varint(&mut self, p: Value, end: Value, other: Block) -> (Block, Value, Value) {
         let join = self.b.create_block();
         let v = self.b.append_block_param(join, types::I64);
         let np = self.b.append_block_param(join, self.ptr);
         let second = self.b.create_block();
         let second_load = self.b.create_block();
         let two = self.b.create_block();
-        let long = self.b.create_block();
-        self.b.set_cold_block(long);
 
         let v0 = self.b.ins().uload8(types::I64, input_flags(), p, 0);
         let p1 = self.b.ins().iadd_imm_s(p, 1);
@@ -77,13 +60,13 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().brif(short, join, &[BlockArg::Value(v0), BlockArg::Value(p1)], second, &[]);
 
         self.b.switch_to_block(second);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, stop);
-        self.b.ins().brif(inside, second_load, &[], long, &[]);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, end);
+        self.b.ins().brif(inside, second_load, &[], other, &[]);
 
         self.b.switch_to_block(second_load);
         let v1 = self.b.ins().uload8(types::I64, input_flags(), p, 1);
         let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v1, 0x80);
-        self.b.ins().brif(short, two, &[], long, &[]);
+        self.b.ins().brif(short, two, &[], other, &[]);
 
         self.b.switch_to_block(two);
         let lo = self.b.ins().band_imm_u(v0, 0x7f);
@@ -91,10 +74,7 @@ impl<'a> Translator<'a, '_> {
         let val = self.b.ins().bor(lo, hi);
         let p2 = self.b.ins().iadd_imm_s(p, 2);
         self.b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(p2)]);
-
-        self.packed_long = Some(long);
-        self.b.switch_to_block(join);
-        (v, np)
+        (join, v, np)
     }
 
     /// Reads a length prefix at `p`: `(start, end)` of the value, checked against `end`.
