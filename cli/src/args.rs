@@ -124,10 +124,11 @@ pub struct SchemaArgs {
 #[derive(Args, Clone)]
 pub struct EngineArgs {
     /// Decode engine. auto (default): every message type starts on the interpreter and
-    /// types that turn out hot are compiled on a background thread, so a single input
-    /// never waits for compilation it could not repay, and long --delimited streams reach
-    /// compiled speed. jit: compile every reachable type before the first byte (pays off
-    /// on large inputs only). interp: never compile.
+    /// types that turn out hot are compiled on a background thread; a single input never
+    /// waits for a compiler, and compiles only types with megabytes of work in it (what
+    /// repays compiling them), while long --delimited streams reach compiled speed. jit:
+    /// compile every reachable type before the first byte (pays off on large inputs
+    /// only). interp: never compile.
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
     /// Deepest message nesting accepted.

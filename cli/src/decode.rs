@@ -34,7 +34,11 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         return Err(Failure::usage("refusing to write binary output to a terminal; redirect or pipe it"));
     }
     let schema = common::load_schema(&args.schema)?;
-    let decoder = common::decoder(&schema, &args.type_name, &args.engine)?;
+    let decoder = if args.delimited {
+        common::decoder(&schema, &args.type_name, &args.engine)?
+    } else {
+        common::single_input_decoder(&schema, &args.type_name, &args.engine)?
+    };
     let type_name = decoder.descriptor().full_name().to_owned();
     let layouts = decoder.engine().layouts();
     let root = decoder.engine().root();
