@@ -122,6 +122,7 @@ pub struct BlockMut<'a> {
 
 impl<'a> BlockMut<'a> {
     /// A fresh zeroed block of layout `index` in `arena`.
+    #[inline]
     pub fn alloc(arena: &'a Arena, layouts: &'a Layouts, index: LayoutIndex) -> BlockMut<'a> {
         let layout = layouts.get(index);
         BlockMut { ptr: arena.alloc_zeroed(layout.size() as usize), layout, layouts, arena, _invariant: PhantomData }
