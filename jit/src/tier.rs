@@ -249,6 +249,18 @@ impl Tiers {
         if self.direct_asked[root.index()].load(Ordering::Relaxed) {
             return;
         }
+        // The check reads every reachable type's state: a thread makes it on one decode in
+        // 64 (a type met too rarely to get hot can hold the root back for good).
+        thread_local! {
+            static TICK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+        }
+        if TICK.with(|t| {
+            let v = t.get().wrapping_add(1);
+            t.set(v);
+            v % 64 != 1
+        }) {
+            return;
+        }
         let reach = self.reach[root.index()].get_or_init(|| self.layouts.reachable(root).into_boxed_slice());
         let ready = reach.iter().all(|li| {
             let t = &self.types[li.index()];
