@@ -119,11 +119,23 @@ fn osm_dense(c: &mut Criterion, cases: &[Case]) {
         }
         acc
     };
-    let mut arena = Arena::new();
-    assert_eq!(pj(&arena), pr(), "osm_dense: handle sums differ from prost's");
     assert_ne!(pr(), 0);
-    let mut g = group(c, "slices/osm_dense");
-    g.throughput(Throughput::Bytes(case.bytes.len() as u64));
+    handles_vs_prost(c, "osm_dense", case.bytes.len() as u64, pj, pr);
+}
+
+/// Checks a handle walk against the same walk over prost's structs, then times both in
+/// group `slices/<name>`.
+fn handles_vs_prost<T: PartialEq + std::fmt::Debug>(
+    c: &mut Criterion,
+    name: &str,
+    bytes: u64,
+    pj: impl Fn(&Arena) -> T,
+    pr: impl Fn() -> T,
+) {
+    let mut arena = Arena::new();
+    assert_eq!(pj(&arena), pr(), "{name}: handle sums differ from prost's");
+    let mut g = group(c, &format!("slices/{name}"));
+    g.throughput(Throughput::Bytes(bytes));
     g.bench_function("protojit_handles", |b| {
         b.iter(|| {
             arena.reset();
@@ -165,18 +177,7 @@ fn mvt_geometry(c: &mut Criterion, cases: &[Case]) {
             }
             acc
         };
-        let mut arena = Arena::new();
-        assert_eq!(pj(&arena), pr(), "{}: handle sums differ from prost's", case.name);
-        let mut g = group(c, &format!("slices/{}", case.name));
-        g.throughput(Throughput::Bytes(case.bytes.len() as u64));
-        g.bench_function("protojit_handles", |b| {
-            b.iter(|| {
-                arena.reset();
-                black_box(pj(&arena))
-            })
-        });
-        g.bench_function("prost", |b| b.iter(|| black_box(pr())));
-        g.finish();
+        handles_vs_prost(c, &case.name, case.bytes.len() as u64, pj, pr);
     }
 }
 
