@@ -42,12 +42,14 @@ fn group<'c>(c: &'c mut Criterion, name: &str) -> criterion::BenchmarkGroup<'c, 
 
 const READS: usize = 1_000_000;
 
+/// The eagerly compiled decoder of a case (read benchmarks time reading, not tiering).
+fn jit_decoder(case: &Case) -> protojit::Decoder {
+    case.schema.decoder_with_options(&case.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap()
+}
+
 fn handle_reads(c: &mut Criterion, cases: &[Case]) {
     let Some(case) = cases.iter().find(|c| c.name == "gm1_proto2") else { return };
-    let decoder = case
-        .schema
-        .decoder_with_options(&case.message, &DecodeOptions::default().with_engine(EngineKind::Jit))
-        .unwrap();
+    let decoder = jit_decoder(case);
     let arena = Arena::new();
     let msg = decoder.decode(&case.bytes, &arena).unwrap();
     let h = Field::<i32>::resolve(case.schema.layouts(), &case.message, "field2").unwrap();
@@ -88,10 +90,7 @@ fn handle_reads(c: &mut Criterion, cases: &[Case]) {
 
 fn osm_dense(c: &mut Criterion, cases: &[Case]) {
     let Some(case) = cases.iter().find(|c| c.name == "osm_dense") else { return };
-    let decoder = case
-        .schema
-        .decoder_with_options(&case.message, &DecodeOptions::default().with_engine(EngineKind::Jit))
-        .unwrap();
+    let decoder = jit_decoder(case);
     let layouts = case.schema.layouts();
     let groups =
         Field::<field::List<field::Message>>::resolve(layouts, "OSMPBF.PrimitiveBlock", "primitivegroup").unwrap();
@@ -148,10 +147,7 @@ fn handles_vs_prost<T: PartialEq + std::fmt::Debug>(
 
 fn mvt_geometry(c: &mut Criterion, cases: &[Case]) {
     for case in cases.iter().filter(|c| c.name.starts_with("mvt_")) {
-        let decoder = case
-            .schema
-            .decoder_with_options(&case.message, &DecodeOptions::default().with_engine(EngineKind::Jit))
-            .unwrap();
+        let decoder = jit_decoder(case);
         let layouts = case.schema.layouts();
         let layers = Field::<field::List<field::Message>>::resolve(layouts, "vector_tile.Tile", "layers").unwrap();
         let features =
@@ -251,10 +247,7 @@ fn writers(c: &mut Criterion, cases: &[Case]) {
     const LARGE: &[&str] =
         &["gm2", "osm_dense", "osm_ways", "osm_relations", "mvt_sanfrancisco", "descriptor_fds_srcinfo"];
     for case in cases.iter().filter(|c| LARGE.contains(&c.name.as_str())) {
-        let decoder = case
-            .schema
-            .decoder_with_options(&case.message, &DecodeOptions::default().with_engine(EngineKind::Jit))
-            .unwrap();
+        let decoder = jit_decoder(case);
         let arena = Arena::new();
         let msg = decoder.decode(&case.bytes, &arena).unwrap();
         let options = JsonOptions::default();

@@ -42,15 +42,20 @@ fn corpus_payloads_round_trip() {
     }
 }
 
+/// A decoder of `root` per engine (`common::ENGINES`).
+fn every_engine(schema: &protojit::Schema, root: &str) -> Vec<Decoder> {
+    common::ENGINES
+        .iter()
+        .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
+        .collect()
+}
+
 #[test]
 fn generated_messages_round_trip() {
     let schema = common::reflect_schema();
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
-        let decoders: Vec<Decoder> = common::ENGINES
-            .iter()
-            .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
-            .collect();
+        let decoders = every_engine(&schema, root);
         for seed in 0..150u64 {
             let mut rng = common::Rng(seed ^ 0x5eed);
             let generated = common::random_message(&desc, 3, &mut rng);
@@ -237,10 +242,7 @@ fn spliced_unknown_fields_keep_wire_order() {
     let schema = common::reflect_schema();
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
-        let decoders: Vec<Decoder> = common::ENGINES
-            .iter()
-            .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
-            .collect();
+        let decoders = every_engine(&schema, root);
         let known: Vec<u32> = desc.fields().map(|f| f.number()).collect();
         for seed in 0..300u64 {
             let mut rng = common::Rng(seed ^ 0x0bad);
