@@ -82,7 +82,12 @@ impl<'a> Interp<'a> {
     ) -> Result<usize, DecodeError> {
         if let Some(c) = self.children {
             if let Some(r) = c.decode_child(child, crate::LayoutIndex::new(layout), pos, end, depth, group) {
-                return r;
+                // The next field starts where the child ended: inside the input, and not
+                // before the child's start (a hook that says otherwise is refused).
+                return match r {
+                    Ok(next) if next < pos || next > self.buf.len() => Err(DecodeError::new(K::Internal, pos)),
+                    r => r,
+                };
             }
         }
         self.message(child, pos, end, depth, group)
