@@ -291,6 +291,14 @@ struct ChunkOut {
     fatal: Option<String>,
 }
 
+/// Records printed, failed and read so far.
+#[derive(Default)]
+struct Tally {
+    printed: u64,
+    failed: u64,
+    total: u64,
+}
+
 /// One batch of records read from the stream.
 #[derive(Default)]
 struct Batch {
@@ -302,68 +310,124 @@ struct Batch {
 impl Stream<'_> {
     fn run(&self, input: Box<dyn Read>, jobs: usize, out: &mut Out, progress: &mut Progress) -> Result<(), Failure> {
         let mut reader = RecordReader::new(input, self.name, self.type_name);
-        let mut batch = Batch::default();
-        let (mut printed, mut failed, mut total) = (0u64, 0u64, 0u64);
+        let mut tally = Tally::default();
         out.write(self.format.open())?;
-        loop {
-            batch.bytes.clear();
-            batch.records.clear();
-            let mut framing = None;
-            let mut eof = false;
-            while batch.bytes.len() < BATCH_BYTES * jobs && batch.records.len() < BATCH_RECORDS * jobs {
-                let start = batch.bytes.len();
-                match reader.next_into(&mut batch.bytes) {
-                    Ok(Some(info)) => batch.records.push((info, start)),
-                    Ok(None) => {
-                        eof = true;
-                        break;
-                    }
-                    Err(e) => {
-                        framing = Some(e);
-                        break;
-                    }
-                }
-            }
-            total += batch.records.len() as u64;
-            for chunk in self.decode_batch(&batch, jobs) {
-                let mut start = 0;
-                for &end in &chunk.ends {
-                    if printed > 0 {
-                        out.write(self.format.separator())?;
-                    }
-                    out.write(&chunk.bytes[start..end])?;
-                    start = end;
-                    printed += 1;
-                }
-                for line in &chunk.errors {
-                    progress.interrupt();
-                    eprintln!("protojit: {line}");
-                    failed += 1;
-                }
-                if let Some(line) = chunk.fatal {
+        if jobs <= 1 {
+            let mut batch = Batch::default();
+            loop {
+                let (eof, framing) = self.fill(&mut reader, &mut batch, 1);
+                tally.total += batch.records.len() as u64;
+                let results = self.decode_batch(&batch, 1);
+                self.write_results(results, out, progress, &mut tally)?;
+                progress.update(tally.total, reader.offset());
+                if let Some(e) = framing {
                     out.flush()?;
-                    return Err(Failure::input(line));
+                    progress.interrupt();
+                    return Err(e);
                 }
-            }
-            progress.update(total, reader.offset());
-            if let Some(e) = framing {
+                if eof {
+                    break;
+                }
                 out.flush()?;
-                progress.interrupt();
-                return Err(e);
             }
-            if eof {
-                break;
-            }
-            out.flush()?;
+        } else {
+            // Batch N decodes on `jobs` threads while this thread reads batch N + 1 and
+            // writes batch N - 1's output, so reading, decoding and writing overlap; output
+            // stays in input order, and an error stops it where it stopped before.
+            std::thread::scope(|s| -> Result<(), Failure> {
+                let mut pending: Option<std::thread::ScopedJoinHandle<'_, (Batch, Vec<ChunkOut>)>> = None;
+                let mut spare = Batch::default();
+                loop {
+                    let mut batch = std::mem::take(&mut spare);
+                    let (eof, framing) = self.fill(&mut reader, &mut batch, jobs);
+                    tally.total += batch.records.len() as u64;
+                    let decoding = s.spawn(move || {
+                        let results = self.decode_batch(&batch, jobs);
+                        (batch, results)
+                    });
+                    if let Some(previous) = pending.take() {
+                        let (done, results) = previous.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        spare = done;
+                        self.write_results(results, out, progress, &mut tally)?;
+                    }
+                    progress.update(tally.total, reader.offset());
+                    if eof || framing.is_some() {
+                        let (_, results) = decoding.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        self.write_results(results, out, progress, &mut tally)?;
+                        if let Some(e) = framing {
+                            out.flush()?;
+                            progress.interrupt();
+                            return Err(e);
+                        }
+                        return Ok(());
+                    }
+                    pending = Some(decoding);
+                    out.flush()?;
+                }
+            })?;
         }
-        out.write(self.format.close(printed > 0))?;
+        out.write(self.format.close(tally.printed > 0))?;
         out.flush()?;
-        if failed > 0 {
+        if tally.failed > 0 {
             progress.interrupt();
             return Err(Failure::input(format!(
-                "{}: {failed} of {total} records could not be decoded as {}",
-                self.name, self.type_name
+                "{}: {} of {} records could not be decoded as {}",
+                self.name, tally.failed, tally.total, self.type_name
             )));
+        }
+        Ok(())
+    }
+
+    /// Reads the next batch of records into `batch` (emptied first): about `jobs` times
+    /// the batch size. Returns whether the stream ended, and a framing error that cut the
+    /// batch short.
+    fn fill(
+        &self,
+        reader: &mut RecordReader<Box<dyn Read>>,
+        batch: &mut Batch,
+        jobs: usize,
+    ) -> (bool, Option<Failure>) {
+        batch.bytes.clear();
+        batch.records.clear();
+        while batch.bytes.len() < BATCH_BYTES * jobs && batch.records.len() < BATCH_RECORDS * jobs {
+            let start = batch.bytes.len();
+            match reader.next_into(&mut batch.bytes) {
+                Ok(Some(info)) => batch.records.push((info, start)),
+                Ok(None) => return (true, None),
+                Err(e) => return (false, Some(e)),
+            }
+        }
+        (false, None)
+    }
+
+    /// Writes a decoded batch's records in order and reports its failed records; a fatal
+    /// error (without --keep-going) ends the run.
+    fn write_results(
+        &self,
+        results: Vec<ChunkOut>,
+        out: &mut Out,
+        progress: &mut Progress,
+        tally: &mut Tally,
+    ) -> Result<(), Failure> {
+        for chunk in results {
+            let mut start = 0;
+            for &end in &chunk.ends {
+                if tally.printed > 0 {
+                    out.write(self.format.separator())?;
+                }
+                out.write(&chunk.bytes[start..end])?;
+                start = end;
+                tally.printed += 1;
+            }
+            for line in &chunk.errors {
+                progress.interrupt();
+                eprintln!("protojit: {line}");
+                tally.failed += 1;
+            }
+            if let Some(line) = chunk.fatal {
+                out.flush()?;
+                return Err(Failure::input(line));
+            }
         }
         Ok(())
     }
