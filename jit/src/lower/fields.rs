@@ -28,25 +28,42 @@ impl<'a> Translator<'a, '_> {
         }
     }
 
+    /// Makes room in repeated slot `si`'s vector for `additional` more elements (`None`:
+    /// one), through `pj_reserve` when the spare capacity is short; continues in a new
+    /// block where the room is there.
+    fn ensure_room(&mut self, si: u32, slot: &FieldSlot, additional: Option<Value>) {
+        let off = slot.offset as i32;
+        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
+        let cap = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 12);
+        let short = match additional {
+            None => self.b.ins().icmp(IntCC::Equal, len, cap),
+            Some(n) => {
+                let spare = self.b.ins().isub(cap, len);
+                self.b.ins().icmp(IntCC::UnsignedLessThan, spare, n)
+            }
+        };
+        let grow = self.b.create_block();
+        let room = self.b.create_block();
+        self.b.set_cold_block(grow);
+        self.b.ins().brif(short, grow, &[], room, &[]);
+        self.b.switch_to_block(grow);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
+        let n = match additional {
+            Some(n) => n,
+            None => self.b.ins().iconst(types::I32, 1),
+        };
+        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, n]);
+        let ok = self.b.inst_results(call)[0];
+        self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
+        self.b.switch_to_block(room);
+    }
+
     /// Address of a new last element of repeated slot `si` (`elem_size` bytes), growing
     /// the vector through a helper when it is full.
     pub(super) fn push_addr(&mut self, si: u32, slot: &FieldSlot) -> Value {
         let off = slot.offset as i32;
-        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
-        let cap = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 12);
-        let full = self.b.ins().icmp(IntCC::Equal, len, cap);
-        let grow = self.b.create_block();
-        let room = self.b.create_block();
-        self.b.set_cold_block(grow);
-        self.b.ins().brif(full, grow, &[], room, &[]);
-        self.b.switch_to_block(grow);
-        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let s = self.b.ins().iconst(types::I32, si as i64);
-        let one = self.b.ins().iconst(types::I32, 1);
-        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, one]);
-        let ok = self.b.inst_results(call)[0];
-        self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
-        self.b.switch_to_block(room);
+        self.ensure_room(si, slot, None);
         let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
         let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
         let len1 = self.b.ins().iadd_imm_s(len, 1);
@@ -81,22 +98,8 @@ impl<'a> Translator<'a, '_> {
         // Room for `stop - start` more elements (each takes at least one byte).
         let bytes = self.b.ins().isub(stop, start);
         let bytes32 = self.b.ins().ireduce(types::I32, bytes);
-        let len = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 8);
-        let cap = self.b.ins().load(types::I32, tree_flags(), self.blk, off + 12);
-        let spare = self.b.ins().isub(cap, len);
-        let short = self.b.ins().icmp(IntCC::UnsignedLessThan, spare, bytes32);
-        let grow = self.b.create_block();
-        let ready = self.b.create_block();
-        self.b.set_cold_block(grow);
-        self.b.ins().brif(short, grow, &[], ready, &[]);
-        self.b.switch_to_block(grow);
-        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let s = self.b.ins().iconst(types::I32, si as i64);
-        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, bytes32]);
-        let ok = self.b.inst_results(call)[0];
-        self.b.ins().brif(ok, ready, &[], self.ret_null, &[]);
+        self.ensure_room(si, slot, Some(bytes32));
 
-        self.b.switch_to_block(ready);
         // The loop carries the input position and the store address; the element count is
         // worked out from the address once, where the loop ends.
         let base = self.b.ins().load(self.ptr, tree_flags(), self.blk, off);
