@@ -82,6 +82,15 @@ Examples:
   protojit completions zsh > ~/.zfunc/_protojit
   protojit completions fish > ~/.config/fish/completions/protojit.fish";
 
+const SQL_EXAMPLES: &str = "\
+Examples:
+  # top users by bytes, from a file of delimited Event records
+  protojit sql --descriptor-set events.pb --table events=pkg.Event:events.bin \\
+    \"SELECT user, SUM(bytes) AS total FROM events GROUP BY user ORDER BY total DESC LIMIT 10\"
+  # nested fields are struct columns; CSV or Parquet out
+  protojit sql --proto ev.proto --table e=Event:e.bin -o csv \"SELECT e.payload['kind'] AS kind, COUNT(*) FROM e GROUP BY 1\"
+  protojit sql --proto ev.proto --table e=Event:e.bin -o parquet --output-file out.parquet \"SELECT * FROM e\"";
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Decode messages with a schema: text format (as protoc --decode), JSON, binary, or
@@ -94,6 +103,10 @@ pub enum Command {
     /// Inspect a schema: message types, fields, arena layouts, compiled code.
     #[command(after_help = SCHEMA_EXAMPLES)]
     Schema(SchemaCommand),
+    /// Run SQL over files of delimited records (DataFusion): each --table is a file of
+    /// records of one message type.
+    #[command(after_help = SQL_EXAMPLES)]
+    Sql(SqlArgs),
     /// Measure decode speed on an input: compiled, interpreter and prost-reflect.
     #[command(after_help = BENCH_EXAMPLES)]
     Bench(BenchArgs),
@@ -199,6 +212,13 @@ pub struct DecodeArgs {
     /// JSON values.
     #[arg(long, value_name = "PATH")]
     pub select: Vec<String>,
+    /// With --output arrow or parquet: write here instead of stdout (a Parquet file appears
+    /// under this name only once it is complete).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// With --output arrow or parquet: rows per record batch (and Parquet row group).
+    #[arg(long, value_name = "ROWS", default_value_t = 8192)]
+    pub batch_size: usize,
     #[command(flatten)]
     pub engine: EngineArgs,
     /// With --delimited: decode records on N threads (output stays in input order;
@@ -223,6 +243,47 @@ pub struct ProgressArgs {
     /// terminal (by default it shows for large inputs on a terminal only).
     #[arg(long)]
     pub progress: bool,
+}
+
+#[derive(Args)]
+pub struct SqlArgs {
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    /// A table: NAME=TYPE:FILE, a file of varint-delimited records of message type TYPE;
+    /// repeatable. Columns are the type's fields (nested messages as structs).
+    #[arg(long = "table", value_name = "NAME=TYPE:FILE", required = true)]
+    pub tables: Vec<String>,
+    /// The query.
+    #[arg(value_name = "SQL")]
+    pub query: String,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = SqlOutput::Table)]
+    pub output: SqlOutput,
+    /// Write the result here instead of stdout (needed for parquet; a Parquet file appears
+    /// under this name only once it is complete).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Partitions each table scan is split into (0 = one per CPU).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub partitions: usize,
+    /// Rows per record batch.
+    #[arg(long, value_name = "ROWS", default_value_t = 8192)]
+    pub batch_size: usize,
+    /// Decode engine (see `protojit decode --help`).
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SqlOutput {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header (flat columns only).
+    Csv,
+    /// JSON, one object per line.
+    Json,
+    /// A Parquet file (needs --output-file).
+    Parquet,
 }
 
 #[derive(Args)]
@@ -341,4 +402,8 @@ pub enum Output {
     Jsonl,
     /// Canonical protobuf binary (re-encoded; delimited again for --delimited).
     Binary,
+    /// An Arrow IPC stream of record batches (one row per record; --select picks columns).
+    Arrow,
+    /// A Parquet file (needs --output-file; --select picks columns).
+    Parquet,
 }

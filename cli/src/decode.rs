@@ -20,6 +20,15 @@ const BATCH_BYTES: usize = 1 << 20;
 const BATCH_RECORDS: usize = 1 << 14;
 
 pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
+    if matches!(args.output, Output::Arrow | Output::Parquet) {
+        if !args.delimited && args.keep_going {
+            return Err(Failure::usage("--keep-going applies to --delimited streams"));
+        }
+        return crate::columns::run(args, &common::load_schema(&args.schema)?);
+    }
+    if args.output_file.is_some() {
+        return Err(Failure::usage("--output-file applies to --output arrow and parquet; redirect stdout for the others"));
+    }
     let json = matches!(args.output, Output::Json | Output::JsonPretty | Output::Jsonl);
     if !json && (args.emit_defaults || args.proto_names || args.enum_numbers) {
         return Err(Failure::usage("--emit-defaults, --proto-names and --enum-numbers apply to JSON output (--output json, json-pretty or jsonl)"));
@@ -198,6 +207,7 @@ impl Format {
                 }
                 msg.encode(out);
             }
+            Output::Arrow | Output::Parquet => unreachable!("columnar output is written by columns.rs"),
         }
         Ok(())
     }

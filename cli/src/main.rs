@@ -2,11 +2,13 @@
 
 mod args;
 mod bench;
+mod columns;
 mod common;
 mod decode;
 mod progress;
 mod raw;
 mod schema_cmd;
+mod sql;
 mod stream;
 
 use std::process::ExitCode;
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode::run(args),
         Command::DecodeRaw(args) => raw::run(args),
         Command::Schema(args) => schema_cmd::run(&args.command),
+        Command::Sql(args) => sql::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => completions(*shell),
     };

@@ -38,6 +38,8 @@ pub mod gen {
     include!(concat!(env!("OUT_DIR"), "/_all.rs"));
 }
 
+pub mod records;
+
 #[allow(clippy::all, deprecated, unused_parens)]
 mod arms {
     include!(concat!(env!("OUT_DIR"), "/_arms.rs"));

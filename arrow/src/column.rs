@@ -1,0 +1,575 @@
+//! Column builders: one per selected field, filled from decoded messages and finished into Arrow arrays.
+//!
+//! Every builder appends exactly one row per call (a value, a default or a null), so the
+//! children of a struct always have the struct's length, also under null parents: Arrow
+//! wants a value slot under every null, and a non-nullable child must hold a valid value
+//! there (its default).
+
+use std::sync::Arc;
+
+use arrow_array::types::{
+    DurationNanosecondType, Float32Type, Float64Type, Int32Type, Int64Type, TimestampNanosecondType, UInt32Type,
+    UInt64Type,
+};
+use arrow_array::{
+    ArrayRef, BinaryArray, BooleanArray, DictionaryArray, ListArray, MapArray, PrimitiveArray, StringArray,
+    StructArray,
+};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
+use prost_reflect::EnumDescriptor;
+use protojit::raw::arena::{MessageLayout, SlotIndex};
+use protojit::{MessageRef, Value};
+
+/// Counters a batch reports besides its rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Timestamps and durations whose seconds and nanos do not fit 64-bit nanoseconds
+    /// (beyond the years 1677-2262), written as nulls.
+    pub time_out_of_range: u64,
+}
+
+/// One selected field of a message: its slot and its builder.
+pub(crate) struct Column {
+    pub(crate) si: SlotIndex,
+    pub(crate) field: FieldRef,
+    pub(crate) cell: Cell,
+}
+
+/// How one field (or list item, or map value) is built.
+pub(crate) enum Cell {
+    /// A scalar.
+    Values(Values),
+    /// A message, as a struct.
+    Struct(StructCol),
+    /// `google.protobuf.Timestamp` / `Duration`, as nanoseconds.
+    Time(TimeCol),
+    /// `google.protobuf.*Value`: the wrapped scalar (its slot in the wrapper), null when absent.
+    Wrapper(Values, SlotIndex),
+    /// A message without columns: `true` when present, null when absent.
+    Marker(Values),
+    /// A repeated field.
+    List(Box<ListCol>),
+    /// A map field.
+    Map(Box<MapCol>),
+}
+
+impl Cell {
+    /// Appends field `si` of `m` (this cell's field).
+    #[inline]
+    fn push_field(&mut self, m: &MessageRef<'_>, si: SlotIndex, stats: &mut BatchStats) {
+        match self {
+            Cell::Values(v) => {
+                if v.is_nullable() && !m.is_present(si) {
+                    v.push_null();
+                } else {
+                    v.push_value(&m.value(si));
+                }
+            }
+            Cell::List(l) => l.push(m.value(si), stats),
+            Cell::Map(map) => map.push(m.value(si), stats),
+            Cell::Struct(_) | Cell::Time(_) | Cell::Wrapper(..) | Cell::Marker(_) => {
+                if m.is_present(si) {
+                    match m.value(si) {
+                        Value::Message(child) => self.push_message(&child, stats),
+                        _ => unreachable!("message slot"),
+                    }
+                } else {
+                    self.push_absent();
+                }
+            }
+        }
+    }
+
+    /// Appends a present message (for message-typed cells).
+    #[inline]
+    fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+        match self {
+            Cell::Struct(s) => s.push_message(m, stats),
+            Cell::Time(t) => t.push_message(m, stats),
+            Cell::Wrapper(v, si) => v.push_value(&m.value(*si)),
+            Cell::Marker(v) => v.push_value(&Value::Bool(true)),
+            Cell::Values(_) | Cell::List(_) | Cell::Map(_) => unreachable!("not a message cell"),
+        }
+    }
+
+    /// Appends a present value (a list item or map value).
+    #[inline]
+    fn push_value(&mut self, v: &Value<'_>, stats: &mut BatchStats) {
+        match (self, v) {
+            (Cell::Values(values), v) => values.push_value(v),
+            (cell, Value::Message(m)) => cell.push_message(m, stats),
+            _ => unreachable!("value of another kind than its column"),
+        }
+    }
+
+    /// Appends a row for an absent field (null where nullable, else the default).
+    fn push_absent(&mut self) {
+        match self {
+            // Under a null struct: a non-nullable child holds its default there.
+            Cell::Values(v) if !v.is_nullable() => v.push_default(),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.push_null(),
+            Cell::Struct(s) => s.push_absent(),
+            Cell::Time(t) => t.push_null(),
+            Cell::List(l) => l.push_empty(),
+            Cell::Map(m) => m.push_empty(),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.finish(),
+            Cell::Struct(s) => Arc::new(s.finish()),
+            Cell::Time(t) => t.finish(),
+            Cell::List(l) => l.finish(),
+            Cell::Map(m) => m.finish(),
+        }
+    }
+}
+
+/// A message as a struct of its selected fields (the root is one too, never null).
+pub(crate) struct StructCol {
+    columns: Vec<Column>,
+    nulls: Option<NullBufferBuilder>,
+    len: usize,
+}
+
+impl StructCol {
+    pub(crate) fn new(columns: Vec<Column>, nullable: bool) -> StructCol {
+        StructCol { columns, nulls: nullable.then(|| NullBufferBuilder::new(0)), len: 0 }
+    }
+
+    pub(crate) fn fields(&self) -> Fields {
+        self.columns.iter().map(|c| c.field.clone()).collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub(crate) fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+        for c in &mut self.columns {
+            c.cell.push_field(m, c.si, stats);
+        }
+        if let Some(n) = &mut self.nulls {
+            n.append_non_null();
+        }
+        self.len += 1;
+    }
+
+    fn push_absent(&mut self) {
+        for c in &mut self.columns {
+            c.cell.push_absent();
+        }
+        match &mut self.nulls {
+            Some(n) => n.append_null(),
+            None => unreachable!("only nullable structs are absent"),
+        }
+        self.len += 1;
+    }
+
+    /// The struct of the rows so far; the builder starts again empty.
+    pub(crate) fn finish(&mut self) -> StructArray {
+        let nulls = self.nulls.as_mut().and_then(|n| n.finish());
+        let len = std::mem::take(&mut self.len);
+        if self.columns.is_empty() {
+            return StructArray::new_empty_fields(len, nulls);
+        }
+        let arrays = self.columns.iter_mut().map(|c| c.cell.finish()).collect();
+        StructArray::new(self.fields(), arrays, nulls)
+    }
+
+    /// The finished columns, for a record batch.
+    pub(crate) fn finish_columns(&mut self) -> Vec<ArrayRef> {
+        self.len = 0;
+        self.columns.iter_mut().map(|c| c.cell.finish()).collect()
+    }
+}
+
+/// A repeated field as a list.
+pub(crate) struct ListCol {
+    item_field: FieldRef,
+    offsets: Vec<i32>,
+    item: Cell,
+}
+
+impl ListCol {
+    pub(crate) fn new(item_field: FieldRef, item: Cell) -> ListCol {
+        ListCol { item_field, offsets: vec![0], item }
+    }
+
+    #[inline]
+    fn push(&mut self, v: Value<'_>, stats: &mut BatchStats) {
+        let Value::List(list) = v else { unreachable!("repeated slot") };
+        let n = list.len();
+        if n > 0 {
+            // Numbers and enums come as slices; strings, bytes and messages one by one.
+            let done = match &mut self.item {
+                Cell::Values(values) => values.extend_list(&list),
+                _ => false,
+            };
+            if !done {
+                for item in list.iter() {
+                    self.item.push_value(&item, stats);
+                }
+            }
+        }
+        let last = *self.offsets.last().expect("offsets start with 0");
+        self.offsets.push(last + n as i32);
+    }
+
+    fn push_empty(&mut self) {
+        let last = *self.offsets.last().expect("offsets start with 0");
+        self.offsets.push(last);
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let values = self.item.finish();
+        Arc::new(ListArray::new(self.item_field.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), values, None))
+    }
+}
+
+/// A map field as a map (one entry per distinct key, the last on the wire).
+pub(crate) struct MapCol {
+    entries_field: FieldRef,
+    entries: Fields,
+    offsets: Vec<i32>,
+    key: Values,
+    value: Cell,
+}
+
+impl MapCol {
+    pub(crate) fn new(entries_field: FieldRef, entries: Fields, key: Values, value: Cell) -> MapCol {
+        MapCol { entries_field, entries, offsets: vec![0], key, value }
+    }
+
+    fn push(&mut self, v: Value<'_>, stats: &mut BatchStats) {
+        let Value::Map(map) = v else { unreachable!("map slot") };
+        let mut n = 0;
+        if !map.is_empty() {
+            for (k, v) in map.iter() {
+                self.key.push_value(&k.to_value());
+                self.value.push_value(&v, stats);
+                n += 1;
+            }
+        }
+        let last = *self.offsets.last().expect("offsets start with 0");
+        self.offsets.push(last + n);
+    }
+
+    fn push_empty(&mut self) {
+        let last = *self.offsets.last().expect("offsets start with 0");
+        self.offsets.push(last);
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let entries = StructArray::new(self.entries.clone(), vec![self.key.finish(), self.value.finish()], None);
+        Arc::new(MapArray::new(
+            self.entries_field.clone(),
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            entries,
+            None,
+            false,
+        ))
+    }
+}
+
+/// Timestamp or Duration as 64-bit nanoseconds.
+pub(crate) struct TimeCol {
+    seconds: SlotIndex,
+    nanos: SlotIndex,
+    values: Vec<i64>,
+    nulls: NullBufferBuilder,
+    data_type: DataType,
+}
+
+impl TimeCol {
+    pub(crate) fn new(layout: &MessageLayout, data_type: DataType) -> TimeCol {
+        TimeCol {
+            seconds: layout.slot_by_number(1).expect("Timestamp and Duration have seconds"),
+            nanos: layout.slot_by_number(2).expect("Timestamp and Duration have nanos"),
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+            data_type,
+        }
+    }
+
+    fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+        let seconds = m.value(self.seconds).as_i64().unwrap_or(0);
+        let nanos = m.value(self.nanos).as_i32().unwrap_or(0);
+        match seconds.checked_mul(1_000_000_000).and_then(|s| s.checked_add(i64::from(nanos))) {
+            Some(v) => {
+                self.values.push(v);
+                self.nulls.append_non_null();
+            }
+            None => {
+                stats.time_out_of_range += 1;
+                self.push_null();
+            }
+        }
+    }
+
+    fn push_null(&mut self) {
+        self.values.push(0);
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let values = ScalarBuffer::from(std::mem::take(&mut self.values));
+        let nulls = self.nulls.finish();
+        match &self.data_type {
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
+                Arc::new(PrimitiveArray::<TimestampNanosecondType>::new(values, nulls).with_timezone_opt(tz.clone()))
+            }
+            _ => Arc::new(PrimitiveArray::<DurationNanosecondType>::new(values, nulls)),
+        }
+    }
+}
+
+/// An enum type's names as a dictionary: the declared numbers in order (an alias shares
+/// its number's entry), then any undeclared numbers a batch met, as decimal text.
+#[derive(Clone)]
+pub(crate) struct EnumDict {
+    numbers: Vec<i32>,
+    names: Vec<String>,
+    extra: Vec<i32>,
+}
+
+impl EnumDict {
+    pub(crate) fn new(e: &EnumDescriptor) -> EnumDict {
+        let mut numbers: Vec<i32> = e.values().map(|v| v.number()).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let names = numbers.iter().map(|&n| e.get_value(n).map(|v| v.name().to_owned()).unwrap_or_default()).collect();
+        EnumDict { numbers, names, extra: Vec::new() }
+    }
+
+    #[inline]
+    fn key(&mut self, number: i32) -> i32 {
+        match self.numbers.binary_search(&number) {
+            Ok(i) => i as i32,
+            Err(_) => {
+                let i = match self.extra.iter().position(|&n| n == number) {
+                    Some(i) => i,
+                    None => {
+                        self.extra.push(number);
+                        self.extra.len() - 1
+                    }
+                };
+                (self.numbers.len() + i) as i32
+            }
+        }
+    }
+
+    fn values(&mut self) -> ArrayRef {
+        let extra = std::mem::take(&mut self.extra);
+        let names = self.names.iter().cloned().chain(extra.iter().map(|n| n.to_string()));
+        Arc::new(StringArray::from_iter_values(names))
+    }
+}
+
+/// Leaf values (scalars, strings, bytes, enums), with a validity bitmap when nullable.
+pub(crate) enum Values {
+    Bool(BooleanBufferBuilder, Option<NullBufferBuilder>),
+    I32(Vec<i32>, Option<NullBufferBuilder>),
+    I64(Vec<i64>, Option<NullBufferBuilder>),
+    U32(Vec<u32>, Option<NullBufferBuilder>),
+    U64(Vec<u64>, Option<NullBufferBuilder>),
+    F32(Vec<f32>, Option<NullBufferBuilder>),
+    F64(Vec<f64>, Option<NullBufferBuilder>),
+    /// `string` (`utf8`) or `bytes`: offsets and data.
+    Text { utf8: bool, offsets: Vec<i32>, data: Vec<u8>, nulls: Option<NullBufferBuilder> },
+    /// Enum keys into the dictionary.
+    Enum(Vec<i32>, Option<NullBufferBuilder>, EnumDict),
+}
+
+impl Values {
+    pub(crate) fn bool() -> Values {
+        Values::Bool(BooleanBufferBuilder::new(0), None)
+    }
+
+    pub(crate) fn text(utf8: bool) -> Values {
+        Values::Text { utf8, offsets: vec![0], data: Vec::new(), nulls: None }
+    }
+
+    /// The same builder with a validity bitmap.
+    pub(crate) fn nullable(mut self) -> Values {
+        *self.nulls_mut() = Some(NullBufferBuilder::new(0));
+        self
+    }
+
+    fn nulls_mut(&mut self) -> &mut Option<NullBufferBuilder> {
+        match self {
+            Values::Bool(_, n)
+            | Values::I32(_, n)
+            | Values::I64(_, n)
+            | Values::U32(_, n)
+            | Values::U64(_, n)
+            | Values::F32(_, n)
+            | Values::F64(_, n)
+            | Values::Enum(_, n, _) => n,
+            Values::Text { nulls, .. } => nulls,
+        }
+    }
+
+    fn is_nullable(&self) -> bool {
+        match self {
+            Values::Bool(_, n)
+            | Values::I32(_, n)
+            | Values::I64(_, n)
+            | Values::U32(_, n)
+            | Values::U64(_, n)
+            | Values::F32(_, n)
+            | Values::F64(_, n)
+            | Values::Enum(_, n, _) => n.is_some(),
+            Values::Text { nulls, .. } => nulls.is_some(),
+        }
+    }
+
+    pub(crate) fn data_type(&self) -> DataType {
+        match self {
+            Values::Bool(..) => DataType::Boolean,
+            Values::I32(..) => DataType::Int32,
+            Values::I64(..) => DataType::Int64,
+            Values::U32(..) => DataType::UInt32,
+            Values::U64(..) => DataType::UInt64,
+            Values::F32(..) => DataType::Float32,
+            Values::F64(..) => DataType::Float64,
+            Values::Text { utf8: true, .. } => DataType::Utf8,
+            Values::Text { utf8: false, .. } => DataType::Binary,
+            Values::Enum(..) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        }
+    }
+
+    /// Appends a null (with a zero value under it).
+    fn push_null(&mut self) {
+        self.push_zero();
+        match self.nulls_mut() {
+            Some(n) => n.append_null(),
+            None => unreachable!("null appended to a non-nullable column"),
+        }
+    }
+
+    /// Appends the default of a field without presence (zero, empty, the enum's 0).
+    fn push_default(&mut self) {
+        match self {
+            Values::Enum(v, _, dict) => v.push(dict.key(0)),
+            _ => self.push_zero(),
+        }
+        if let Some(n) = self.nulls_mut() {
+            n.append_non_null();
+        }
+    }
+
+    /// Appends a zero value (or key 0, or an empty string), without touching validity.
+    fn push_zero(&mut self) {
+        match self {
+            Values::Bool(b, _) => b.append(false),
+            Values::I32(v, _) => v.push(0),
+            Values::I64(v, _) => v.push(0),
+            Values::U32(v, _) => v.push(0),
+            Values::U64(v, _) => v.push(0),
+            Values::F32(v, _) => v.push(0.0),
+            Values::F64(v, _) => v.push(0.0),
+            Values::Enum(v, _, _) => v.push(0),
+            Values::Text { offsets, data, .. } => offsets.push(data.len() as i32),
+        }
+    }
+
+    /// Appends a value of this column's kind.
+    #[inline]
+    fn push_value(&mut self, value: &Value<'_>) {
+        match (&mut *self, value) {
+            (Values::Bool(b, _), Value::Bool(x)) => b.append(*x),
+            (Values::I32(v, _), Value::I32(x)) => v.push(*x),
+            (Values::I32(v, _), Value::Enum(e)) => v.push(e.number),
+            (Values::I64(v, _), Value::I64(x)) => v.push(*x),
+            (Values::U32(v, _), Value::U32(x)) => v.push(*x),
+            (Values::U64(v, _), Value::U64(x)) => v.push(*x),
+            (Values::F32(v, _), Value::F32(x)) => v.push(*x),
+            (Values::F64(v, _), Value::F64(x)) => v.push(*x),
+            (Values::Enum(v, _, dict), Value::Enum(e)) => v.push(dict.key(e.number)),
+            (Values::Text { offsets, data, utf8, .. }, v) => {
+                match v {
+                    Value::String(s) => data.extend_from_slice(s.as_bytes()),
+                    // A `string` read as bytes is not UTF-8; converters decode with UTF-8
+                    // checked on every string, so this is a `bytes` field.
+                    Value::Bytes(b) if !*utf8 => data.extend_from_slice(b),
+                    Value::Bytes(b) => data.extend_from_slice(String::from_utf8_lossy(b).as_bytes()),
+                    _ => unreachable!("text column given {v:?}"),
+                }
+                offsets.push(data.len() as i32);
+            }
+            (_, v) => unreachable!("value {v:?} of another kind than its column"),
+        }
+        if let Some(n) = self.nulls_mut() {
+            n.append_non_null();
+        }
+    }
+
+    /// Appends a whole repeated field of numbers or enums from its slice; `false` for
+    /// strings and bytes (appended one by one by the caller).
+    #[inline]
+    fn extend_list(&mut self, list: &protojit::ListRef<'_>) -> bool {
+        match self {
+            Values::Bool(b, _) => b.append_slice(list.as_slice::<bool>().expect("bool list")),
+            Values::I32(v, _) => match list.as_slice::<i32>() {
+                Some(s) => v.extend_from_slice(s),
+                None => v.extend_from_slice(list.enum_numbers().expect("int32 or enum list").0),
+            },
+            Values::I64(v, _) => v.extend_from_slice(list.as_slice::<i64>().expect("int64 list")),
+            Values::U32(v, _) => v.extend_from_slice(list.as_slice::<u32>().expect("uint32 list")),
+            Values::U64(v, _) => v.extend_from_slice(list.as_slice::<u64>().expect("uint64 list")),
+            Values::F32(v, _) => v.extend_from_slice(list.as_slice::<f32>().expect("float list")),
+            Values::F64(v, _) => v.extend_from_slice(list.as_slice::<f64>().expect("double list")),
+            Values::Enum(v, _, dict) => {
+                let (numbers, _) = list.enum_numbers().expect("enum list");
+                v.extend(numbers.iter().map(|&n| dict.key(n)));
+            }
+            Values::Text { offsets, data, .. } => {
+                let Some(items) = list.bytes_iter() else { return false };
+                for b in items {
+                    data.extend_from_slice(b);
+                    offsets.push(data.len() as i32);
+                }
+            }
+        }
+        true
+    }
+
+    pub(crate) fn finish(&mut self) -> ArrayRef {
+        let nulls = self.nulls_mut().as_mut().and_then(|n| n.finish());
+        fn prim<T: arrow_array::ArrowPrimitiveType>(
+            v: &mut Vec<T::Native>,
+            nulls: Option<arrow_buffer::NullBuffer>,
+        ) -> ArrayRef {
+            Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(std::mem::take(v)), nulls))
+        }
+        match self {
+            Values::Bool(b, _) => Arc::new(BooleanArray::new(b.finish(), nulls)),
+            Values::I32(v, _) => prim::<Int32Type>(v, nulls),
+            Values::I64(v, _) => prim::<Int64Type>(v, nulls),
+            Values::U32(v, _) => prim::<UInt32Type>(v, nulls),
+            Values::U64(v, _) => prim::<UInt64Type>(v, nulls),
+            Values::F32(v, _) => prim::<Float32Type>(v, nulls),
+            Values::F64(v, _) => prim::<Float64Type>(v, nulls),
+            Values::Enum(v, _, dict) => {
+                let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(std::mem::take(v)), nulls);
+                Arc::new(DictionaryArray::<Int32Type>::new(keys, dict.values()))
+            }
+            Values::Text { utf8, offsets, data, .. } => {
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
+                let data = Buffer::from_vec(std::mem::take(data));
+                if *utf8 {
+                    // Every string appended came from a `&str`.
+                    Arc::new(StringArray::new(offsets, data, nulls))
+                } else {
+                    Arc::new(BinaryArray::new(offsets, data, nulls))
+                }
+            }
+        }
+    }
+}

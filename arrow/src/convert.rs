@@ -1,0 +1,345 @@
+//! The converter: one message type's Arrow schema, and records decoded and appended into record batches.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, RecordBatchOptions};
+use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use prost_reflect::MessageDescriptor;
+use protojit::{Arena, DecodeError, DecodeOptions, Decoder, Schema, SchemaError, Utf8Check};
+
+use crate::column::{BatchStats, StructCol};
+use crate::delimited::{DelimitedRecords, StreamError};
+use crate::schema::Mapper;
+use crate::select::{pruned_pool, Selection};
+
+/// How enum fields become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EnumColumns {
+    /// `Dictionary<Int32, Utf8>` of value names (the default).
+    #[default]
+    Dictionary,
+    /// `Int32`: the numbers on the wire.
+    Number,
+}
+
+/// How a [`Converter`] maps and decodes.
+#[derive(Clone, Debug)]
+pub struct ArrowOptions {
+    /// Field paths to convert (`a`, `a.b.c`), in column order; `None`: every field.
+    /// `Some(vec![])` converts no field (the rows are still decoded, so bad records fail).
+    pub select: Option<Vec<String>>,
+    /// Enum columns (default: dictionaries of names).
+    pub enums: EnumColumns,
+    /// How many times one message type may appear on a path from the root before the
+    /// field that would nest it again is left out (default 3; at least 1). Recursive
+    /// types have no finite Arrow schema, so they are cut.
+    pub max_recursion: usize,
+    /// Timestamp, Duration and the wrappers as native Arrow types (default `true`);
+    /// `false` converts them as the structs they are.
+    pub well_known_types: bool,
+    /// The decoder's options (engine, depth limit, tiering). UTF-8 is checked on every
+    /// `string` whatever [`DecodeOptions::utf8`] says: Arrow `Utf8` columns must hold text.
+    pub decode: DecodeOptions,
+}
+
+impl Default for ArrowOptions {
+    fn default() -> Self {
+        ArrowOptions {
+            select: None,
+            enums: EnumColumns::Dictionary,
+            max_recursion: 3,
+            well_known_types: true,
+            decode: DecodeOptions::default(),
+        }
+    }
+}
+
+/// A record that did not decode.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("record {number}{}: {source}", .stream_offset.map(|o| format!(" (stream byte offset {o})")).unwrap_or_default())]
+pub struct RecordError {
+    /// Record number, from 1 (in its stream, slice or array).
+    pub number: u64,
+    /// Where the record starts in its delimited stream, if it came from one.
+    pub stream_offset: Option<usize>,
+    /// What is wrong, at which offset inside the record.
+    pub source: DecodeError,
+}
+
+/// Why a conversion failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConvertError {
+    /// The message type is not in the schema (or is ambiguous).
+    #[error(transparent)]
+    Type(#[from] SchemaError),
+    /// A projected schema could not be made.
+    #[error("{0}")]
+    Schema(String),
+    /// A selected path does not name a field.
+    #[error("cannot select `{path}`: {reason}")]
+    Select {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A record does not decode.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// An entry of a binary array is null.
+    #[error("record {number} is null")]
+    NullRecord {
+        /// Record number, from 1.
+        number: u64,
+    },
+    /// A delimited stream does not split into records.
+    #[error(transparent)]
+    Stream(#[from] StreamError),
+    /// A batch could not be assembled (a bug: the builders keep Arrow's invariants).
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+/// Converts records of one message type to Arrow record batches. `Send + Sync`: share one
+/// converter across threads, each with its own [`BatchBuilder`].
+pub struct Converter {
+    /// The schema the decoder works on (pruned to the selection, if any).
+    schema: Schema,
+    root: MessageDescriptor,
+    selection: Selection,
+    options: ArrowOptions,
+    decoder: Decoder,
+    arrow: SchemaRef,
+    notes: Vec<String>,
+}
+
+impl std::fmt::Debug for Converter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Converter").field("message", &self.root.full_name()).field("arrow", &self.arrow).finish()
+    }
+}
+
+impl Converter {
+    /// A converter for records of `message` (a full name, or a unique short one).
+    pub fn new(schema: &Schema, message: &str, options: &ArrowOptions) -> Result<Converter, ConvertError> {
+        let mut options = options.clone();
+        options.max_recursion = options.max_recursion.max(1);
+        options.decode.utf8 = Utf8Check::All;
+        let full = schema.resolve_type(message)?;
+        let root = schema.pool().get_message_by_name(&full).expect("resolved names exist");
+        let selection = Selection::parse(&root, options.select.as_deref(), &options)?;
+        let schema = match &selection {
+            Selection::All => schema.clone(),
+            sel => Schema::from_pool(&pruned_pool(&root, sel)?)?,
+        };
+        let root = schema.pool().get_message_by_name(&full).expect("the pruned pool keeps the root");
+        let decoder = schema.decoder_with_options(&full, &options.decode)?;
+        let mut mapper = Mapper::new(schema.layouts(), &options);
+        let columns = mapper.message(&root, &selection, "", false);
+        let notes = mapper.notes.cuts;
+        let mut metadata = HashMap::from([("protojit.message".to_owned(), full.clone())]);
+        if !notes.is_empty() {
+            metadata.insert("protojit.cut".to_owned(), notes.join("\n"));
+        }
+        let arrow = Arc::new(ArrowSchema::new_with_metadata(columns.fields(), metadata));
+        Ok(Converter { schema, root, selection, options, decoder, arrow, notes })
+    }
+
+    /// The Arrow schema of the batches.
+    pub fn arrow_schema(&self) -> &SchemaRef {
+        &self.arrow
+    }
+
+    /// Fields left out of the schema where recursive types were cut, one line each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The decoder (for its stats: which types run compiled).
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
+    }
+
+    /// A builder that appends records one by one.
+    pub fn builder(&self) -> BatchBuilder<'_> {
+        let mut mapper = Mapper::new(self.schema.layouts(), &self.options);
+        let root = mapper.message(&self.root, &self.selection, "", false);
+        BatchBuilder { converter: self, root, arena: Arena::new(), stats: BatchStats::default(), input_bytes: 0 }
+    }
+
+    /// One batch of `records`; the first record that does not decode fails it.
+    pub fn convert<'r>(&self, records: impl IntoIterator<Item = &'r [u8]>) -> Result<RecordBatch, ConvertError> {
+        let mut b = self.builder();
+        for (i, r) in records.into_iter().enumerate() {
+            b.append(r).map_err(|source| RecordError { number: i as u64 + 1, stream_offset: None, source })?;
+        }
+        Ok(b.finish()?)
+    }
+
+    /// One batch of the serialized messages of `array` (a `BinaryArray` or
+    /// `LargeBinaryArray`, as Kafka connectors hand them over). A null entry fails it.
+    pub fn convert_binary<O: OffsetSizeTrait>(&self, array: &GenericBinaryArray<O>) -> Result<RecordBatch, ConvertError> {
+        let mut b = self.builder();
+        for i in 0..array.len() {
+            let number = i as u64 + 1;
+            if array.is_null(i) {
+                return Err(ConvertError::NullRecord { number });
+            }
+            b.append(array.value(i)).map_err(|source| RecordError { number, stream_offset: None, source })?;
+        }
+        Ok(b.finish()?)
+    }
+
+    /// Batches of at most `batch_size` rows from a delimited stream held in memory.
+    pub fn convert_delimited<'c, 'd>(&'c self, data: &'d [u8], batch_size: usize) -> DelimitedBatches<'c, 'd> {
+        DelimitedBatches {
+            builder: self.builder(),
+            records: DelimitedRecords::new(data),
+            batch_size: batch_size.max(1),
+            keep_going: false,
+            skipped: Vec::new(),
+            pending: None,
+            done: false,
+        }
+    }
+}
+
+/// Appends decoded records to column builders, then finishes them into a batch. Each
+/// record is decoded into the builder's own arena, which is reused record after record.
+pub struct BatchBuilder<'c> {
+    converter: &'c Converter,
+    root: StructCol,
+    arena: Arena,
+    stats: BatchStats,
+    input_bytes: usize,
+}
+
+impl std::fmt::Debug for BatchBuilder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchBuilder").field("rows", &self.root.len()).field("stats", &self.stats).finish()
+    }
+}
+
+/// Bytes of input one batch may take: Arrow's `Utf8` and `Binary` columns have 32-bit
+/// offsets, and a string column holds at most the input bytes it came from.
+pub const MAX_BATCH_INPUT: usize = 1 << 30;
+
+impl BatchBuilder<'_> {
+    /// Decodes `record` and appends it as one row; on error nothing is appended.
+    /// A record that would take the batch past [`MAX_BATCH_INPUT`] bytes of input is
+    /// refused as [`DecodeErrorKind::LengthOutOfBounds`](protojit::DecodeErrorKind): finish
+    /// the batch first ([`is_full`](Self::is_full) says when).
+    pub fn append(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        if self.input_bytes + record.len() > MAX_BATCH_INPUT {
+            return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0));
+        }
+        self.arena.reset();
+        let msg = self.converter.decoder.decode(record, &self.arena)?;
+        self.root.push_message(&msg, &mut self.stats);
+        self.input_bytes += record.len();
+        Ok(())
+    }
+
+    /// Rows appended since the last [`finish`](Self::finish).
+    pub fn len(&self) -> usize {
+        self.root.len()
+    }
+
+    /// Whether no row was appended since the last [`finish`](Self::finish).
+    pub fn is_empty(&self) -> bool {
+        self.root.len() == 0
+    }
+
+    /// Whether the batch holds half of [`MAX_BATCH_INPUT`] or more: time to finish it.
+    pub fn is_full(&self) -> bool {
+        self.input_bytes >= MAX_BATCH_INPUT / 2
+    }
+
+    /// Counters of the rows appended since the last [`finish`](Self::finish).
+    pub fn stats(&self) -> BatchStats {
+        self.stats
+    }
+
+    /// The rows so far as a batch; the builder starts again empty.
+    pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
+        let rows = self.root.len();
+        let columns = self.root.finish_columns();
+        self.stats = BatchStats::default();
+        self.input_bytes = 0;
+        RecordBatch::try_new_with_options(
+            self.converter.arrow.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+    }
+}
+
+/// Batches from a delimited stream in memory ([`Converter::convert_delimited`]).
+pub struct DelimitedBatches<'c, 'd> {
+    builder: BatchBuilder<'c>,
+    records: DelimitedRecords<'d>,
+    batch_size: usize,
+    keep_going: bool,
+    skipped: Vec<RecordError>,
+    /// An error met after some rows: returned after the batch of those rows.
+    pending: Option<ConvertError>,
+    done: bool,
+}
+
+impl DelimitedBatches<'_, '_> {
+    /// Skip records that do not decode (they are listed in [`skipped`](Self::skipped))
+    /// instead of failing at the first.
+    pub fn keep_going(mut self, yes: bool) -> Self {
+        self.keep_going = yes;
+        self
+    }
+
+    /// The records skipped so far, with their numbers and offsets.
+    pub fn skipped(&self) -> &[RecordError] {
+        &self.skipped
+    }
+}
+
+impl Iterator for DelimitedBatches<'_, '_> {
+    type Item = Result<RecordBatch, ConvertError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.pending.take() {
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        while self.builder.len() < self.batch_size && !self.builder.is_full() {
+            let error = match self.records.next() {
+                None => break,
+                Some(Err(e)) => ConvertError::from(e),
+                Some(Ok(r)) => match self.builder.append(r.bytes) {
+                    Ok(()) => continue,
+                    Err(source) => {
+                        let e = RecordError { number: r.number, stream_offset: Some(r.offset), source };
+                        if self.keep_going {
+                            self.skipped.push(e);
+                            continue;
+                        }
+                        ConvertError::from(e)
+                    }
+                },
+            };
+            // The rows before the error come first, as a batch of their own.
+            self.done = true;
+            if self.builder.is_empty() {
+                return Some(Err(error));
+            }
+            self.pending = Some(error);
+            break;
+        }
+        if self.builder.is_empty() {
+            self.done = true;
+            return None;
+        }
+        Some(self.builder.finish().map_err(ConvertError::from))
+    }
+}

@@ -1,0 +1,73 @@
+//! Protobuf records as Apache Arrow columns: a [`Converter`] maps a message type (or a
+//! projection of its fields) to an Arrow schema and turns serialized records into
+//! [`RecordBatch`]es, decoding each record with protojit and appending it to column
+//! builders. Records come as a slice of buffers ([`Converter::convert`]), an Arrow
+//! `BinaryArray` ([`Converter::convert_binary`], the shape Kafka connectors hand over), a
+//! varint-delimited stream ([`Converter::convert_delimited`], [`DelimitedRecords`]), or one
+//! at a time ([`BatchBuilder::append`]).
+//!
+//! # The mapping
+//!
+//! | protobuf | Arrow |
+//! |---|---|
+//! | message, group | `Struct` of its fields (nullable: null when the field is absent) |
+//! | message without columns (`google.protobuf.Empty`, or every field cut) | `Boolean`: `true` when present (Parquet cannot store a struct without fields) |
+//! | `repeated T` | `List<T>` (never null: empty when absent; items not null) |
+//! | `map<K, V>` | `Map<K, V>`, one entry per distinct key (the last on the wire), in wire order |
+//! | `bool`, `int32`/`sint32`/`sfixed32`, `int64`/..., `uint32`/`fixed32`, `uint64`/`fixed64`, `float`, `double` | `Boolean`, `Int32`, `Int64`, `UInt32`, `UInt64`, `Float32`, `Float64` |
+//! | `string`, `bytes` | `Utf8`, `Binary` |
+//! | enum | `Dictionary<Int32, Utf8>` of value names (undeclared numbers of open enums as decimal text), or `Int32` numbers ([`EnumColumns::Number`]) |
+//! | field with presence (proto2, proto3 `optional`, oneof member) | nullable: null when absent (so a oneof is its members, at most one not null) |
+//! | proto3 field without presence | not nullable: the value, the default when absent |
+//! | `google.protobuf.Timestamp` | `Timestamp(Nanosecond, "UTC")`, nullable |
+//! | `google.protobuf.Duration` | `Duration(Nanosecond)`, nullable |
+//! | `google.protobuf.*Value` wrappers | the wrapped type, null when absent |
+//! | a type already [`ArrowOptions::max_recursion`] times on the path | left out, with a note ([`Converter::notes`], and the schema's metadata) |
+//!
+//! Timestamps and durations beyond 64-bit nanoseconds (before 1677 or after 2262) become
+//! nulls, counted in [`BatchStats::time_out_of_range`]. Unknown fields and extensions are
+//! not converted.
+//!
+//! # Projection
+//!
+//! [`ArrowOptions::select`] lists field paths (`id`, `payload.user.name`; paths go through
+//! singular and repeated messages). Only those columns are built, and the decoder works on
+//! a pruned copy of the schema in which unselected fields are unknown: they are skipped on
+//! the wire, not decoded into values and dropped.
+//!
+//! ```
+//! use protojit::Schema;
+//! use protojit_arrow::{ArrowOptions, Converter};
+//!
+//! let schema = Schema::from_proto_source("ev.proto", r#"
+//!     syntax = "proto3";
+//!     message Event { string id = 1; int64 at = 2; repeated string tags = 3; }
+//! "#)?;
+//! let converter = Converter::new(&schema, "Event", &ArrowOptions::default())?;
+//! let batch = converter.convert([&b"\x0a\x02e1\x10\x07\x1a\x01a"[..], b"\x0a\x02e2"])?;
+//! assert_eq!(batch.num_rows(), 2);
+//! assert_eq!(batch.schema().field(2).name(), "tags");
+//!
+//! let only_at = Converter::new(&schema, "Event", &ArrowOptions { select: Some(vec!["at".into()]), ..Default::default() })?;
+//! let batch = only_at.convert([&b"\x0a\x02e1\x10\x07"[..]])?;
+//! assert_eq!(batch.num_columns(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod column;
+mod convert;
+mod delimited;
+mod schema;
+mod select;
+
+pub use column::BatchStats;
+pub use convert::{ArrowOptions, BatchBuilder, ConvertError, Converter, EnumColumns, RecordError};
+pub use delimited::{DelimitedRecords, Record, StreamError};
+
+/// The Arrow and Parquet crates this one is built on, for callers that need the same
+/// versions.
+pub use {arrow_array, arrow_ipc, arrow_schema, parquet};
+
+pub use arrow_array::RecordBatch;

@@ -1,0 +1,201 @@
+//! The type mapping: a protobuf message type (and a selection of its fields) becomes an Arrow schema and the tree of column builders that fills it.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Fields, TimeUnit};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use protojit::raw::arena::{LayoutIndex, Layouts};
+
+use crate::column::{Cell, Column, EnumDict, ListCol, MapCol, StructCol, TimeCol, Values};
+use crate::select::Selection;
+use crate::{ArrowOptions, EnumColumns};
+
+/// What the mapping found worth telling: fields left out where a recursive type was cut.
+#[derive(Default)]
+pub(crate) struct Notes {
+    pub(crate) cuts: Vec<String>,
+}
+
+/// Builds the columns (and their Arrow fields) of message type `msg` for `sel`.
+pub(crate) struct Mapper<'s> {
+    pub(crate) layouts: &'s Layouts,
+    pub(crate) options: &'s ArrowOptions,
+    pub(crate) notes: Notes,
+    /// Message types on the current path, for the recursion cut.
+    stack: Vec<String>,
+}
+
+/// Whether a message type converts to one native column rather than a struct
+/// (Timestamp, Duration, the wrappers), under `options`.
+pub(crate) fn is_atomic(msg: &MessageDescriptor, options: &ArrowOptions) -> bool {
+    options.well_known_types && wkt(msg).is_some()
+}
+
+/// The well-known types with native Arrow columns.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Wkt {
+    Timestamp,
+    Duration,
+    /// `google.protobuf.*Value`: the wrapped scalar, null when the message is absent.
+    Wrapper,
+}
+
+fn wkt(msg: &MessageDescriptor) -> Option<Wkt> {
+    match msg.full_name() {
+        "google.protobuf.Timestamp" => Some(Wkt::Timestamp),
+        "google.protobuf.Duration" => Some(Wkt::Duration),
+        "google.protobuf.DoubleValue"
+        | "google.protobuf.FloatValue"
+        | "google.protobuf.Int64Value"
+        | "google.protobuf.UInt64Value"
+        | "google.protobuf.Int32Value"
+        | "google.protobuf.UInt32Value"
+        | "google.protobuf.BoolValue"
+        | "google.protobuf.StringValue"
+        | "google.protobuf.BytesValue" => Some(Wkt::Wrapper),
+        _ => None,
+    }
+}
+
+impl<'s> Mapper<'s> {
+    pub(crate) fn new(layouts: &'s Layouts, options: &'s ArrowOptions) -> Mapper<'s> {
+        Mapper { layouts, options, notes: Notes::default(), stack: Vec::new() }
+    }
+
+    fn layout_of(&self, msg: &MessageDescriptor) -> LayoutIndex {
+        self.layouts.index_of(msg.full_name()).expect("every message type of the schema has a layout")
+    }
+
+    /// The columns of `msg` for `sel`, in declaration order (for [`Selection::All`]) or
+    /// selection order.
+    pub(crate) fn message(&mut self, msg: &MessageDescriptor, sel: &Selection, path: &str, nullable: bool) -> StructCol {
+        self.stack.push(msg.full_name().to_owned());
+        let layouts: &'s Layouts = self.layouts;
+        let layout = layouts.get(self.layout_of(msg));
+        let fields: Vec<FieldDescriptor> = match sel {
+            Selection::All => msg.fields().collect(),
+            Selection::Some(list) => list.iter().filter_map(|(n, _)| msg.get_field_by_name(n)).collect(),
+        };
+        let mut columns = Vec::new();
+        for fd in fields {
+            let Some(sub) = sel.child(fd.name()) else { continue };
+            let si = layout.slot_by_number(fd.number()).expect("every field has a slot");
+            let field_path = if path.is_empty() { fd.name().to_owned() } else { format!("{path}.{}", fd.name()) };
+            if let Some(cell) = self.field(&fd, sub, &field_path) {
+                let (name, cell) = cell;
+                columns.push(Column { si, field: name, cell });
+            }
+        }
+        self.stack.pop();
+        StructCol::new(columns, nullable)
+    }
+
+    /// One field's column, or `None` where the recursion cut leaves it out.
+    fn field(&mut self, fd: &FieldDescriptor, sel: &Selection, path: &str) -> Option<(Arc<Field>, Cell)> {
+        let name = fd.name();
+        if fd.is_map() {
+            let Kind::Message(entry) = fd.kind() else { unreachable!("map fields hold entries") };
+            let key_fd = entry.map_entry_key_field();
+            let value_fd = entry.map_entry_value_field();
+            let key = self.values(&key_fd);
+            let (value_field, value) = self.element(&value_fd, &Selection::All, &format!("{path}.value"), "value", false)?;
+            let key_field = Arc::new(Field::new("key", key.data_type(), false));
+            let entries = Fields::from(vec![key_field, value_field]);
+            let entries_field = Arc::new(Field::new("entries", DataType::Struct(entries.clone()), false));
+            let field = Arc::new(Field::new(name, DataType::Map(entries_field.clone(), false), false));
+            return Some((field, Cell::Map(Box::new(MapCol::new(entries_field, entries, key, value)))));
+        }
+        if fd.is_list() {
+            let (item_field, item) = self.element(fd, sel, path, "item", false)?;
+            let field = Arc::new(Field::new(name, DataType::List(item_field.clone()), false));
+            return Some((field, Cell::List(Box::new(ListCol::new(item_field, item)))));
+        }
+        // Singular: nullable where protobuf tracks presence (proto2, `optional`, oneof
+        // members, messages); proto3 implicit-presence fields read as their values.
+        let nullable = fd.supports_presence();
+        let (field, cell) = self.element(fd, sel, path, name, nullable)?;
+        Some((field, cell))
+    }
+
+    /// The column of one value of `fd`'s type (a singular field, a list item, a map
+    /// value), named `name`.
+    fn element(
+        &mut self,
+        fd: &FieldDescriptor,
+        sel: &Selection,
+        path: &str,
+        name: &str,
+        nullable: bool,
+    ) -> Option<(Arc<Field>, Cell)> {
+        match fd.kind() {
+            Kind::Message(m) => {
+                if self.options.well_known_types {
+                    if let Some(w) = wkt(&m) {
+                        let layouts: &'s Layouts = self.layouts;
+                        let layout = layouts.get(self.layout_of(&m));
+                        return Some(match w {
+                            Wkt::Timestamp | Wkt::Duration => {
+                                let dt = if w == Wkt::Timestamp {
+                                    DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
+                                } else {
+                                    DataType::Duration(TimeUnit::Nanosecond)
+                                };
+                                // Null when absent, and where seconds and nanos overflow
+                                // 64-bit nanoseconds (counted in the batch stats).
+                                (Arc::new(Field::new(name, dt.clone(), true)), Cell::Time(TimeCol::new(layout, dt)))
+                            }
+                            Wkt::Wrapper => {
+                                let value_fd = m.get_field(1).expect("wrappers have field 1");
+                                let values = self.values(&value_fd);
+                                let si = layout.slot_by_number(1).expect("wrappers have field 1");
+                                (Arc::new(Field::new(name, values.data_type(), true)), Cell::Wrapper(values.nullable(), si))
+                            }
+                        });
+                    }
+                }
+                let count = self.stack.iter().filter(|t| *t == m.full_name()).count();
+                if count >= self.options.max_recursion {
+                    self.notes.cuts.push(format!(
+                        "`{path}` ({}) left out: the type recurses more than {} levels",
+                        m.full_name(),
+                        self.options.max_recursion
+                    ));
+                    return None;
+                }
+                let col = self.message(&m, sel, path, nullable);
+                if col.fields().is_empty() {
+                    // No columns (an empty message such as google.protobuf.Empty, or every
+                    // field cut): Parquet cannot store a struct without fields, so the
+                    // column says only whether the message is there.
+                    return Some((Arc::new(Field::new(name, DataType::Boolean, nullable)), Cell::Marker(Values::bool().nullable())));
+                }
+                Some((Arc::new(Field::new(name, DataType::Struct(col.fields()), nullable)), Cell::Struct(col)))
+            }
+            _ => {
+                let values = self.values(fd);
+                let values = if nullable { values.nullable() } else { values };
+                Some((Arc::new(Field::new(name, values.data_type(), nullable)), Cell::Values(values)))
+            }
+        }
+    }
+
+    /// The leaf builder of a scalar field.
+    fn values(&self, fd: &FieldDescriptor) -> Values {
+        match fd.kind() {
+            Kind::Bool => Values::bool(),
+            Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Values::I32(Vec::new(), None),
+            Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Values::I64(Vec::new(), None),
+            Kind::Uint32 | Kind::Fixed32 => Values::U32(Vec::new(), None),
+            Kind::Uint64 | Kind::Fixed64 => Values::U64(Vec::new(), None),
+            Kind::Float => Values::F32(Vec::new(), None),
+            Kind::Double => Values::F64(Vec::new(), None),
+            Kind::String => Values::text(true),
+            Kind::Bytes => Values::text(false),
+            Kind::Enum(e) => match self.options.enums {
+                EnumColumns::Number => Values::I32(Vec::new(), None),
+                EnumColumns::Dictionary => Values::Enum(Vec::new(), None, EnumDict::new(&e)),
+            },
+            Kind::Message(_) => unreachable!("message fields are not leaves"),
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Projections: `--select a,b.c` paths parsed against the root type, and the pruned schema a projected converter decodes with, so unselected fields are skipped on the wire instead of decoded and dropped.
+
+use std::collections::HashMap;
+
+use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
+use prost_types::{DescriptorProto, FileDescriptorSet};
+
+use crate::ConvertError;
+
+/// What of a message is converted: every field, or some fields (each with what of it), in
+/// the order they were first selected.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Selection {
+    All,
+    Some(Vec<(String, Selection)>),
+}
+
+impl Selection {
+    /// Parses `paths` (`a`, `a.b.c`; segments are field names) against `root`. Paths may go
+    /// through singular and repeated message fields; a map, a well-known type converted as
+    /// one column, or a scalar ends a path.
+    pub(crate) fn parse(root: &MessageDescriptor, paths: Option<&[String]>, options: &crate::ArrowOptions) -> Result<Selection, ConvertError> {
+        let Some(paths) = paths else { return Ok(Selection::All) };
+        let mut sel = Selection::Some(Vec::new());
+        for path in paths {
+            let segments: Vec<&str> = path.split('.').collect();
+            if segments.iter().any(|s| s.is_empty()) {
+                return Err(ConvertError::Select { path: path.clone(), reason: "empty segment".into() });
+            }
+            let mut msg = root.clone();
+            let mut node = &mut sel;
+            for (i, seg) in segments.iter().enumerate() {
+                let Some(field) = msg.get_field_by_name(seg) else {
+                    return Err(ConvertError::Select {
+                        path: path.clone(),
+                        reason: format!("`{}` has no field `{seg}`", msg.full_name()),
+                    });
+                };
+                let last = i + 1 == segments.len();
+                let Selection::Some(list) = node else {
+                    // An earlier path selected this whole message already.
+                    break;
+                };
+                let pos = match list.iter().position(|(n, _)| n == seg) {
+                    Some(p) => p,
+                    None => {
+                        list.push((seg.to_string(), if last { Selection::All } else { Selection::Some(Vec::new()) }));
+                        list.len() - 1
+                    }
+                };
+                if last {
+                    list[pos].1 = Selection::All;
+                    break;
+                }
+                let child = match field.kind() {
+                    Kind::Message(m) if !field.is_map() && !crate::schema::is_atomic(&m, options) => m,
+                    _ => {
+                        let what = if field.is_map() { "a map (select it whole)" } else { "not a message" };
+                        return Err(ConvertError::Select {
+                            path: path.clone(),
+                            reason: format!("`{}.{seg}` is {what}", msg.full_name()),
+                        });
+                    }
+                };
+                msg = child;
+                node = &mut list[pos].1;
+            }
+        }
+        Ok(sel)
+    }
+
+    /// The selection of field `name` under this one (`None`: not selected).
+    pub(crate) fn child(&self, name: &str) -> Option<&Selection> {
+        match self {
+            Selection::All => Some(&Selection::All),
+            Selection::Some(list) => list.iter().find(|(n, _)| n == name).map(|(_, s)| s),
+        }
+    }
+}
+
+/// Which fields of each message type the pruned schema keeps (`None`: all).
+type Keep = HashMap<String, Option<Vec<u32>>>;
+
+/// A pool in which every message type the selection goes into keeps only the fields some
+/// selection needs (the union over the places the type occurs). Types selected whole, and
+/// everything under them, are kept whole. Unselected fields then decode as unknown fields:
+/// skipped on the wire (a span is noted), never decoded into values.
+pub(crate) fn pruned_pool(root: &MessageDescriptor, sel: &Selection) -> Result<DescriptorPool, ConvertError> {
+    let mut keep = Keep::new();
+    mark(root, sel, &mut keep);
+    let pool = root.parent_pool();
+    let mut set = FileDescriptorSet { file: pool.file_descriptor_protos().cloned().collect() };
+    for file in &mut set.file {
+        let prefix = match file.package() {
+            "" => String::new(),
+            p => format!("{p}."),
+        };
+        for msg in &mut file.message_type {
+            prune(msg, &prefix, &keep);
+        }
+    }
+    DescriptorPool::from_file_descriptor_set(set)
+        .map_err(|e| ConvertError::Schema(format!("the projected schema does not load: {e}")))
+}
+
+fn mark(msg: &MessageDescriptor, sel: &Selection, keep: &mut Keep) {
+    match sel {
+        Selection::All => {
+            if let Some(None) = keep.get(msg.full_name()) {
+                return; // already whole (and so is what is under it)
+            }
+            keep.insert(msg.full_name().to_owned(), None);
+            for f in msg.fields() {
+                if let Kind::Message(m) = f.kind() {
+                    mark(&m, &Selection::All, keep);
+                }
+            }
+        }
+        Selection::Some(list) => {
+            let fields: Vec<_> =
+                list.iter().map(|(name, sub)| (msg.get_field_by_name(name).expect("parsed against this type"), sub)).collect();
+            // An empty selection (`SELECT COUNT(*)`) keeps no field: records are still
+            // walked and checked, nothing is stored.
+            if let Some(numbers) = keep.entry(msg.full_name().to_owned()).or_insert_with(|| Some(Vec::new())) {
+                numbers.extend(fields.iter().map(|(f, _)| f.number()));
+            }
+            for (field, sub) in fields {
+                if let Kind::Message(m) = field.kind() {
+                    mark(&m, sub, keep);
+                }
+            }
+        }
+    }
+}
+
+fn prune(msg: &mut DescriptorProto, prefix: &str, keep: &Keep) {
+    let full = format!("{prefix}{}", msg.name());
+    let nested_prefix = format!("{full}.");
+    for nested in &mut msg.nested_type {
+        prune(nested, &nested_prefix, keep);
+    }
+    let Some(Some(numbers)) = keep.get(&full) else { return };
+    msg.field.retain(|f| numbers.contains(&(f.number() as u32)));
+    // Oneofs left without members go; the others are renumbered in order (synthetic
+    // proto3-optional oneofs stay after the real ones, as protoc wants).
+    let used: Vec<bool> = (0..msg.oneof_decl.len())
+        .map(|i| msg.field.iter().any(|f| f.oneof_index == Some(i as i32)))
+        .collect();
+    let mut renumber = vec![None; used.len()];
+    let mut next = 0;
+    for (i, u) in used.iter().enumerate() {
+        if *u {
+            renumber[i] = Some(next);
+            next += 1;
+        }
+    }
+    let mut i = 0;
+    msg.oneof_decl.retain(|_| {
+        i += 1;
+        used[i - 1]
+    });
+    for f in &mut msg.field {
+        if let Some(o) = f.oneof_index {
+            f.oneof_index = renumber[o as usize];
+        }
+    }
+}

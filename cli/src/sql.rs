@@ -1,0 +1,129 @@
+//! `protojit sql`: SQL over files of delimited records, through DataFusion and protojit-sql's table provider.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use protojit_arrow::ArrowOptions;
+use protojit_sql::datafusion::arrow::array::RecordBatch;
+use protojit_sql::datafusion::arrow::datatypes::SchemaRef;
+use protojit_sql::datafusion::arrow::{csv, json, util::pretty};
+use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
+use protojit_sql::{ProtobufTable, TableOptions};
+
+use crate::args::{SqlArgs, SqlOutput};
+use crate::columns::{one_line, ParquetFile};
+use crate::common::{self, Failure};
+
+/// A `--table NAME=TYPE:FILE` argument.
+struct TableArg {
+    name: String,
+    type_name: String,
+    path: PathBuf,
+}
+
+fn parse_table(arg: &str) -> Result<TableArg, Failure> {
+    let bad = || Failure::usage(format!("--table {arg}: expected NAME=TYPE:FILE, as in events=pkg.Event:events.bin"));
+    let (name, rest) = arg.split_once('=').ok_or_else(bad)?;
+    let (type_name, path) = rest.split_once(':').ok_or_else(bad)?;
+    if name.is_empty() || type_name.is_empty() || path.is_empty() {
+        return Err(bad());
+    }
+    Ok(TableArg { name: name.to_owned(), type_name: type_name.to_owned(), path: PathBuf::from(path) })
+}
+
+pub fn run(args: &SqlArgs) -> Result<(), Failure> {
+    if args.output == SqlOutput::Parquet && args.output_file.is_none() {
+        return Err(Failure::usage("--output parquet needs --output-file FILE"));
+    }
+    let tables = args.tables.iter().map(|t| parse_table(t)).collect::<Result<Vec<_>, _>>()?;
+    let schema = common::load_schema(&args.schema)?;
+    let partitions = match args.partitions {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let options = TableOptions {
+        partitions,
+        batch_size: args.batch_size.max(1),
+        arrow: ArrowOptions {
+            decode: protojit::DecodeOptions { engine: common::engine_kind(args.engine), ..Default::default() },
+            ..ArrowOptions::default()
+        },
+    };
+    let config = SessionConfig::new().with_target_partitions(partitions).with_batch_size(options.batch_size);
+    let ctx = SessionContext::new_with_config(config);
+    for t in &tables {
+        let table = ProtobufTable::open(&schema, &t.type_name, &t.path, &options).map_err(|e| match e {
+            protojit_sql::SqlError::Convert(e) => Failure::usage(format!("--table {}: {e}", t.name)),
+            e => Failure::input(e.to_string()),
+        })?;
+        ctx.register_table(t.name.as_str(), Arc::new(table))
+            .map_err(|e| Failure::usage(format!("--table {}: {e}", t.name)))?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(partitions)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::input(format!("cannot start the query runtime: {e}")))?;
+    let result = runtime.block_on(async {
+        let frame = ctx.sql(&args.query).await?;
+        let schema = Arc::new(frame.schema().as_arrow().clone());
+        Ok::<_, protojit_sql::datafusion::error::DataFusionError>((schema, frame.collect().await?))
+    });
+    // DataFusion's errors can span lines (a plan, a context chain): one line.
+    let (schema, batches) = result.map_err(|e| Failure::input(one_line(&e.to_string())))?;
+    write(args, schema, &batches)
+}
+
+fn write(args: &SqlArgs, schema: SchemaRef, batches: &[RecordBatch]) -> Result<(), Failure> {
+    if args.output == SqlOutput::Parquet {
+        let target = args.output_file.as_deref().expect("checked in run");
+        return write_parquet(target, schema, batches);
+    }
+    let mut out: Box<dyn Write> = match &args.output_file {
+        Some(p) => Box::new(File::create(p).map_err(|e| Failure::input(format!("cannot create {}: {e}", p.display())))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        let s = e.to_string();
+        if s.contains("Broken pipe") {
+            Failure::closed()
+        } else {
+            Failure::input(format!("cannot write the result: {}", one_line(&s)))
+        }
+    };
+    match args.output {
+        SqlOutput::Table => {
+            let text = pretty::pretty_format_batches(batches).map_err(|e| fail(&e))?;
+            writeln!(out, "{text}").map_err(|e| fail(&e))?;
+        }
+        SqlOutput::Csv => {
+            let mut w = csv::WriterBuilder::new().with_header(true).build(&mut out);
+            for b in batches {
+                w.write(b).map_err(|e| fail(&e))?;
+            }
+        }
+        SqlOutput::Json => {
+            let mut w = json::LineDelimitedWriter::new(&mut out);
+            for b in batches {
+                w.write(b).map_err(|e| fail(&e))?;
+            }
+            w.finish().map_err(|e| fail(&e))?;
+        }
+        SqlOutput::Parquet => unreachable!("handled above"),
+    }
+    out.flush().map_err(|e| fail(&e))
+}
+
+/// Writes `batches` to `target` (complete, or not at all).
+fn write_parquet(target: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<(), Failure> {
+    let mut file = ParquetFile::create(target, schema)?;
+    for b in batches {
+        if let Err(e) = file.write(b) {
+            file.abandon();
+            return Err(e);
+        }
+    }
+    file.finish()
+}
