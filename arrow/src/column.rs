@@ -18,7 +18,7 @@ use arrow_array::{
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
 use prost_reflect::EnumDescriptor;
-use protojit::raw::arena::{MessageLayout, SlotIndex};
+use protojit::raw::arena::{Access, BlockRef, MessageLayout, Single, SlotIndex, Str};
 use protojit::{MessageRef, Value};
 
 /// Counters a batch reports besides its rows.
@@ -34,6 +34,39 @@ pub(crate) struct Column {
     pub(crate) si: SlotIndex,
     pub(crate) field: FieldRef,
     pub(crate) cell: Cell,
+    /// For a singular scalar: a typed access to its slot, checked once, so each row is
+    /// one presence test and one load instead of a [`Value`] built and matched.
+    pub(crate) read: Option<Read>,
+}
+
+/// A typed access to a singular scalar slot (see [`Column::read`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Read {
+    Bool(Access<Single<bool>>),
+    I32(Access<Single<i32>>),
+    I64(Access<Single<i64>>),
+    U32(Access<Single<u32>>),
+    U64(Access<Single<u64>>),
+    F32(Access<Single<f32>>),
+    F64(Access<Single<f64>>),
+    Str(Access<Str>),
+}
+
+impl Read {
+    /// The access for singular scalar slot `si` of `layout` read into `values`, if the
+    /// slot is one.
+    pub(crate) fn new(layout: &MessageLayout, si: SlotIndex, values: &Values) -> Option<Read> {
+        Some(match values {
+            Values::Bool(..) => Read::Bool(layout.access(si).ok()?),
+            Values::I32(..) | Values::Enum(..) => Read::I32(layout.access(si).ok()?),
+            Values::I64(..) => Read::I64(layout.access(si).ok()?),
+            Values::U32(..) => Read::U32(layout.access(si).ok()?),
+            Values::U64(..) => Read::U64(layout.access(si).ok()?),
+            Values::F32(..) => Read::F32(layout.access(si).ok()?),
+            Values::F64(..) => Read::F64(layout.access(si).ok()?),
+            Values::Text { .. } => Read::Str(layout.access(si).ok()?),
+        })
+    }
 }
 
 /// How one field (or list item, or map value) is built.
@@ -149,8 +182,12 @@ impl StructCol {
 
     #[inline]
     pub(crate) fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+        let block = m.block();
         for c in &mut self.columns {
-            c.cell.push_field(m, c.si, stats);
+            match (&c.read, &mut c.cell) {
+                (Some(read), Cell::Values(values)) => values.push_read(&block, read),
+                _ => c.cell.push_field(m, c.si, stats),
+            }
         }
         if let Some(n) = &mut self.nulls {
             n.append_non_null();
@@ -507,6 +544,69 @@ impl Values {
         }
         if let Some(n) = self.nulls_mut() {
             n.append_non_null();
+        }
+    }
+
+    /// Appends a singular slot through its typed access: the stored value, and (when
+    /// nullable) whether it is set. Unset slots hold zeros (blocks start zeroed; an
+    /// inactive oneof member reads as zero), which is every proto3 implicit default.
+    #[inline]
+    fn push_read(&mut self, block: &BlockRef<'_>, read: &Read) {
+        // A column reads messages of its own type only (the struct it belongs to).
+        const SAME: &str = "a column reads messages of its own type";
+        let set = match (read, &mut *self) {
+            (Read::Bool(a), Values::Bool(b, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                b.append(x);
+                set
+            }
+            (Read::I32(a), Values::I32(v, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(x);
+                set
+            }
+            (Read::I32(a), Values::Enum(v, _, dict)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(dict.key(x));
+                set
+            }
+            (Read::I64(a), Values::I64(v, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(x);
+                set
+            }
+            (Read::U32(a), Values::U32(v, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(x);
+                set
+            }
+            (Read::U64(a), Values::U64(v, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(x);
+                set
+            }
+            (Read::F32(a), Values::F32(v, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(x);
+                set
+            }
+            (Read::F64(a), Values::F64(v, _)) => {
+                let (set, x) = block.get_at(a).expect(SAME);
+                v.push(x);
+                set
+            }
+            (Read::Str(a), Values::Text { offsets, data, .. }) => {
+                // Converters decode with UTF-8 checked on every string, so `string`
+                // bytes are text.
+                let (set, b) = block.get_bytes_at(a).expect(SAME);
+                data.extend_from_slice(b);
+                offsets.push(data.len() as i32);
+                set
+            }
+            _ => unreachable!("a read of another kind than its column"),
+        };
+        if let Some(n) = self.nulls_mut() {
+            n.append(set);
         }
     }
 

@@ -6,7 +6,7 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use protojit::raw::arena::{LayoutIndex, Layouts};
 
-use crate::column::{Cell, Column, EnumDict, ListCol, MapCol, StructCol, TimeCol, Values};
+use crate::column::{Cell, Column, EnumDict, ListCol, MapCol, Read, StructCol, TimeCol, Values};
 use crate::select::Selection;
 use crate::{ArrowOptions, EnumColumns};
 
@@ -81,9 +81,12 @@ impl<'s> Mapper<'s> {
             let Some(sub) = sel.child(fd.name()) else { continue };
             let si = layout.slot_by_number(fd.number()).expect("every field has a slot");
             let field_path = if path.is_empty() { fd.name().to_owned() } else { format!("{path}.{}", fd.name()) };
-            if let Some(cell) = self.field(&fd, sub, &field_path) {
-                let (name, cell) = cell;
-                columns.push(Column { si, field: name, cell });
+            if let Some((field, cell)) = self.field(&fd, sub, &field_path) {
+                let read = match &cell {
+                    Cell::Values(values) if !fd.is_list() && !fd.is_map() => Read::new(layout, si, values),
+                    _ => None,
+                };
+                columns.push(Column { si, field, cell, read });
             }
         }
         self.stack.pop();
