@@ -19,7 +19,7 @@ use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer
 use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
 use prost_reflect::EnumDescriptor;
 use protojit::raw::arena::{Access, BlockRef, MessageLayout, Single, SlotIndex, Str};
-use protojit::{MessageRef, Value};
+use protojit::{MapKey, MessageRef, Value};
 
 /// Counters a batch reports besides its rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -149,6 +149,17 @@ impl Cell {
         }
     }
 
+    /// Makes room for `rows` more rows (lists and maps: for their offsets only).
+    fn reserve(&mut self, rows: usize) {
+        match self {
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.reserve(rows),
+            Cell::Struct(s) => s.reserve(rows),
+            Cell::Time(t) => t.values.reserve(rows),
+            Cell::List(l) => l.offsets.reserve(rows),
+            Cell::Map(m) => m.offsets.reserve(rows),
+        }
+    }
+
     fn finish(&mut self) -> ArrayRef {
         match self {
             Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.finish(),
@@ -178,6 +189,14 @@ impl StructCol {
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Makes room for `rows` more rows in every column, so that filling a batch whose size
+    /// is known does not grow (and copy) each column's buffers step by step.
+    pub(crate) fn reserve(&mut self, rows: usize) {
+        for c in &mut self.columns {
+            c.cell.reserve(rows);
+        }
     }
 
     #[inline]
@@ -284,16 +303,34 @@ impl MapCol {
 
     fn push(&mut self, v: Value<'_>, stats: &mut BatchStats) {
         let Value::Map(map) = v else { unreachable!("map slot") };
-        let mut n = 0;
-        if !map.is_empty() {
+        let entries = map.entries_on_wire();
+        let n = entries.len();
+        let mut pushed = 0;
+        if n <= 16 {
+            // Few entries (the common case): the winners by a scan, without hashing.
+            // Map entries have exactly the key (slot 0) and the value (slot 1).
+            let key = |i: usize| {
+                let entry = entries.get(i).expect("i < n");
+                (MapKey::from_value(&entry.value(SlotIndex::new(0))).expect("map keys are scalars"), entry)
+            };
+            for i in 0..n {
+                let (k, entry) = key(i);
+                if (i + 1..n).any(|j| key(j).0 == k) {
+                    continue; // a later entry has this key: it wins
+                }
+                self.key.push_value(&k.to_value());
+                self.value.push_value(&entry.value(SlotIndex::new(1)), stats);
+                pushed += 1;
+            }
+        } else {
             for (k, v) in map.iter() {
                 self.key.push_value(&k.to_value());
                 self.value.push_value(&v, stats);
-                n += 1;
+                pushed += 1;
             }
         }
         let last = *self.offsets.last().expect("offsets start with 0");
-        self.offsets.push(last + n);
+        self.offsets.push(last + pushed);
     }
 
     fn push_empty(&mut self) {
@@ -638,6 +675,19 @@ impl Values {
             }
         }
         true
+    }
+
+    fn reserve(&mut self, rows: usize) {
+        match self {
+            Values::Bool(b, _) => b.reserve(rows),
+            Values::I32(v, _) | Values::Enum(v, _, _) => v.reserve(rows),
+            Values::I64(v, _) => v.reserve(rows),
+            Values::U32(v, _) => v.reserve(rows),
+            Values::U64(v, _) => v.reserve(rows),
+            Values::F32(v, _) => v.reserve(rows),
+            Values::F64(v, _) => v.reserve(rows),
+            Values::Text { offsets, .. } => offsets.reserve(rows),
+        }
     }
 
     pub(crate) fn finish(&mut self) -> ArrayRef {

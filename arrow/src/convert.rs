@@ -172,7 +172,9 @@ impl Converter {
     /// One batch of `records`; the first record that does not decode fails it.
     pub fn convert<'r>(&self, records: impl IntoIterator<Item = &'r [u8]>) -> Result<RecordBatch, ConvertError> {
         let mut b = self.builder();
-        for (i, r) in records.into_iter().enumerate() {
+        let records = records.into_iter();
+        b.reserve(records.size_hint().0);
+        for (i, r) in records.enumerate() {
             b.append(r).map_err(|source| RecordError { number: i as u64 + 1, stream_offset: None, source })?;
         }
         Ok(b.finish()?)
@@ -182,6 +184,7 @@ impl Converter {
     /// `LargeBinaryArray`, as Kafka connectors hand them over). A null entry fails it.
     pub fn convert_binary<O: OffsetSizeTrait>(&self, array: &GenericBinaryArray<O>) -> Result<RecordBatch, ConvertError> {
         let mut b = self.builder();
+        b.reserve(array.len());
         for i in 0..array.len() {
             let number = i as u64 + 1;
             if array.is_null(i) {
@@ -240,6 +243,11 @@ impl BatchBuilder<'_> {
         self.root.push_message(&msg, &mut self.stats);
         self.input_bytes += record.len();
         Ok(())
+    }
+
+    /// Makes room for `rows` more rows in every column (a hint: appending past it works).
+    pub fn reserve(&mut self, rows: usize) {
+        self.root.reserve(rows);
     }
 
     /// Rows appended since the last [`finish`](Self::finish).
@@ -311,6 +319,9 @@ impl Iterator for DelimitedBatches<'_, '_> {
         }
         if self.done {
             return None;
+        }
+        if self.builder.is_empty() {
+            self.builder.reserve(self.batch_size.min(1 << 16));
         }
         while self.builder.len() < self.batch_size && !self.builder.is_full() {
             let error = match self.records.next() {

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use prost::Message as _;
+use prost_reflect::ReflectMessage as _;
 use prost_reflect::{DynamicMessage, MapKey as PMapKey, Value as PValue};
 use protojit_arena::SlotDescriptor;
 
@@ -37,12 +38,40 @@ impl<'a> MessageRef<'a> {
             }
         }
         for span in self.unknown_fields() {
-            if dm.merge(span).is_err() {
+            // A known field with a wire type its kind does not take is dropped before the
+            // merge: prost-reflect rejects it, but only after making the field present
+            // (an empty message, say), which would invent a value the tree does not hold.
+            if !fits_its_field(&dm, span) || dm.merge(span).is_err() {
                 *dropped += 1;
             }
         }
         dm
     }
+}
+
+/// Whether an unknown field's wire type is one its field number's declared kind takes
+/// (always, for numbers the message does not declare).
+fn fits_its_field(dm: &DynamicMessage, span: &[u8]) -> bool {
+    use protojit_arena::wire;
+    let Ok((number, wire_type, _)) = wire::read_tag(span, 0) else { return false };
+    let desc = dm.descriptor();
+    let kind = match desc.get_field(number) {
+        Some(f) => (f.kind(), f.is_list() || f.is_map(), f.is_group()),
+        None => match desc.get_extension(number) {
+            Some(e) => (e.kind(), e.is_list(), e.is_group()),
+            None => return true,
+        },
+    };
+    let (kind, repeated, group) = kind;
+    use prost_reflect::Kind;
+    let scalar = match kind {
+        Kind::Message(_) if group => wire::SGROUP,
+        Kind::Message(_) | Kind::String | Kind::Bytes => wire::LEN,
+        Kind::Double | Kind::Fixed64 | Kind::Sfixed64 => wire::FIXED64,
+        Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => wire::FIXED32,
+        _ => wire::VARINT,
+    };
+    wire_type == scalar || (repeated && wire_type == wire::LEN && matches!(scalar, wire::VARINT | wire::FIXED32 | wire::FIXED64))
 }
 
 fn is_string(kind: &prost_reflect::Kind) -> bool {
