@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Records → Arrow, protojit-arrow against ptars (and a 2-of-40-column projection, and the
+# decode alone), in interleaved rounds of whole processes: each arm converts its record set
+# N times in one process; the same arm's N = 1 run is subtracted, so set-up (record
+# generation, schema load, compilation) cancels. Prints medians and per-round ratios.
+#   bash benches/ptars/rounds.sh [ROUNDS]      (from the repository root; needs ../shared/corpus)
+set -euo pipefail
+cd "$(dirname "$0")"
+rounds=${1:-7}
+CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-../../target} cargo build -q --release --example convert_profile
+bin=${CARGO_TARGET_DIR:-../../target}/release/examples/convert_profile
+out=$(mktemp)
+elapsed() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); echo "$e - $s" | bc; }
+for set in gm1 telemetry osm_ways; do
+  n=41; [ "$set" = osm_ways ] && n=400
+  for _ in $(seq "$rounds"); do
+    for arm in protojit ptars project2 decode; do
+      [ "$set" != gm1 ] && [ "$arm" = project2 ] && continue
+      many=$(elapsed "$bin" "$set" "$n" "$arm")
+      one=$(elapsed "$bin" "$set" 1 "$arm")
+      echo "$set $arm $(echo "$many - $one" | bc)" >> "$out"
+    done
+  done
+done
+python3 - "$out" <<'PY'
+import collections, statistics, sys
+d = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    s, a, t = line.split()
+    d[(s, a)].append(float(t))
+for (s, a), v in sorted(d.items()):
+    print(f"{s:10} {a:9} median {statistics.median(v):.3f} s (min {min(v):.3f}, max {max(v):.3f})")
+for s in ["gm1", "telemetry", "osm_ways"]:
+    r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "ptars")])]
+    print(f"{s}: protojit speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
+r = [x / y for x, y in zip(d[("gm1", "project2")], d[("gm1", "protojit")])]
+print(f"gm1: 2-column projection time / all columns: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
+PY
+rm -f "$out"
