@@ -12,8 +12,7 @@ use arrow_array::types::{
     UInt64Type,
 };
 use arrow_array::{
-    ArrayRef, BinaryArray, BooleanArray, DictionaryArray, ListArray, MapArray, PrimitiveArray, StringArray,
-    StructArray,
+    ArrayRef, BinaryArray, BooleanArray, DictionaryArray, ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
 };
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
@@ -56,15 +55,15 @@ impl Read {
     /// The access for singular scalar slot `si` of `layout` read into `values`, if the
     /// slot is one.
     pub(crate) fn new(layout: &MessageLayout, si: SlotIndex, values: &Values) -> Option<Read> {
-        Some(match values {
-            Values::Bool(..) => Read::Bool(layout.access(si).ok()?),
-            Values::I32(..) | Values::Enum(..) => Read::I32(layout.access(si).ok()?),
-            Values::I64(..) => Read::I64(layout.access(si).ok()?),
-            Values::U32(..) => Read::U32(layout.access(si).ok()?),
-            Values::U64(..) => Read::U64(layout.access(si).ok()?),
-            Values::F32(..) => Read::F32(layout.access(si).ok()?),
-            Values::F64(..) => Read::F64(layout.access(si).ok()?),
-            Values::Text { .. } => Read::Str(layout.access(si).ok()?),
+        Some(match &values.data {
+            Data::Bool(..) => Read::Bool(layout.access(si).ok()?),
+            Data::I32(..) | Data::Enum(..) => Read::I32(layout.access(si).ok()?),
+            Data::I64(..) => Read::I64(layout.access(si).ok()?),
+            Data::U32(..) => Read::U32(layout.access(si).ok()?),
+            Data::U64(..) => Read::U64(layout.access(si).ok()?),
+            Data::F32(..) => Read::F32(layout.access(si).ok()?),
+            Data::F64(..) => Read::F64(layout.access(si).ok()?),
+            Data::Text { .. } => Read::Str(layout.access(si).ok()?),
         })
     }
 }
@@ -446,82 +445,72 @@ impl EnumDict {
 }
 
 /// Leaf values (scalars, strings, bytes, enums), with a validity bitmap when nullable.
-pub(crate) enum Values {
-    Bool(BooleanBufferBuilder, Option<NullBufferBuilder>),
-    I32(Vec<i32>, Option<NullBufferBuilder>),
-    I64(Vec<i64>, Option<NullBufferBuilder>),
-    U32(Vec<u32>, Option<NullBufferBuilder>),
-    U64(Vec<u64>, Option<NullBufferBuilder>),
-    F32(Vec<f32>, Option<NullBufferBuilder>),
-    F64(Vec<f64>, Option<NullBufferBuilder>),
+pub(crate) struct Values {
+    data: Data,
+    nulls: Option<NullBufferBuilder>,
+}
+
+/// The values themselves, by type.
+pub(crate) enum Data {
+    Bool(BooleanBufferBuilder),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
     /// `string` (`utf8`) or `bytes`: offsets and data.
-    Text { utf8: bool, offsets: Vec<i32>, data: Vec<u8>, nulls: Option<NullBufferBuilder> },
+    Text {
+        utf8: bool,
+        offsets: Vec<i32>,
+        data: Vec<u8>,
+    },
     /// Enum keys into the dictionary.
-    Enum(Vec<i32>, Option<NullBufferBuilder>, EnumDict),
+    Enum(Vec<i32>, EnumDict),
 }
 
 impl Values {
+    pub(crate) fn new(data: Data) -> Values {
+        Values { data, nulls: None }
+    }
+
     pub(crate) fn bool() -> Values {
-        Values::Bool(BooleanBufferBuilder::new(0), None)
+        Values::new(Data::Bool(BooleanBufferBuilder::new(0)))
     }
 
     pub(crate) fn text(utf8: bool) -> Values {
-        Values::Text { utf8, offsets: vec![0], data: Vec::new(), nulls: None }
+        Values::new(Data::Text { utf8, offsets: vec![0], data: Vec::new() })
     }
 
     /// The same builder with a validity bitmap.
     pub(crate) fn nullable(mut self) -> Values {
-        *self.nulls_mut() = Some(NullBufferBuilder::new(0));
+        self.nulls = Some(NullBufferBuilder::new(0));
         self
     }
 
-    fn nulls_mut(&mut self) -> &mut Option<NullBufferBuilder> {
-        match self {
-            Values::Bool(_, n)
-            | Values::I32(_, n)
-            | Values::I64(_, n)
-            | Values::U32(_, n)
-            | Values::U64(_, n)
-            | Values::F32(_, n)
-            | Values::F64(_, n)
-            | Values::Enum(_, n, _) => n,
-            Values::Text { nulls, .. } => nulls,
-        }
-    }
-
     fn is_nullable(&self) -> bool {
-        match self {
-            Values::Bool(_, n)
-            | Values::I32(_, n)
-            | Values::I64(_, n)
-            | Values::U32(_, n)
-            | Values::U64(_, n)
-            | Values::F32(_, n)
-            | Values::F64(_, n)
-            | Values::Enum(_, n, _) => n.is_some(),
-            Values::Text { nulls, .. } => nulls.is_some(),
-        }
+        self.nulls.is_some()
     }
 
     pub(crate) fn data_type(&self) -> DataType {
-        match self {
-            Values::Bool(..) => DataType::Boolean,
-            Values::I32(..) => DataType::Int32,
-            Values::I64(..) => DataType::Int64,
-            Values::U32(..) => DataType::UInt32,
-            Values::U64(..) => DataType::UInt64,
-            Values::F32(..) => DataType::Float32,
-            Values::F64(..) => DataType::Float64,
-            Values::Text { utf8: true, .. } => DataType::Utf8,
-            Values::Text { utf8: false, .. } => DataType::Binary,
-            Values::Enum(..) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        match &self.data {
+            Data::Bool(..) => DataType::Boolean,
+            Data::I32(..) => DataType::Int32,
+            Data::I64(..) => DataType::Int64,
+            Data::U32(..) => DataType::UInt32,
+            Data::U64(..) => DataType::UInt64,
+            Data::F32(..) => DataType::Float32,
+            Data::F64(..) => DataType::Float64,
+            Data::Text { utf8: true, .. } => DataType::Utf8,
+            Data::Text { utf8: false, .. } => DataType::Binary,
+            Data::Enum(..) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
         }
     }
 
     /// Appends a null (with a zero value under it).
     fn push_null(&mut self) {
         self.push_zero();
-        match self.nulls_mut() {
+        match &mut self.nulls {
             Some(n) => n.append_null(),
             None => unreachable!("null appended to a non-nullable column"),
         }
@@ -529,44 +518,44 @@ impl Values {
 
     /// Appends the default of a field without presence (zero, empty, the enum's 0).
     fn push_default(&mut self) {
-        match self {
-            Values::Enum(v, _, dict) => v.push(dict.key(0)),
+        match &mut self.data {
+            Data::Enum(v, dict) => v.push(dict.key(0)),
             _ => self.push_zero(),
         }
-        if let Some(n) = self.nulls_mut() {
+        if let Some(n) = &mut self.nulls {
             n.append_non_null();
         }
     }
 
     /// Appends a zero value (or key 0, or an empty string), without touching validity.
     fn push_zero(&mut self) {
-        match self {
-            Values::Bool(b, _) => b.append(false),
-            Values::I32(v, _) => v.push(0),
-            Values::I64(v, _) => v.push(0),
-            Values::U32(v, _) => v.push(0),
-            Values::U64(v, _) => v.push(0),
-            Values::F32(v, _) => v.push(0.0),
-            Values::F64(v, _) => v.push(0.0),
-            Values::Enum(v, _, _) => v.push(0),
-            Values::Text { offsets, data, .. } => offsets.push(data.len() as i32),
+        match &mut self.data {
+            Data::Bool(b) => b.append(false),
+            Data::I32(v) => v.push(0),
+            Data::I64(v) => v.push(0),
+            Data::U32(v) => v.push(0),
+            Data::U64(v) => v.push(0),
+            Data::F32(v) => v.push(0.0),
+            Data::F64(v) => v.push(0.0),
+            Data::Enum(v, _) => v.push(0),
+            Data::Text { offsets, data, .. } => offsets.push(data.len() as i32),
         }
     }
 
     /// Appends a value of this column's kind.
     #[inline]
     fn push_value(&mut self, value: &Value<'_>) {
-        match (&mut *self, value) {
-            (Values::Bool(b, _), Value::Bool(x)) => b.append(*x),
-            (Values::I32(v, _), Value::I32(x)) => v.push(*x),
-            (Values::I32(v, _), Value::Enum(e)) => v.push(e.number),
-            (Values::I64(v, _), Value::I64(x)) => v.push(*x),
-            (Values::U32(v, _), Value::U32(x)) => v.push(*x),
-            (Values::U64(v, _), Value::U64(x)) => v.push(*x),
-            (Values::F32(v, _), Value::F32(x)) => v.push(*x),
-            (Values::F64(v, _), Value::F64(x)) => v.push(*x),
-            (Values::Enum(v, _, dict), Value::Enum(e)) => v.push(dict.key(e.number)),
-            (Values::Text { offsets, data, utf8, .. }, v) => {
+        match (&mut self.data, value) {
+            (Data::Bool(b), Value::Bool(x)) => b.append(*x),
+            (Data::I32(v), Value::I32(x)) => v.push(*x),
+            (Data::I32(v), Value::Enum(e)) => v.push(e.number),
+            (Data::I64(v), Value::I64(x)) => v.push(*x),
+            (Data::U32(v), Value::U32(x)) => v.push(*x),
+            (Data::U64(v), Value::U64(x)) => v.push(*x),
+            (Data::F32(v), Value::F32(x)) => v.push(*x),
+            (Data::F64(v), Value::F64(x)) => v.push(*x),
+            (Data::Enum(v, dict), Value::Enum(e)) => v.push(dict.key(e.number)),
+            (Data::Text { offsets, data, utf8, .. }, v) => {
                 match v {
                     Value::String(s) => data.extend_from_slice(s.as_bytes()),
                     // A `string` read as bytes is not UTF-8; converters decode with UTF-8
@@ -579,7 +568,7 @@ impl Values {
             }
             (_, v) => unreachable!("value {v:?} of another kind than its column"),
         }
-        if let Some(n) = self.nulls_mut() {
+        if let Some(n) = &mut self.nulls {
             n.append_non_null();
         }
     }
@@ -591,48 +580,28 @@ impl Values {
     fn push_read(&mut self, block: &BlockRef<'_>, read: &Read) {
         // A column reads messages of its own type only (the struct it belongs to).
         const SAME: &str = "a column reads messages of its own type";
-        let set = match (read, &mut *self) {
-            (Read::Bool(a), Values::Bool(b, _)) => {
+        fn number<T>(v: &mut Vec<T>, (set, x): (bool, T)) -> bool {
+            v.push(x);
+            set
+        }
+        let set = match (read, &mut self.data) {
+            (Read::Bool(a), Data::Bool(b)) => {
                 let (set, x) = block.get_at(a).expect(SAME);
                 b.append(x);
                 set
             }
-            (Read::I32(a), Values::I32(v, _)) => {
-                let (set, x) = block.get_at(a).expect(SAME);
-                v.push(x);
-                set
-            }
-            (Read::I32(a), Values::Enum(v, _, dict)) => {
+            (Read::I32(a), Data::I32(v)) => number(v, block.get_at(a).expect(SAME)),
+            (Read::I32(a), Data::Enum(v, dict)) => {
                 let (set, x) = block.get_at(a).expect(SAME);
                 v.push(dict.key(x));
                 set
             }
-            (Read::I64(a), Values::I64(v, _)) => {
-                let (set, x) = block.get_at(a).expect(SAME);
-                v.push(x);
-                set
-            }
-            (Read::U32(a), Values::U32(v, _)) => {
-                let (set, x) = block.get_at(a).expect(SAME);
-                v.push(x);
-                set
-            }
-            (Read::U64(a), Values::U64(v, _)) => {
-                let (set, x) = block.get_at(a).expect(SAME);
-                v.push(x);
-                set
-            }
-            (Read::F32(a), Values::F32(v, _)) => {
-                let (set, x) = block.get_at(a).expect(SAME);
-                v.push(x);
-                set
-            }
-            (Read::F64(a), Values::F64(v, _)) => {
-                let (set, x) = block.get_at(a).expect(SAME);
-                v.push(x);
-                set
-            }
-            (Read::Str(a), Values::Text { offsets, data, .. }) => {
+            (Read::I64(a), Data::I64(v)) => number(v, block.get_at(a).expect(SAME)),
+            (Read::U32(a), Data::U32(v)) => number(v, block.get_at(a).expect(SAME)),
+            (Read::U64(a), Data::U64(v)) => number(v, block.get_at(a).expect(SAME)),
+            (Read::F32(a), Data::F32(v)) => number(v, block.get_at(a).expect(SAME)),
+            (Read::F64(a), Data::F64(v)) => number(v, block.get_at(a).expect(SAME)),
+            (Read::Str(a), Data::Text { offsets, data, .. }) => {
                 // Converters decode with UTF-8 checked on every string, so `string`
                 // bytes are text.
                 let (set, b) = block.get_bytes_at(a).expect(SAME);
@@ -642,7 +611,7 @@ impl Values {
             }
             _ => unreachable!("a read of another kind than its column"),
         };
-        if let Some(n) = self.nulls_mut() {
+        if let Some(n) = &mut self.nulls {
             n.append(set);
         }
     }
@@ -651,22 +620,22 @@ impl Values {
     /// strings and bytes (appended one by one by the caller).
     #[inline]
     fn extend_list(&mut self, list: &protojit::ListRef<'_>) -> bool {
-        match self {
-            Values::Bool(b, _) => b.append_slice(list.as_slice::<bool>().expect("bool list")),
-            Values::I32(v, _) => match list.as_slice::<i32>() {
+        match &mut self.data {
+            Data::Bool(b) => b.append_slice(list.as_slice::<bool>().expect("bool list")),
+            Data::I32(v) => match list.as_slice::<i32>() {
                 Some(s) => v.extend_from_slice(s),
                 None => v.extend_from_slice(list.enum_numbers().expect("int32 or enum list").0),
             },
-            Values::I64(v, _) => v.extend_from_slice(list.as_slice::<i64>().expect("int64 list")),
-            Values::U32(v, _) => v.extend_from_slice(list.as_slice::<u32>().expect("uint32 list")),
-            Values::U64(v, _) => v.extend_from_slice(list.as_slice::<u64>().expect("uint64 list")),
-            Values::F32(v, _) => v.extend_from_slice(list.as_slice::<f32>().expect("float list")),
-            Values::F64(v, _) => v.extend_from_slice(list.as_slice::<f64>().expect("double list")),
-            Values::Enum(v, _, dict) => {
+            Data::I64(v) => v.extend_from_slice(list.as_slice::<i64>().expect("int64 list")),
+            Data::U32(v) => v.extend_from_slice(list.as_slice::<u32>().expect("uint32 list")),
+            Data::U64(v) => v.extend_from_slice(list.as_slice::<u64>().expect("uint64 list")),
+            Data::F32(v) => v.extend_from_slice(list.as_slice::<f32>().expect("float list")),
+            Data::F64(v) => v.extend_from_slice(list.as_slice::<f64>().expect("double list")),
+            Data::Enum(v, dict) => {
                 let (numbers, _) = list.enum_numbers().expect("enum list");
                 v.extend(numbers.iter().map(|&n| dict.key(n)));
             }
-            Values::Text { offsets, data, .. } => {
+            Data::Text { offsets, data, .. } => {
                 let Some(items) = list.bytes_iter() else { return false };
                 for b in items {
                     data.extend_from_slice(b);
@@ -678,39 +647,39 @@ impl Values {
     }
 
     fn reserve(&mut self, rows: usize) {
-        match self {
-            Values::Bool(b, _) => b.reserve(rows),
-            Values::I32(v, _) | Values::Enum(v, _, _) => v.reserve(rows),
-            Values::I64(v, _) => v.reserve(rows),
-            Values::U32(v, _) => v.reserve(rows),
-            Values::U64(v, _) => v.reserve(rows),
-            Values::F32(v, _) => v.reserve(rows),
-            Values::F64(v, _) => v.reserve(rows),
-            Values::Text { offsets, .. } => offsets.reserve(rows),
+        match &mut self.data {
+            Data::Bool(b) => b.reserve(rows),
+            Data::I32(v) | Data::Enum(v, _) => v.reserve(rows),
+            Data::I64(v) => v.reserve(rows),
+            Data::U32(v) => v.reserve(rows),
+            Data::U64(v) => v.reserve(rows),
+            Data::F32(v) => v.reserve(rows),
+            Data::F64(v) => v.reserve(rows),
+            Data::Text { offsets, .. } => offsets.reserve(rows),
         }
     }
 
     pub(crate) fn finish(&mut self) -> ArrayRef {
-        let nulls = self.nulls_mut().as_mut().and_then(|n| n.finish());
+        let nulls = self.nulls.as_mut().and_then(|n| n.finish());
         fn prim<T: arrow_array::ArrowPrimitiveType>(
             v: &mut Vec<T::Native>,
             nulls: Option<arrow_buffer::NullBuffer>,
         ) -> ArrayRef {
             Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(std::mem::take(v)), nulls))
         }
-        match self {
-            Values::Bool(b, _) => Arc::new(BooleanArray::new(b.finish(), nulls)),
-            Values::I32(v, _) => prim::<Int32Type>(v, nulls),
-            Values::I64(v, _) => prim::<Int64Type>(v, nulls),
-            Values::U32(v, _) => prim::<UInt32Type>(v, nulls),
-            Values::U64(v, _) => prim::<UInt64Type>(v, nulls),
-            Values::F32(v, _) => prim::<Float32Type>(v, nulls),
-            Values::F64(v, _) => prim::<Float64Type>(v, nulls),
-            Values::Enum(v, _, dict) => {
+        match &mut self.data {
+            Data::Bool(b) => Arc::new(BooleanArray::new(b.finish(), nulls)),
+            Data::I32(v) => prim::<Int32Type>(v, nulls),
+            Data::I64(v) => prim::<Int64Type>(v, nulls),
+            Data::U32(v) => prim::<UInt32Type>(v, nulls),
+            Data::U64(v) => prim::<UInt64Type>(v, nulls),
+            Data::F32(v) => prim::<Float32Type>(v, nulls),
+            Data::F64(v) => prim::<Float64Type>(v, nulls),
+            Data::Enum(v, dict) => {
                 let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(std::mem::take(v)), nulls);
                 Arc::new(DictionaryArray::<Int32Type>::new(keys, dict.values()))
             }
-            Values::Text { utf8, offsets, data, .. } => {
+            Data::Text { utf8, offsets, data, .. } => {
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
                 let data = Buffer::from_vec(std::mem::take(data));
                 if *utf8 {

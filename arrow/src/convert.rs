@@ -182,7 +182,10 @@ impl Converter {
 
     /// One batch of the serialized messages of `array` (a `BinaryArray` or
     /// `LargeBinaryArray`, as Kafka connectors hand them over). A null entry fails it.
-    pub fn convert_binary<O: OffsetSizeTrait>(&self, array: &GenericBinaryArray<O>) -> Result<RecordBatch, ConvertError> {
+    pub fn convert_binary<O: OffsetSizeTrait>(
+        &self,
+        array: &GenericBinaryArray<O>,
+    ) -> Result<RecordBatch, ConvertError> {
         let mut b = self.builder();
         b.reserve(array.len());
         for i in 0..array.len() {

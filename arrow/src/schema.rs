@@ -6,7 +6,7 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use protojit::raw::arena::{LayoutIndex, Layouts};
 
-use crate::column::{Cell, Column, EnumDict, ListCol, MapCol, Read, StructCol, TimeCol, Values};
+use crate::column::{Cell, Column, Data, EnumDict, ListCol, MapCol, Read, StructCol, TimeCol, Values};
 use crate::select::Selection;
 use crate::{ArrowOptions, EnumColumns};
 
@@ -68,7 +68,13 @@ impl<'s> Mapper<'s> {
 
     /// The columns of `msg` for `sel`, in declaration order (for [`Selection::All`]) or
     /// selection order.
-    pub(crate) fn message(&mut self, msg: &MessageDescriptor, sel: &Selection, path: &str, nullable: bool) -> StructCol {
+    pub(crate) fn message(
+        &mut self,
+        msg: &MessageDescriptor,
+        sel: &Selection,
+        path: &str,
+        nullable: bool,
+    ) -> StructCol {
         self.stack.push(msg.full_name().to_owned());
         let layouts: &'s Layouts = self.layouts;
         let layout = layouts.get(self.layout_of(msg));
@@ -101,7 +107,8 @@ impl<'s> Mapper<'s> {
             let key_fd = entry.map_entry_key_field();
             let value_fd = entry.map_entry_value_field();
             let key = self.values(&key_fd);
-            let (value_field, value) = self.element(&value_fd, &Selection::All, &format!("{path}.value"), "value", false)?;
+            let (value_field, value) =
+                self.element(&value_fd, &Selection::All, &format!("{path}.value"), "value", false)?;
             let key_field = Arc::new(Field::new("key", key.data_type(), false));
             let entries = Fields::from(vec![key_field, value_field]);
             let entries_field = Arc::new(Field::new("entries", DataType::Struct(entries.clone()), false));
@@ -151,7 +158,10 @@ impl<'s> Mapper<'s> {
                                 let value_fd = m.get_field(1).expect("wrappers have field 1");
                                 let values = self.values(&value_fd);
                                 let si = layout.slot_by_number(1).expect("wrappers have field 1");
-                                (Arc::new(Field::new(name, values.data_type(), true)), Cell::Wrapper(values.nullable(), si))
+                                (
+                                    Arc::new(Field::new(name, values.data_type(), true)),
+                                    Cell::Wrapper(values.nullable(), si),
+                                )
                             }
                         });
                     }
@@ -170,7 +180,10 @@ impl<'s> Mapper<'s> {
                     // No columns (an empty message such as google.protobuf.Empty, or every
                     // field cut): Parquet cannot store a struct without fields, so the
                     // column says only whether the message is there.
-                    return Some((Arc::new(Field::new(name, DataType::Boolean, nullable)), Cell::Marker(Values::bool().nullable())));
+                    return Some((
+                        Arc::new(Field::new(name, DataType::Boolean, nullable)),
+                        Cell::Marker(Values::bool().nullable()),
+                    ));
                 }
                 Some((Arc::new(Field::new(name, DataType::Struct(col.fields()), nullable)), Cell::Struct(col)))
             }
@@ -186,17 +199,17 @@ impl<'s> Mapper<'s> {
     fn values(&self, fd: &FieldDescriptor) -> Values {
         match fd.kind() {
             Kind::Bool => Values::bool(),
-            Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Values::I32(Vec::new(), None),
-            Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Values::I64(Vec::new(), None),
-            Kind::Uint32 | Kind::Fixed32 => Values::U32(Vec::new(), None),
-            Kind::Uint64 | Kind::Fixed64 => Values::U64(Vec::new(), None),
-            Kind::Float => Values::F32(Vec::new(), None),
-            Kind::Double => Values::F64(Vec::new(), None),
+            Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Values::new(Data::I32(Vec::new())),
+            Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Values::new(Data::I64(Vec::new())),
+            Kind::Uint32 | Kind::Fixed32 => Values::new(Data::U32(Vec::new())),
+            Kind::Uint64 | Kind::Fixed64 => Values::new(Data::U64(Vec::new())),
+            Kind::Float => Values::new(Data::F32(Vec::new())),
+            Kind::Double => Values::new(Data::F64(Vec::new())),
             Kind::String => Values::text(true),
             Kind::Bytes => Values::text(false),
             Kind::Enum(e) => match self.options.enums {
-                EnumColumns::Number => Values::I32(Vec::new(), None),
-                EnumColumns::Dictionary => Values::Enum(Vec::new(), None, EnumDict::new(&e)),
+                EnumColumns::Number => Values::new(Data::I32(Vec::new())),
+                EnumColumns::Dictionary => Values::new(Data::Enum(Vec::new(), EnumDict::new(&e))),
             },
             Kind::Message(_) => unreachable!("message fields are not leaves"),
         }

@@ -19,7 +19,11 @@ impl Selection {
     /// Parses `paths` (`a`, `a.b.c`; segments are field names) against `root`. Paths may go
     /// through singular and repeated message fields; a map, a well-known type converted as
     /// one column, or a scalar ends a path.
-    pub(crate) fn parse(root: &MessageDescriptor, paths: Option<&[String]>, options: &crate::ArrowOptions) -> Result<Selection, ConvertError> {
+    pub(crate) fn parse(
+        root: &MessageDescriptor,
+        paths: Option<&[String]>,
+        options: &crate::ArrowOptions,
+    ) -> Result<Selection, ConvertError> {
         let Some(paths) = paths else { return Ok(Selection::All) };
         let mut sel = Selection::Some(Vec::new());
         for path in paths {
@@ -117,8 +121,10 @@ fn mark(msg: &MessageDescriptor, sel: &Selection, keep: &mut Keep) {
             }
         }
         Selection::Some(list) => {
-            let fields: Vec<_> =
-                list.iter().map(|(name, sub)| (msg.get_field_by_name(name).expect("parsed against this type"), sub)).collect();
+            let fields: Vec<_> = list
+                .iter()
+                .map(|(name, sub)| (msg.get_field_by_name(name).expect("parsed against this type"), sub))
+                .collect();
             // An empty selection (`SELECT COUNT(*)`) keeps no field: records are still
             // walked and checked, nothing is stored.
             if let Some(numbers) = keep.entry(msg.full_name().to_owned()).or_insert_with(|| Some(Vec::new())) {
@@ -143,9 +149,8 @@ fn prune(msg: &mut DescriptorProto, prefix: &str, keep: &Keep) {
     msg.field.retain(|f| numbers.contains(&(f.number() as u32)));
     // Oneofs left without members go; the others are renumbered in order (synthetic
     // proto3-optional oneofs stay after the real ones, as protoc wants).
-    let used: Vec<bool> = (0..msg.oneof_decl.len())
-        .map(|i| msg.field.iter().any(|f| f.oneof_index == Some(i as i32)))
-        .collect();
+    let used: Vec<bool> =
+        (0..msg.oneof_decl.len()).map(|i| msg.field.iter().any(|f| f.oneof_index == Some(i as i32))).collect();
     let mut renumber = vec![None; used.len()];
     let mut next = 0;
     for (i, u) in used.iter().enumerate() {

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use protojit::Schema;
 use protojit_arrow::arrow_ipc::writer::StreamWriter;
+use protojit_arrow::arrow_schema::SchemaRef;
 use protojit_arrow::parquet::arrow::ArrowWriter;
 use protojit_arrow::parquet::basic::Compression;
 use protojit_arrow::parquet::file::properties::WriterProperties;
-use protojit_arrow::arrow_schema::SchemaRef;
 use protojit_arrow::{ArrowOptions, Converter, EnumColumns, RecordBatch};
 
 use crate::args::{DecodeArgs, Output};
@@ -44,7 +44,11 @@ impl ParquetFile {
             Ok(writer) => Ok(ParquetFile { writer, partial, target: target.to_owned() }),
             Err(e) => {
                 let _ = std::fs::remove_file(&partial);
-                Err(Failure::usage(format!("cannot write {} as Parquet: {}", target.display(), one_line(&e.to_string()))))
+                Err(Failure::usage(format!(
+                    "cannot write {} as Parquet: {}",
+                    target.display(),
+                    one_line(&e.to_string())
+                )))
             }
         }
     }

@@ -27,7 +27,9 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         return crate::columns::run(args, &common::load_schema(&args.schema)?);
     }
     if args.output_file.is_some() {
-        return Err(Failure::usage("--output-file applies to --output arrow and parquet; redirect stdout for the others"));
+        return Err(Failure::usage(
+            "--output-file applies to --output arrow and parquet; redirect stdout for the others",
+        ));
     }
     let json = matches!(args.output, Output::Json | Output::JsonPretty | Output::Jsonl);
     if !json && (args.emit_defaults || args.proto_names || args.enum_numbers) {

@@ -82,7 +82,9 @@ fn write(args: &SqlArgs, schema: SchemaRef, batches: &[RecordBatch]) -> Result<(
         return write_parquet(target, schema, batches);
     }
     let mut out: Box<dyn Write> = match &args.output_file {
-        Some(p) => Box::new(File::create(p).map_err(|e| Failure::input(format!("cannot create {}: {e}", p.display())))?),
+        Some(p) => {
+            Box::new(File::create(p).map_err(|e| Failure::input(format!("cannot create {}: {e}", p.display())))?)
+        }
         None => Box::new(std::io::stdout().lock()),
     };
     let fail = |e: &dyn std::fmt::Display| {

@@ -67,7 +67,11 @@ fn parquet_output_reads_back() {
 fn arrow_output_with_a_projection_reads_back() {
     let tmp = TempDir::new("arrow-out");
     let input = tmp.write("in.bin", &stream(N));
-    let out = decode(&tmp, &input, &["--delimited", "-o", "arrow", "--select", "label", "--select", "id", "--batch-size", "1000"]);
+    let out = decode(
+        &tmp,
+        &input,
+        &["--delimited", "-o", "arrow", "--select", "label", "--select", "id", "--batch-size", "1000"],
+    );
     let bytes = ok(&out);
     let reader = StreamReader::try_new(bytes.as_slice(), None).unwrap();
     let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();

@@ -71,7 +71,8 @@ fn fits_its_field(dm: &DynamicMessage, span: &[u8]) -> bool {
         Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => wire::FIXED32,
         _ => wire::VARINT,
     };
-    wire_type == scalar || (repeated && wire_type == wire::LEN && matches!(scalar, wire::VARINT | wire::FIXED32 | wire::FIXED64))
+    wire_type == scalar
+        || (repeated && wire_type == wire::LEN && matches!(scalar, wire::VARINT | wire::FIXED32 | wire::FIXED64))
 }
 
 fn is_string(kind: &prost_reflect::Kind) -> bool {

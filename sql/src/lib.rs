@@ -128,7 +128,12 @@ impl fmt::Debug for ProtobufTable {
 
 impl ProtobufTable {
     /// The records of the delimited file at `path`, as rows of `message`.
-    pub fn open(schema: &Schema, message: &str, path: impl AsRef<Path>, options: &TableOptions) -> Result<Self, SqlError> {
+    pub fn open(
+        schema: &Schema,
+        message: &str,
+        path: impl AsRef<Path>,
+        options: &TableOptions,
+    ) -> Result<Self, SqlError> {
         let path = path.as_ref();
         let data = std::fs::read(path).map_err(|source| SqlError::Io { path: path.to_owned(), source })?;
         Self::new(schema, message, data, options, path.display().to_string())
@@ -139,7 +144,13 @@ impl ProtobufTable {
         Self::new(schema, message, data, options, "<memory>".to_owned())
     }
 
-    fn new(schema: &Schema, message: &str, data: Vec<u8>, options: &TableOptions, name: String) -> Result<Self, SqlError> {
+    fn new(
+        schema: &Schema,
+        message: &str,
+        data: Vec<u8>,
+        options: &TableOptions,
+        name: String,
+    ) -> Result<Self, SqlError> {
         let records = DelimitedRecords::new(&data)
             .map(|r| r.map(|r| r.offset..r.offset + r.bytes.len()))
             .collect::<Result<Vec<_>, _>>()

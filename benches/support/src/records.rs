@@ -95,9 +95,7 @@ pub fn telemetry(n: usize) -> RecordSet {
                 .collect();
             m.set_field_by_name("samples", Value::List(samples));
             let labels = (0..rng.below(4))
-                .map(|i| {
-                    (prost_reflect::MapKey::String(format!("k{i}")), Value::String(rng.pick(&sites).to_owned()))
-                })
+                .map(|i| (prost_reflect::MapKey::String(format!("k{i}")), Value::String(rng.pick(&sites).to_owned())))
                 .collect();
             m.set_field_by_name("labels", Value::Map(labels));
             let codes = (0..rng.below(5)).map(|_| Value::U32(rng.below(1000) as u32)).collect();
