@@ -228,7 +228,14 @@ impl TableProvider for ProtobufTable {
         let options = ArrowOptions { select, ..self.options.arrow.clone() };
         let converter = Converter::new(&self.schema, &self.message, &options)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        let converter = Arc::new(converter);
+        let scan = Arc::new(Scan {
+            schema: schema.clone(),
+            converter,
+            data: self.data.clone(),
+            records: self.records.clone(),
+            batch_size: self.options.batch_size.max(1),
+            source: self.name.clone(),
+        });
         let n = match self.options.partitions {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -236,69 +243,50 @@ impl TableProvider for ProtobufTable {
         let partitions = self
             .split(n)
             .into_iter()
-            .map(|range| {
-                Arc::new(Partition {
-                    schema: schema.clone(),
-                    converter: converter.clone(),
-                    data: self.data.clone(),
-                    records: self.records.clone(),
-                    range,
-                    batch_size: self.options.batch_size.max(1),
-                    source: self.name.clone(),
-                }) as Arc<dyn PartitionStream>
-            })
+            .map(|range| Arc::new(Partition { scan: scan.clone(), range }) as Arc<dyn PartitionStream>)
             .collect();
         Ok(Arc::new(StreamingTableExec::try_new(schema, partitions, None, Vec::new(), false, limit)?))
     }
 }
 
-/// One partition of a scan: a contiguous range of records.
-struct Partition {
+/// What every partition of one scan shares.
+struct Scan {
     schema: SchemaRef,
-    converter: Arc<Converter>,
+    converter: Converter,
     data: Arc<[u8]>,
     records: Arc<[Range<usize>]>,
-    range: Range<usize>,
     batch_size: usize,
     source: String,
 }
 
+/// One partition of a scan: a contiguous range of records.
+struct Partition {
+    scan: Arc<Scan>,
+    range: Range<usize>,
+}
+
 impl fmt::Debug for Partition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Partition").field("source", &self.source).field("records", &self.range).finish()
+        f.debug_struct("Partition").field("source", &self.scan.source).field("records", &self.range).finish()
     }
 }
 
 impl PartitionStream for Partition {
     fn schema(&self) -> &SchemaRef {
-        &self.schema
+        &self.scan.schema
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let batches = Batches {
-            schema: self.schema.clone(),
-            converter: self.converter.clone(),
-            data: self.data.clone(),
-            records: self.records.clone(),
-            next: self.range.start,
-            end: self.range.end,
-            batch_size: self.batch_size,
-            source: self.source.clone(),
-        };
-        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), futures::stream::iter(batches)))
+        let batches = Batches { scan: self.scan.clone(), next: self.range.start, end: self.range.end };
+        Box::pin(RecordBatchStreamAdapter::new(self.scan.schema.clone(), futures::stream::iter(batches)))
     }
 }
 
 /// The batches of one partition, decoded as the stream is polled.
 struct Batches {
-    schema: SchemaRef,
-    converter: Arc<Converter>,
-    data: Arc<[u8]>,
-    records: Arc<[Range<usize>]>,
+    scan: Arc<Scan>,
     next: usize,
     end: usize,
-    batch_size: usize,
-    source: String,
 }
 
 impl Iterator for Batches {
@@ -308,13 +296,13 @@ impl Iterator for Batches {
         if self.next >= self.end {
             return None;
         }
-        let mut builder = self.converter.builder();
-        while self.next < self.end && builder.len() < self.batch_size && !builder.is_full() {
-            let range = self.records[self.next].clone();
-            if let Err(source) = builder.append(&self.data[range.clone()]) {
+        let mut builder = self.scan.converter.builder();
+        while self.next < self.end && builder.len() < self.scan.batch_size && !builder.is_full() {
+            let range = self.scan.records[self.next].clone();
+            if let Err(source) = builder.append(&self.scan.data[range.clone()]) {
                 let e = RecordError { number: self.next as u64 + 1, stream_offset: Some(range.start), source };
                 self.next = self.end;
-                return Some(Err(DataFusionError::External(format!("{}: {e}", self.source).into())));
+                return Some(Err(DataFusionError::External(format!("{}: {e}", self.scan.source).into())));
             }
             self.next += 1;
         }
@@ -327,7 +315,7 @@ impl Iterator for Batches {
         // table's, projected.
         Some(
             RecordBatch::try_new_with_options(
-                self.schema.clone(),
+                self.scan.schema.clone(),
                 batch.columns().to_vec(),
                 &RecordBatchOptions::new().with_row_count(Some(rows)),
             )
