@@ -1,6 +1,6 @@
-//! Columns and SQL: records → RecordBatch (all columns, and a 2-column projection),
-//! Parquet write throughput, and a SQL aggregate over 1,000,000 records at 1 and 2
-//! partitions. The ptars peer arm lives in `benches/ptars` (another arrow version).
+//! Columns and SQL: records → RecordBatch (all columns, and a 2-column projection; string
+//! offsets against string views), Parquet write throughput, and a SQL aggregate over
+//! 1,000,000 records at 1 and 2 partitions. The ptars peer arm lives in `benches/ptars` (another arrow version).
 //!
 //! Run: `cargo bench --bench arrow` (BENCHMARKS.md has the figures).
 
@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protojit::{DecodeOptions, EngineKind};
+use protojit_arrow::arrow_array::BinaryArray;
 use protojit_arrow::parquet::arrow::ArrowWriter;
-use protojit_arrow::{ArrowOptions, Converter};
+use protojit_arrow::{ArrowOptions, Converter, StringColumns};
 use protojit_bench_support::records;
 use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
 use protojit_sql::{ProtobufTable, TableOptions};
@@ -39,6 +40,24 @@ fn projection(c: &mut Criterion) {
         b.iter(|| two.convert_delimited(&stream, 8192).map(|r| r.unwrap().num_rows()).sum::<usize>())
     });
     g.finish();
+}
+
+/// A `BinaryArray` of records (the Kafka-connector shape) with `Utf8` columns (strings
+/// copied) against `Utf8View` columns (long strings pointing into the array), on
+/// google_message1 ×100k and telemetry ×100k.
+fn strings(c: &mut Criterion) {
+    let sets = [records::gm1(100_000), Some(records::telemetry(100_000))];
+    for set in sets.into_iter().flatten() {
+        let array = BinaryArray::from_iter_values(set.records.iter());
+        let mut g = c.benchmark_group(format!("to_arrow_strings/{}", set.name));
+        g.throughput(Throughput::Bytes(set.bytes() as u64));
+        g.sample_size(20);
+        for (arm, strings) in [("offsets", StringColumns::Offsets), ("views", StringColumns::Views)] {
+            let converter = Converter::new(&set.schema, set.message, &ArrowOptions { strings, ..jit(None) }).unwrap();
+            g.bench_function(arm, |b| b.iter(|| converter.convert_binary(&array).unwrap().num_rows()));
+        }
+        g.finish();
+    }
 }
 
 /// Records → Parquet (snappy), telemetry ×100k.
@@ -77,14 +96,18 @@ fn sql(c: &mut Criterion) {
     let mut g = c.benchmark_group("sql_aggregate/telemetry_1m");
     g.throughput(Throughput::Bytes(set.bytes() as u64));
     g.sample_size(10);
-    for partitions in [1usize, 2] {
-        let options = TableOptions { partitions, arrow: jit(None), ..TableOptions::default() };
+    for (partitions, strings) in
+        [(1usize, StringColumns::Offsets), (2, StringColumns::Offsets), (2, StringColumns::Views)]
+    {
+        let arrow = ArrowOptions { strings, ..jit(None) };
+        let options = TableOptions { partitions, arrow, ..TableOptions::default() };
         let table = Arc::new(ProtobufTable::from_bytes(&set.schema, set.message, stream.clone(), &options).unwrap());
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(partitions).build().unwrap();
         let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions));
         ctx.register_table("t", table).unwrap();
         let query = "SELECT CAST(status AS VARCHAR) AS s, COUNT(*), AVG(battery_volts), MAX(device) FROM t GROUP BY 1";
-        g.bench_function(format!("partitions_{partitions}"), |b| {
+        let views = if strings == StringColumns::Views { "_views" } else { "" };
+        g.bench_function(format!("partitions_{partitions}{views}"), |b| {
             b.iter(|| {
                 let batches = rt.block_on(async { ctx.sql(query).await?.collect().await }).unwrap();
                 black_box(batches.iter().map(|b| b.num_rows()).sum::<usize>())
@@ -94,5 +117,5 @@ fn sql(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, projection, parquet, sql);
+criterion_group!(benches, projection, strings, parquet, sql);
 criterion_main!(benches);

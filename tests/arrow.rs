@@ -16,7 +16,7 @@ use protojit_arrow::arrow_array::types::{
 };
 use protojit_arrow::arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch};
 use protojit_arrow::arrow_schema::{DataType, Fields};
-use protojit_arrow::{ArrowOptions, ConvertError, Converter, EnumColumns};
+use protojit_arrow::{ArrowOptions, ConvertError, Converter, EnumColumns, StringColumns};
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage, Value};
@@ -113,6 +113,7 @@ fn map_key(keys: &ArrayRef, j: usize) -> MapKey {
         DataType::UInt32 => MapKey::U32(keys.as_primitive::<UInt32Type>().value(j)),
         DataType::UInt64 => MapKey::U64(keys.as_primitive::<UInt64Type>().value(j)),
         DataType::Utf8 => MapKey::String(keys.as_string::<i32>().value(j).to_owned()),
+        DataType::Utf8View => MapKey::String(keys.as_string_view().value(j).to_owned()),
         t => panic!("map key column of type {t}"),
     }
 }
@@ -185,8 +186,14 @@ fn check_value(col: &ArrayRef, row: usize, fd: &FieldDescriptor, v: &Value, path
         Kind::Double => {
             assert_eq!(col.as_primitive::<Float64Type>().value(row).to_bits(), v.as_f64().unwrap().to_bits(), "{path}")
         }
-        Kind::String => assert_eq!(col.as_string::<i32>().value(row), v.as_str().unwrap(), "{path}"),
-        Kind::Bytes => assert_eq!(col.as_binary::<i32>().value(row), &v.as_bytes().unwrap()[..], "{path}"),
+        Kind::String => match col.data_type() {
+            DataType::Utf8View => assert_eq!(col.as_string_view().value(row), v.as_str().unwrap(), "{path}"),
+            _ => assert_eq!(col.as_string::<i32>().value(row), v.as_str().unwrap(), "{path}"),
+        },
+        Kind::Bytes => match col.data_type() {
+            DataType::BinaryView => assert_eq!(col.as_binary_view().value(row), &v.as_bytes().unwrap()[..], "{path}"),
+            _ => assert_eq!(col.as_binary::<i32>().value(row), &v.as_bytes().unwrap()[..], "{path}"),
+        },
         Kind::Enum(e) => {
             let n = v.as_enum_number().unwrap();
             match col.data_type() {
@@ -260,8 +267,10 @@ fn property_messages_convert_to_their_values() {
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let (messages, encoded) = random_records(&desc, 60, &mut rng);
         for decode in engines() {
-            for enums in [EnumColumns::Dictionary, EnumColumns::Number] {
-                let options = ArrowOptions { enums, decode: decode.clone(), ..ArrowOptions::default() };
+            for (enums, strings) in
+                [(EnumColumns::Dictionary, StringColumns::Offsets), (EnumColumns::Number, StringColumns::Views)]
+            {
+                let options = ArrowOptions { enums, strings, decode: decode.clone(), ..ArrowOptions::default() };
                 let converter = Converter::new(&schema, root, &options).unwrap();
                 let batch = converter.convert(encoded.iter().map(Vec::as_slice)).unwrap();
                 check_batch(&batch, &messages, &converter, root);
@@ -292,6 +301,70 @@ fn binary_arrays_and_delimited_streams_give_the_same_rows() {
     assert_eq!(batches.len(), 6);
     assert!(batches.iter().all(|b| b.num_rows() <= 7));
     assert_eq!(protojit_sql::datafusion::arrow::compute::concat_batches(&whole.schema(), &batches).unwrap(), whole);
+}
+
+/// Every `Utf8View` / `BinaryView` array under `array` (through structs, lists and maps).
+fn view_arrays<'a>(array: &'a ArrayRef, out: &mut Vec<&'a ArrayRef>) {
+    match array.data_type() {
+        DataType::Utf8View | DataType::BinaryView => out.push(array),
+        DataType::Struct(_) => array.as_struct().columns().iter().for_each(|c| view_arrays(c, out)),
+        DataType::List(_) => view_arrays(array.as_list::<i32>().values(), out),
+        DataType::Map(..) => array.as_map().entries().columns().iter().for_each(|c| view_arrays(c, out)),
+        _ => {}
+    }
+}
+
+/// With string views, a `BinaryArray` of records converts without copying a string: every
+/// value longer than 12 bytes points into the array's values buffer (the column's own
+/// block stays empty), the values are the oracle's, and the rows equal the copying
+/// conversion's. Records from plain slices get copies, with the same values.
+#[test]
+fn string_views_point_into_the_input() {
+    use protojit_sql::datafusion::arrow::compute::cast;
+    let schema = common::reflect_schema();
+    let mut rng = common::Rng(0xa770_0007);
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let (messages, encoded) = random_records(&desc, 40, &mut rng);
+        let array = BinaryArray::from_iter_values(encoded.iter());
+        let input = array.values().as_ptr_range();
+        let input = input.start as usize..input.end as usize;
+        for decode in engines() {
+            let views =
+                ArrowOptions { strings: StringColumns::Views, decode: decode.clone(), ..ArrowOptions::default() };
+            let converter = Converter::new(&schema, root, &views).unwrap();
+            let batch = converter.convert_binary(&array).unwrap();
+            check_batch(&batch, &messages, &converter, root);
+            let mut arrays = Vec::new();
+            batch.columns().iter().for_each(|c| view_arrays(c, &mut arrays));
+            let mut pointed = 0;
+            for a in &arrays {
+                let (own, shared) = match a.data_type() {
+                    DataType::Utf8View => a.as_string_view().data_buffers().split_first().unwrap(),
+                    _ => a.as_binary_view().data_buffers().split_first().unwrap(),
+                };
+                assert!(own.is_empty(), "{root}: a string was copied ({} bytes)", own.len());
+                for b in shared {
+                    let at = b.as_ptr() as usize;
+                    assert!(input.contains(&at), "{root}: a view block outside the input");
+                    pointed += 1;
+                }
+            }
+            // The random messages hold strings longer than 12 bytes in every schema with strings.
+            assert_eq!(arrays.is_empty(), pointed == 0, "{root}: no view points into the input");
+
+            // The same rows as the copying conversion, and as views of copies.
+            let offsets = Converter::new(&schema, root, &ArrowOptions { decode: decode.clone(), ..Default::default() })
+                .unwrap()
+                .convert_binary(&array)
+                .unwrap();
+            let copied = converter.convert(encoded.iter().map(Vec::as_slice)).unwrap();
+            for (i, f) in offsets.schema().fields().iter().enumerate() {
+                assert_eq!(&cast(batch.column(i), f.data_type()).unwrap(), offsets.column(i), "{root}.{}", f.name());
+                assert_eq!(&cast(copied.column(i), f.data_type()).unwrap(), offsets.column(i), "{root}.{}", f.name());
+            }
+        }
+    }
 }
 
 /// A projection converts exactly the selected cells of the full conversion, in the
@@ -385,9 +458,11 @@ fn parquet_files_read_back_to_equal_batches() {
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let encoded: Vec<Vec<u8>> =
             (0..40).map(|_| common::random_message(&desc, 3, &mut rng).encode_to_vec()).collect();
-        let converter = Converter::new(&schema, root, &ArrowOptions::default()).unwrap();
-        let batch = converter.convert(encoded.iter().map(Vec::as_slice)).unwrap();
-        assert_eq!(parquet_round_trip(&batch), batch, "{root}");
+        for strings in [StringColumns::Offsets, StringColumns::Views] {
+            let converter = Converter::new(&schema, root, &ArrowOptions { strings, ..Default::default() }).unwrap();
+            let batch = converter.convert(encoded.iter().map(Vec::as_slice)).unwrap();
+            assert_eq!(parquet_round_trip(&batch), batch, "{root} {strings:?}");
+        }
     }
 }
 
@@ -526,8 +601,9 @@ fn sql_aggregate_equals_the_trees() {
         }
     }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
-    for partitions in [1, 3] {
-        let options = TableOptions { partitions, batch_size: 64, ..TableOptions::default() };
+    for (partitions, strings) in [(1, StringColumns::Offsets), (3, StringColumns::Offsets), (3, StringColumns::Views)] {
+        let arrow = ArrowOptions { strings, ..ArrowOptions::default() };
+        let options = TableOptions { partitions, batch_size: 64, arrow };
         let table = ProtobufTable::from_bytes(&schema, "Batch", stream.clone(), &options).unwrap();
         assert_eq!(table.len(), 500);
         let batches = rt
@@ -542,7 +618,7 @@ fn sql_aggregate_equals_the_trees() {
                 .collect()
                 .await
             })
-            .unwrap_or_else(|e| panic!("{partitions} partitions: {e}"));
+            .unwrap_or_else(|e| panic!("{partitions} partitions, {strings:?}: {e}"));
         let mut got = std::collections::BTreeMap::new();
         for b in &batches {
             use protojit_sql::datafusion::arrow::compute::cast;
@@ -560,7 +636,7 @@ fn sql_aggregate_equals_the_trees() {
                 );
             }
         }
-        assert_eq!(got, expected, "{partitions} partitions");
+        assert_eq!(got, expected, "{partitions} partitions, {strings:?}");
     }
 }
 

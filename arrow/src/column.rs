@@ -7,12 +7,14 @@
 
 use std::sync::Arc;
 
+use arrow_array::builder::make_view;
 use arrow_array::types::{
     DurationNanosecondType, Float32Type, Float64Type, Int32Type, Int64Type, TimestampNanosecondType, UInt32Type,
     UInt64Type,
 };
 use arrow_array::{
-    ArrayRef, BinaryArray, BooleanArray, DictionaryArray, ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
+    ArrayRef, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray, ListArray, MapArray, PrimitiveArray,
+    StringArray, StringViewArray, StructArray,
 };
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
@@ -26,6 +28,23 @@ pub struct BatchStats {
     /// Timestamps and durations whose seconds and nanos do not fit 64-bit nanoseconds
     /// (beyond the years 1677-2262), written as nulls.
     pub time_out_of_range: u64,
+}
+
+/// What appending a row needs besides the message: the batch's counters, and the shared
+/// input block the record lies in (view columns point into it instead of copying).
+#[derive(Default)]
+pub(crate) struct RowCx {
+    pub(crate) stats: BatchStats,
+    pub(crate) source: Option<Source>,
+}
+
+/// A block of input the batch shares (an Arrow buffer): its index among the batch's shared
+/// blocks, and its address range. At most `u32::MAX` bytes, so view offsets fit.
+#[derive(Clone, Copy)]
+pub(crate) struct Source {
+    pub(crate) id: u32,
+    pub(crate) start: usize,
+    pub(crate) len: usize,
 }
 
 /// One selected field of a message: its slot and its builder.
@@ -63,7 +82,7 @@ impl Read {
             Data::U64(..) => Read::U64(layout.access(si).ok()?),
             Data::F32(..) => Read::F32(layout.access(si).ok()?),
             Data::F64(..) => Read::F64(layout.access(si).ok()?),
-            Data::Text { .. } => Read::Str(layout.access(si).ok()?),
+            Data::Text { .. } | Data::View(_) => Read::Str(layout.access(si).ok()?),
         })
     }
 }
@@ -89,21 +108,21 @@ pub(crate) enum Cell {
 impl Cell {
     /// Appends field `si` of `m` (this cell's field).
     #[inline]
-    fn push_field(&mut self, m: &MessageRef<'_>, si: SlotIndex, stats: &mut BatchStats) {
+    fn push_field(&mut self, m: &MessageRef<'_>, si: SlotIndex, cx: &mut RowCx) {
         match self {
             Cell::Values(v) => {
                 if v.is_nullable() && !m.is_present(si) {
                     v.push_null();
                 } else {
-                    v.push_value(&m.value(si));
+                    v.push_value(&m.value(si), cx);
                 }
             }
-            Cell::List(l) => l.push(m.value(si), stats),
-            Cell::Map(map) => map.push(m.value(si), stats),
+            Cell::List(l) => l.push(m.value(si), cx),
+            Cell::Map(map) => map.push(m.value(si), cx),
             Cell::Struct(_) | Cell::Time(_) | Cell::Wrapper(..) | Cell::Marker(_) => {
                 if m.is_present(si) {
                     match m.value(si) {
-                        Value::Message(child) => self.push_message(&child, stats),
+                        Value::Message(child) => self.push_message(&child, cx),
                         _ => unreachable!("message slot"),
                     }
                 } else {
@@ -115,22 +134,22 @@ impl Cell {
 
     /// Appends a present message (for message-typed cells).
     #[inline]
-    fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+    fn push_message(&mut self, m: &MessageRef<'_>, cx: &mut RowCx) {
         match self {
-            Cell::Struct(s) => s.push_message(m, stats),
-            Cell::Time(t) => t.push_message(m, stats),
-            Cell::Wrapper(v, si) => v.push_value(&m.value(*si)),
-            Cell::Marker(v) => v.push_value(&Value::Bool(true)),
+            Cell::Struct(s) => s.push_message(m, cx),
+            Cell::Time(t) => t.push_message(m, cx),
+            Cell::Wrapper(v, si) => v.push_value(&m.value(*si), cx),
+            Cell::Marker(v) => v.push_value(&Value::Bool(true), cx),
             Cell::Values(_) | Cell::List(_) | Cell::Map(_) => unreachable!("not a message cell"),
         }
     }
 
     /// Appends a present value (a list item or map value).
     #[inline]
-    fn push_value(&mut self, v: &Value<'_>, stats: &mut BatchStats) {
+    fn push_value(&mut self, v: &Value<'_>, cx: &mut RowCx) {
         match (self, v) {
-            (Cell::Values(values), v) => values.push_value(v),
-            (cell, Value::Message(m)) => cell.push_message(m, stats),
+            (Cell::Values(values), v) => values.push_value(v, cx),
+            (cell, Value::Message(m)) => cell.push_message(m, cx),
             _ => unreachable!("value of another kind than its column"),
         }
     }
@@ -159,13 +178,13 @@ impl Cell {
         }
     }
 
-    fn finish(&mut self) -> ArrayRef {
+    fn finish(&mut self, shared: &[Buffer]) -> ArrayRef {
         match self {
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.finish(),
-            Cell::Struct(s) => Arc::new(s.finish()),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.finish(shared),
+            Cell::Struct(s) => Arc::new(s.finish(shared)),
             Cell::Time(t) => t.finish(),
-            Cell::List(l) => l.finish(),
-            Cell::Map(m) => m.finish(),
+            Cell::List(l) => l.finish(shared),
+            Cell::Map(m) => m.finish(shared),
         }
     }
 }
@@ -199,12 +218,12 @@ impl StructCol {
     }
 
     #[inline]
-    pub(crate) fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+    pub(crate) fn push_message(&mut self, m: &MessageRef<'_>, cx: &mut RowCx) {
         let block = m.block();
         for c in &mut self.columns {
             match (&c.read, &mut c.cell) {
-                (Some(read), Cell::Values(values)) => values.push_read(&block, read),
-                _ => c.cell.push_field(m, c.si, stats),
+                (Some(read), Cell::Values(values)) => values.push_read(&block, read, cx),
+                _ => c.cell.push_field(m, c.si, cx),
             }
         }
         if let Some(n) = &mut self.nulls {
@@ -224,21 +243,22 @@ impl StructCol {
         self.len += 1;
     }
 
-    /// The struct of the rows so far; the builder starts again empty.
-    pub(crate) fn finish(&mut self) -> StructArray {
+    /// The struct of the rows so far (view columns point into `shared`, the batch's shared
+    /// input blocks); the builder starts again empty.
+    pub(crate) fn finish(&mut self, shared: &[Buffer]) -> StructArray {
         let nulls = self.nulls.as_mut().and_then(|n| n.finish());
         let len = std::mem::take(&mut self.len);
         if self.columns.is_empty() {
             return StructArray::new_empty_fields(len, nulls);
         }
-        let arrays = self.columns.iter_mut().map(|c| c.cell.finish()).collect();
+        let arrays = self.columns.iter_mut().map(|c| c.cell.finish(shared)).collect();
         StructArray::new(self.fields(), arrays, nulls)
     }
 
     /// The finished columns, for a record batch.
-    pub(crate) fn finish_columns(&mut self) -> Vec<ArrayRef> {
+    pub(crate) fn finish_columns(&mut self, shared: &[Buffer]) -> Vec<ArrayRef> {
         self.len = 0;
-        self.columns.iter_mut().map(|c| c.cell.finish()).collect()
+        self.columns.iter_mut().map(|c| c.cell.finish(shared)).collect()
     }
 }
 
@@ -255,18 +275,18 @@ impl ListCol {
     }
 
     #[inline]
-    fn push(&mut self, v: Value<'_>, stats: &mut BatchStats) {
+    fn push(&mut self, v: Value<'_>, cx: &mut RowCx) {
         let Value::List(list) = v else { unreachable!("repeated slot") };
         let n = list.len();
         if n > 0 {
             // Numbers and enums come as slices; strings, bytes and messages one by one.
             let done = match &mut self.item {
-                Cell::Values(values) => values.extend_list(&list),
+                Cell::Values(values) => values.extend_list(&list, cx),
                 _ => false,
             };
             if !done {
                 for item in list.iter() {
-                    self.item.push_value(&item, stats);
+                    self.item.push_value(&item, cx);
                 }
             }
         }
@@ -279,9 +299,9 @@ impl ListCol {
         self.offsets.push(last);
     }
 
-    fn finish(&mut self) -> ArrayRef {
+    fn finish(&mut self, shared: &[Buffer]) -> ArrayRef {
         let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let values = self.item.finish();
+        let values = self.item.finish(shared);
         Arc::new(ListArray::new(self.item_field.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), values, None))
     }
 }
@@ -300,7 +320,7 @@ impl MapCol {
         MapCol { entries_field, entries, offsets: vec![0], key, value }
     }
 
-    fn push(&mut self, v: Value<'_>, stats: &mut BatchStats) {
+    fn push(&mut self, v: Value<'_>, cx: &mut RowCx) {
         let Value::Map(map) = v else { unreachable!("map slot") };
         let entries = map.entries_on_wire();
         let n = entries.len();
@@ -317,14 +337,14 @@ impl MapCol {
                 if (i + 1..n).any(|j| key(j).0 == k) {
                     continue; // a later entry has this key: it wins
                 }
-                self.key.push_value(&k.to_value());
-                self.value.push_value(&entry.value(SlotIndex::new(1)), stats);
+                self.key.push_value(&k.to_value(), cx);
+                self.value.push_value(&entry.value(SlotIndex::new(1)), cx);
                 pushed += 1;
             }
         } else {
             for (k, v) in map.iter() {
-                self.key.push_value(&k.to_value());
-                self.value.push_value(&v, stats);
+                self.key.push_value(&k.to_value(), cx);
+                self.value.push_value(&v, cx);
                 pushed += 1;
             }
         }
@@ -337,9 +357,10 @@ impl MapCol {
         self.offsets.push(last);
     }
 
-    fn finish(&mut self) -> ArrayRef {
+    fn finish(&mut self, shared: &[Buffer]) -> ArrayRef {
         let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let entries = StructArray::new(self.entries.clone(), vec![self.key.finish(), self.value.finish()], None);
+        let entries =
+            StructArray::new(self.entries.clone(), vec![self.key.finish(shared), self.value.finish(shared)], None);
         Arc::new(MapArray::new(
             self.entries_field.clone(),
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
@@ -370,7 +391,7 @@ impl TimeCol {
         }
     }
 
-    fn push_message(&mut self, m: &MessageRef<'_>, stats: &mut BatchStats) {
+    fn push_message(&mut self, m: &MessageRef<'_>, cx: &mut RowCx) {
         let seconds = m.value(self.seconds).as_i64().unwrap_or(0);
         let nanos = m.value(self.nanos).as_i32().unwrap_or(0);
         match seconds.checked_mul(1_000_000_000).and_then(|s| s.checked_add(i64::from(nanos))) {
@@ -379,7 +400,7 @@ impl TimeCol {
                 self.nulls.append_non_null();
             }
             None => {
-                stats.time_out_of_range += 1;
+                cx.stats.time_out_of_range += 1;
                 self.push_null();
             }
         }
@@ -465,8 +486,60 @@ pub(crate) enum Data {
         offsets: Vec<i32>,
         data: Vec<u8>,
     },
+    /// `string` or `bytes` as views ([`StringColumns::Views`](crate::StringColumns)).
+    View(Views),
     /// Enum keys into the dictionary.
     Enum(Vec<i32>, EnumDict),
+}
+
+/// A `Utf8View` / `BinaryView` column. Values of at most 12 bytes live in their view;
+/// longer ones point into a shared input block when the record lies in one ([`Source`]),
+/// else into the column's own block (index 0), where they are copied.
+pub(crate) struct Views {
+    utf8: bool,
+    views: Vec<u128>,
+    own: Vec<u8>,
+    /// The shared blocks this column points into, by shared id; block `i + 1` is `used[i]`.
+    used: Vec<u32>,
+}
+
+impl Views {
+    #[inline]
+    fn push(&mut self, b: &[u8], source: Option<Source>) {
+        if b.len() <= 12 {
+            self.views.push(make_view(b, 0, 0));
+            return;
+        }
+        let addr = b.as_ptr() as usize;
+        if let Some(s) = source {
+            if addr >= s.start && addr + b.len() <= s.start + s.len {
+                let block = match self.used.iter().rposition(|&u| u == s.id) {
+                    Some(i) => i,
+                    None => {
+                        self.used.push(s.id);
+                        self.used.len() - 1
+                    }
+                };
+                // A source is at most u32::MAX bytes long.
+                self.views.push(make_view(b, block as u32 + 1, (addr - s.start) as u32));
+                return;
+            }
+        }
+        // The own block holds at most a batch's input (`MAX_BATCH_INPUT`), so offsets fit.
+        self.views.push(make_view(b, 0, self.own.len() as u32));
+        self.own.extend_from_slice(b);
+    }
+
+    fn finish(&mut self, shared: &[Buffer], nulls: Option<arrow_buffer::NullBuffer>) -> ArrayRef {
+        let views = ScalarBuffer::from(std::mem::take(&mut self.views));
+        let mut blocks = vec![Buffer::from_vec(std::mem::take(&mut self.own))];
+        blocks.extend(self.used.drain(..).map(|id| shared[id as usize].clone()));
+        if self.utf8 {
+            Arc::new(StringViewArray::new(views, blocks, nulls))
+        } else {
+            Arc::new(BinaryViewArray::new(views, blocks, nulls))
+        }
+    }
 }
 
 impl Values {
@@ -478,8 +551,13 @@ impl Values {
         Values::new(Data::Bool(BooleanBufferBuilder::new(0)))
     }
 
-    pub(crate) fn text(utf8: bool) -> Values {
-        Values::new(Data::Text { utf8, offsets: vec![0], data: Vec::new() })
+    /// A `string` (`utf8`) or `bytes` column: offsets and data, or views.
+    pub(crate) fn text(utf8: bool, views: bool) -> Values {
+        Values::new(if views {
+            Data::View(Views { utf8, views: Vec::new(), own: Vec::new(), used: Vec::new() })
+        } else {
+            Data::Text { utf8, offsets: vec![0], data: Vec::new() }
+        })
     }
 
     /// The same builder with a validity bitmap.
@@ -503,6 +581,8 @@ impl Values {
             Data::F64(..) => DataType::Float64,
             Data::Text { utf8: true, .. } => DataType::Utf8,
             Data::Text { utf8: false, .. } => DataType::Binary,
+            Data::View(v) if v.utf8 => DataType::Utf8View,
+            Data::View(_) => DataType::BinaryView,
             Data::Enum(..) => DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
         }
     }
@@ -539,12 +619,26 @@ impl Values {
             Data::F64(v) => v.push(0.0),
             Data::Enum(v, _) => v.push(0),
             Data::Text { offsets, data, .. } => offsets.push(data.len() as i32),
+            Data::View(v) => v.views.push(0),
+        }
+    }
+
+    /// Appends the bytes of a `string` or `bytes` value.
+    #[inline]
+    fn push_bytes(&mut self, b: &[u8], cx: &RowCx) {
+        match &mut self.data {
+            Data::Text { offsets, data, .. } => {
+                data.extend_from_slice(b);
+                offsets.push(data.len() as i32);
+            }
+            Data::View(v) => v.push(b, cx.source),
+            _ => unreachable!("bytes appended to a column of numbers"),
         }
     }
 
     /// Appends a value of this column's kind.
     #[inline]
-    fn push_value(&mut self, value: &Value<'_>) {
+    fn push_value(&mut self, value: &Value<'_>, cx: &RowCx) {
         match (&mut self.data, value) {
             (Data::Bool(b), Value::Bool(x)) => b.append(*x),
             (Data::I32(v), Value::I32(x)) => v.push(*x),
@@ -555,16 +649,16 @@ impl Values {
             (Data::F32(v), Value::F32(x)) => v.push(*x),
             (Data::F64(v), Value::F64(x)) => v.push(*x),
             (Data::Enum(v, dict), Value::Enum(e)) => v.push(dict.key(e.number)),
-            (Data::Text { offsets, data, utf8, .. }, v) => {
+            (Data::Text { utf8, .. } | Data::View(Views { utf8, .. }), v) => {
+                let utf8 = *utf8;
                 match v {
-                    Value::String(s) => data.extend_from_slice(s.as_bytes()),
+                    Value::String(s) => self.push_bytes(s.as_bytes(), cx),
                     // A `string` read as bytes is not UTF-8; converters decode with UTF-8
                     // checked on every string, so this is a `bytes` field.
-                    Value::Bytes(b) if !*utf8 => data.extend_from_slice(b),
-                    Value::Bytes(b) => data.extend_from_slice(String::from_utf8_lossy(b).as_bytes()),
+                    Value::Bytes(b) if !utf8 => self.push_bytes(b, cx),
+                    Value::Bytes(b) => self.push_bytes(String::from_utf8_lossy(b).as_bytes(), cx),
                     _ => unreachable!("text column given {v:?}"),
                 }
-                offsets.push(data.len() as i32);
             }
             (_, v) => unreachable!("value {v:?} of another kind than its column"),
         }
@@ -577,7 +671,7 @@ impl Values {
     /// nullable) whether it is set. Unset slots hold zeros (blocks start zeroed; an
     /// inactive oneof member reads as zero), which is every proto3 implicit default.
     #[inline]
-    fn push_read(&mut self, block: &BlockRef<'_>, read: &Read) {
+    fn push_read(&mut self, block: &BlockRef<'_>, read: &Read, cx: &RowCx) {
         // A column reads messages of its own type only (the struct it belongs to).
         const SAME: &str = "a column reads messages of its own type";
         fn number<T>(v: &mut Vec<T>, (set, x): (bool, T)) -> bool {
@@ -601,12 +695,11 @@ impl Values {
             (Read::U64(a), Data::U64(v)) => number(v, block.get_at(a).expect(SAME)),
             (Read::F32(a), Data::F32(v)) => number(v, block.get_at(a).expect(SAME)),
             (Read::F64(a), Data::F64(v)) => number(v, block.get_at(a).expect(SAME)),
-            (Read::Str(a), Data::Text { offsets, data, .. }) => {
+            (Read::Str(a), Data::Text { .. } | Data::View(_)) => {
                 // Converters decode with UTF-8 checked on every string, so `string`
                 // bytes are text.
                 let (set, b) = block.get_bytes_at(a).expect(SAME);
-                data.extend_from_slice(b);
-                offsets.push(data.len() as i32);
+                self.push_bytes(b, cx);
                 set
             }
             _ => unreachable!("a read of another kind than its column"),
@@ -619,7 +712,7 @@ impl Values {
     /// Appends a whole repeated field of numbers or enums from its slice; `false` for
     /// strings and bytes (appended one by one by the caller).
     #[inline]
-    fn extend_list(&mut self, list: &protojit::ListRef<'_>) -> bool {
+    fn extend_list(&mut self, list: &protojit::ListRef<'_>, cx: &RowCx) -> bool {
         match &mut self.data {
             Data::Bool(b) => b.append_slice(list.as_slice::<bool>().expect("bool list")),
             Data::I32(v) => match list.as_slice::<i32>() {
@@ -635,11 +728,10 @@ impl Values {
                 let (numbers, _) = list.enum_numbers().expect("enum list");
                 v.extend(numbers.iter().map(|&n| dict.key(n)));
             }
-            Data::Text { offsets, data, .. } => {
+            Data::Text { .. } | Data::View(_) => {
                 let Some(items) = list.bytes_iter() else { return false };
                 for b in items {
-                    data.extend_from_slice(b);
-                    offsets.push(data.len() as i32);
+                    self.push_bytes(b, cx);
                 }
             }
         }
@@ -656,10 +748,11 @@ impl Values {
             Data::F32(v) => v.reserve(rows),
             Data::F64(v) => v.reserve(rows),
             Data::Text { offsets, .. } => offsets.reserve(rows),
+            Data::View(v) => v.views.reserve(rows),
         }
     }
 
-    pub(crate) fn finish(&mut self) -> ArrayRef {
+    pub(crate) fn finish(&mut self, shared: &[Buffer]) -> ArrayRef {
         let nulls = self.nulls.as_mut().and_then(|n| n.finish());
         fn prim<T: arrow_array::ArrowPrimitiveType>(
             v: &mut Vec<T::Native>,
@@ -689,6 +782,7 @@ impl Values {
                     Arc::new(BinaryArray::new(offsets, data, nulls))
                 }
             }
+            Data::View(v) => v.finish(shared, nulls),
         }
     }
 }

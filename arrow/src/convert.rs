@@ -1,14 +1,16 @@
 //! The converter: one message type's Arrow schema, and records decoded and appended into record batches.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, RecordBatchOptions};
+use arrow_buffer::Buffer;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
 use protojit::{Arena, DecodeError, DecodeOptions, Decoder, Schema, SchemaError, Utf8Check};
 
-use crate::column::{BatchStats, StructCol};
+use crate::column::{BatchStats, RowCx, Source, StructCol};
 use crate::delimited::{DelimitedRecords, StreamError};
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
@@ -23,6 +25,20 @@ pub enum EnumColumns {
     Number,
 }
 
+/// How `string` and `bytes` fields become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StringColumns {
+    /// `Utf8` / `Binary`: offsets and one data buffer, every value copied into it (the
+    /// default; what every Arrow reader and writer takes).
+    #[default]
+    Offsets,
+    /// `Utf8View` / `BinaryView`. A value of at most 12 bytes lives in its view. A longer
+    /// one from a record held in an Arrow buffer ([`Converter::convert_binary`],
+    /// [`BatchBuilder::append_in`], SQL tables) points into that buffer instead of being
+    /// copied, and the batch keeps the buffer alive; from other records it is copied.
+    Views,
+}
+
 /// How a [`Converter`] maps and decodes.
 #[derive(Clone, Debug)]
 pub struct ArrowOptions {
@@ -31,6 +47,8 @@ pub struct ArrowOptions {
     pub select: Option<Vec<String>>,
     /// Enum columns (default: dictionaries of names).
     pub enums: EnumColumns,
+    /// String and bytes columns (default: offsets, `Utf8` / `Binary`).
+    pub strings: StringColumns,
     /// How many times one message type may appear on a path from the root before the
     /// field that would nest it again is left out (default 3; at least 1). Recursive
     /// types have no finite Arrow schema, so they are cut.
@@ -48,6 +66,7 @@ impl Default for ArrowOptions {
         ArrowOptions {
             select: None,
             enums: EnumColumns::Dictionary,
+            strings: StringColumns::Offsets,
             max_recursion: 3,
             well_known_types: true,
             decode: DecodeOptions::default(),
@@ -166,7 +185,14 @@ impl Converter {
     pub fn builder(&self) -> BatchBuilder<'_> {
         let mut mapper = Mapper::new(self.schema.layouts(), &self.options);
         let root = mapper.message(&self.root, &self.selection, "", false);
-        BatchBuilder { converter: self, root, arena: Arena::new(), stats: BatchStats::default(), input_bytes: 0 }
+        BatchBuilder {
+            converter: self,
+            root,
+            arena: Arena::new(),
+            cx: RowCx::default(),
+            shared: Vec::new(),
+            input_bytes: 0,
+        }
     }
 
     /// One batch of `records`; the first record that does not decode fails it.
@@ -182,6 +208,7 @@ impl Converter {
 
     /// One batch of the serialized messages of `array` (a `BinaryArray` or
     /// `LargeBinaryArray`, as Kafka connectors hand them over). A null entry fails it.
+    /// With [`StringColumns::Views`], long strings point into `array`'s values.
     pub fn convert_binary<O: OffsetSizeTrait>(
         &self,
         array: &GenericBinaryArray<O>,
@@ -193,7 +220,13 @@ impl Converter {
             if array.is_null(i) {
                 return Err(ConvertError::NullRecord { number });
             }
-            b.append(array.value(i)).map_err(|source| RecordError { number, stream_offset: None, source })?;
+            let offsets = array.value_offsets();
+            let record = offsets[i].as_usize()..offsets[i + 1].as_usize();
+            b.append_in(array.values(), record).map_err(|source| RecordError {
+                number,
+                stream_offset: None,
+                source,
+            })?;
         }
         Ok(b.finish()?)
     }
@@ -218,13 +251,15 @@ pub struct BatchBuilder<'c> {
     converter: &'c Converter,
     root: StructCol,
     arena: Arena,
-    stats: BatchStats,
+    cx: RowCx,
+    /// Input blocks view columns point into (see [`StringColumns::Views`]).
+    shared: Vec<Buffer>,
     input_bytes: usize,
 }
 
 impl std::fmt::Debug for BatchBuilder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchBuilder").field("rows", &self.root.len()).field("stats", &self.stats).finish()
+        f.debug_struct("BatchBuilder").field("rows", &self.root.len()).field("stats", &self.cx.stats).finish()
     }
 }
 
@@ -238,12 +273,46 @@ impl BatchBuilder<'_> {
     /// refused as [`DecodeErrorKind::LengthOutOfBounds`](protojit::DecodeErrorKind): finish
     /// the batch first ([`is_full`](Self::is_full) says when).
     pub fn append(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        self.cx.source = None;
+        self.push(record)
+    }
+
+    /// Like [`append`](Self::append), for the record `buffer[record]` held in an Arrow
+    /// buffer: with [`StringColumns::Views`], strings and bytes longer than 12 bytes
+    /// become views into `buffer` instead of copies, and the batch keeps `buffer` alive.
+    ///
+    /// # Panics
+    /// If `record` is not a range of `buffer`, as slicing does.
+    pub fn append_in(&mut self, buffer: &Buffer, record: Range<usize>) -> Result<(), DecodeError> {
+        let bytes = &buffer.as_slice()[record.clone()];
+        if self.converter.options.strings != StringColumns::Views {
+            return self.append(bytes);
+        }
+        let start = bytes.as_ptr() as usize;
+        let holds = |b: &Buffer| b.as_ptr() as usize <= start && start + bytes.len() <= b.as_ptr() as usize + b.len();
+        let id = match self.shared.last() {
+            Some(b) if holds(b) => self.shared.len() - 1,
+            _ => {
+                // From this record on, at most u32::MAX bytes: view offsets are 32-bit.
+                let len = (buffer.len() - record.start).min(u32::MAX as usize);
+                self.shared.push(buffer.slice_with_length(record.start, len));
+                self.shared.len() - 1
+            }
+        };
+        let block = &self.shared[id];
+        self.cx.source = Some(Source { id: id as u32, start: block.as_ptr() as usize, len: block.len() });
+        let pushed = self.push(bytes);
+        self.cx.source = None;
+        pushed
+    }
+
+    fn push(&mut self, record: &[u8]) -> Result<(), DecodeError> {
         if self.input_bytes + record.len() > MAX_BATCH_INPUT {
             return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0));
         }
         self.arena.reset();
         let msg = self.converter.decoder.decode(record, &self.arena)?;
-        self.root.push_message(&msg, &mut self.stats);
+        self.root.push_message(&msg, &mut self.cx);
         self.input_bytes += record.len();
         Ok(())
     }
@@ -270,14 +339,15 @@ impl BatchBuilder<'_> {
 
     /// Counters of the rows appended since the last [`finish`](Self::finish).
     pub fn stats(&self) -> BatchStats {
-        self.stats
+        self.cx.stats
     }
 
     /// The rows so far as a batch; the builder starts again empty.
     pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
         let rows = self.root.len();
-        let columns = self.root.finish_columns();
-        self.stats = BatchStats::default();
+        let columns = self.root.finish_columns(&self.shared);
+        self.shared.clear();
+        self.cx.stats = BatchStats::default();
         self.input_bytes = 0;
         RecordBatch::try_new_with_options(
             self.converter.arrow.clone(),

@@ -15,7 +15,7 @@
 //! | `repeated T` | `List<T>` (never null: empty when absent; items not null) |
 //! | `map<K, V>` | `Map<K, V>`, one entry per distinct key (the last on the wire), in wire order |
 //! | `bool`, `int32`/`sint32`/`sfixed32`, `int64`/..., `uint32`/`fixed32`, `uint64`/`fixed64`, `float`, `double` | `Boolean`, `Int32`, `Int64`, `UInt32`, `UInt64`, `Float32`, `Float64` |
-//! | `string`, `bytes` | `Utf8`, `Binary` |
+//! | `string`, `bytes` | `Utf8`, `Binary`; or `Utf8View`, `BinaryView` ([`StringColumns::Views`]: long values point into the input's Arrow buffer where it is one, no copy) |
 //! | enum | `Dictionary<Int32, Utf8>` of value names (undeclared numbers of open enums as decimal text), or `Int32` numbers ([`EnumColumns::Number`]) |
 //! | field with presence (proto2, proto3 `optional`, oneof member) | nullable: null when absent (so a oneof is its members, at most one not null) |
 //! | proto3 field without presence | not nullable: the value, the default when absent |
@@ -63,11 +63,11 @@ mod schema;
 mod select;
 
 pub use column::BatchStats;
-pub use convert::{ArrowOptions, BatchBuilder, ConvertError, Converter, EnumColumns, RecordError};
+pub use convert::{ArrowOptions, BatchBuilder, ConvertError, Converter, EnumColumns, RecordError, StringColumns};
 pub use delimited::{DelimitedRecords, Record, StreamError};
 
 /// The Arrow and Parquet crates this one is built on, for callers that need the same
 /// versions.
-pub use {arrow_array, arrow_ipc, arrow_schema, parquet};
+pub use {arrow_array, arrow_buffer, arrow_ipc, arrow_schema, parquet};
 
 pub use arrow_array::RecordBatch;

@@ -8,7 +8,7 @@ use protojit::raw::arena::{LayoutIndex, Layouts};
 
 use crate::column::{Cell, Column, Data, EnumDict, ListCol, MapCol, Read, StructCol, TimeCol, Values};
 use crate::select::Selection;
-use crate::{ArrowOptions, EnumColumns};
+use crate::{ArrowOptions, EnumColumns, StringColumns};
 
 /// What the mapping found worth telling: fields left out where a recursive type was cut.
 #[derive(Default)]
@@ -205,8 +205,8 @@ impl<'s> Mapper<'s> {
             Kind::Uint64 | Kind::Fixed64 => Values::new(Data::U64(Vec::new())),
             Kind::Float => Values::new(Data::F32(Vec::new())),
             Kind::Double => Values::new(Data::F64(Vec::new())),
-            Kind::String => Values::text(true),
-            Kind::Bytes => Values::text(false),
+            Kind::String => Values::text(true, self.options.strings == StringColumns::Views),
+            Kind::Bytes => Values::text(false, self.options.strings == StringColumns::Views),
             Kind::Enum(e) => match self.options.enums {
                 EnumColumns::Number => Values::new(Data::I32(Vec::new())),
                 EnumColumns::Dictionary => Values::new(Data::Enum(Vec::new(), EnumDict::new(&e))),

@@ -47,6 +47,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::array::RecordBatchOptions;
+use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -109,7 +110,7 @@ pub struct ProtobufTable {
     schema: Schema,
     message: String,
     arrow: SchemaRef,
-    data: Arc<[u8]>,
+    data: Buffer,
     /// Each record's byte range in `data`.
     records: Arc<[Range<usize>]>,
     options: TableOptions,
@@ -163,7 +164,7 @@ impl ProtobufTable {
             schema: schema.clone(),
             message,
             arrow: converter.arrow_schema().clone(),
-            data: data.into(),
+            data: Buffer::from_vec(data),
             records: records.into(),
             options,
             name,
@@ -253,7 +254,7 @@ impl TableProvider for ProtobufTable {
 struct Scan {
     schema: SchemaRef,
     converter: Converter,
-    data: Arc<[u8]>,
+    data: Buffer,
     records: Arc<[Range<usize>]>,
     batch_size: usize,
     source: String,
@@ -299,7 +300,7 @@ impl Iterator for Batches {
         let mut builder = self.scan.converter.builder();
         while self.next < self.end && builder.len() < self.scan.batch_size && !builder.is_full() {
             let range = self.scan.records[self.next].clone();
-            if let Err(source) = builder.append(&self.scan.data[range.clone()]) {
+            if let Err(source) = builder.append_in(&self.scan.data, range.clone()) {
                 let e = RecordError { number: self.next as u64 + 1, stream_offset: Some(range.start), source };
                 self.next = self.end;
                 return Some(Err(DataFusionError::External(format!("{}: {e}", self.scan.source).into())));

@@ -298,10 +298,15 @@ fn random_value(kind: &Kind, depth: u32, rng: &mut Rng) -> Option<Value> {
                 "q\"uo\\te",
                 "a\u{10FFFF}",
                 "line\nbreak",
+                // Longer than 12 bytes: not inline in an Arrow string view.
+                "a string of more than twelve bytes",
             ])
             .to_string(),
         ),
-        Kind::Bytes => Value::Bytes((0..rng.below(8)).map(|_| rng.next() as u8).collect::<Vec<u8>>().into()),
+        Kind::Bytes => {
+            let len = if rng.one_in(4) { 13 + rng.below(20) } else { rng.below(8) };
+            Value::Bytes((0..len).map(|_| rng.next() as u8).collect::<Vec<u8>>().into())
+        }
         Kind::Enum(e) => {
             let declared: Vec<i32> = e.values().map(|v| v.number()).collect();
             if e.parent_file().syntax() == prost_reflect::Syntax::Proto2 || !rng.one_in(4) {
