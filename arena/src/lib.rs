@@ -124,6 +124,11 @@ impl DecodeOptions {
     pub fn with_engine(self, engine: EngineKind) -> Self {
         DecodeOptions { engine, ..self }
     }
+
+    /// The same options with another UTF-8 policy.
+    pub fn with_utf8(self, utf8: Utf8Check) -> Self {
+        DecodeOptions { utf8, ..self }
+    }
 }
 
 /// Which engine decodes.

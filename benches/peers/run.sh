@@ -4,12 +4,16 @@
 #   bash benches/peers/run.sh            # installs what it needs (Debian; as root or via sudo)
 #
 # Environment: CORPUS (default ../shared/corpus), WORK (default target/peers), SECONDS_PER_RUN
-# (default 0.3), ROUNDS (default 3; the median of the rounds is reported).
+# (default 0.25), ROUNDS (default 10), GENERATED=1 to add the generated corpus. Each round
+# runs every arm once per payload, the arms' order rotating from round to round; ratios are
+# taken within a round and reported as the median over the rounds with their min–max.
 #
 # Arms, each a separate process per measurement, decode only, same timing method
 # (examples/decode_timing.rs, cpp_harness.cc, c_harness.c: batches calibrated to ~50 ms,
 # median batch throughput):
-#   protojit_jit     protojit, JIT, arena reset between decodes (the reference: ratio 1.00)
+#   protojit_jit     protojit, JIT, arena reset between decodes
+#   protojit_fresh   protojit, JIT, a new arena per decode
+#   protojit_interp  protojit, interpreter, arena reset between decodes
 #   cpp_new          libprotobuf generated code, new heap message per parse
 #   cpp_arena        libprotobuf generated code, new google::protobuf::Arena per parse
 #   cpp_reuse        libprotobuf generated code, one message cleared and parsed into again
@@ -25,8 +29,8 @@ set -eu
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 CORPUS="${CORPUS:-$REPO/../shared/corpus}"
 WORK="${WORK:-$REPO/target/peers}"
-SECS="${SECONDS_PER_RUN:-0.3}"
-ROUNDS="${ROUNDS:-3}"
+SECS="${SECONDS_PER_RUN:-0.25}"
+ROUNDS="${ROUNDS:-10}"
 CORPUS="$(cd "$CORPUS" && pwd)"
 
 # --- packages ---------------------------------------------------------------------------
@@ -45,9 +49,12 @@ rm -rf "$WORK/proto" "$WORK/cpp" "$WORK/c" "$WORK/fds"
 mkdir -p "$WORK/proto" "$WORK/cpp" "$WORK/c" "$WORK/fds"
 
 # --- protojit binaries and the generated corpus --------------------------------------------
-echo "building protojit examples (release)..." >&2
-(cd "$REPO" && cargo build -q --release --example decode_timing --example osm_stats \
-  && cargo build -q --release -p protojit-corpus --bin gen-corpus)
+# The bench profile (optimised, as release): it shares its build with `cargo bench`, and
+# examples link the dev-dependencies (DataFusion), which a separate release build would
+# compile all over again.
+echo "building protojit examples (bench profile)..." >&2
+(cd "$REPO" && cargo build -q --profile bench --example decode_timing --example osm_stats \
+  && cargo build -q --profile bench -p protojit-corpus --bin gen-corpus)
 TARGET_DIR="$(cd "$REPO" && cargo metadata --format-version 1 --no-deps | grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)"
 PJ="$TARGET_DIR/release/examples/decode_timing"
 OSM_STATS="$TARGET_DIR/release/examples/osm_stats"
@@ -120,7 +127,7 @@ CASES="$WORK/cases.tsv"
   printf 'gm1_proto2\t%s\tbenchmark_message1_proto2.proto\tbenchmarks.proto2.GoogleMessage1\n' "$CORPUS/google_message1_proto2.payload0.bin"
   printf 'gm1_proto3\t%s\tbenchmark_message1_proto3.proto\tbenchmarks.proto3.GoogleMessage1\n' "$CORPUS/google_message1_proto3.payload0.bin"
   printf 'gm2\t%s\tbenchmark_message2.proto\tbenchmarks.proto2.GoogleMessage2\n' "$CORPUS/google_message2.payload0.bin"
-  printf 'dataset_gm2\t%s\tbenchmarks.proto\tbenchmarks.BenchmarkDataset\n' "$CORPUS/dataset.google_message2.pb"
+  printf 'osm_header\t%s\tosmformat.proto\tOSMPBF.HeaderBlock\n' "$CORPUS/liechtenstein.block0.headerblock.bin"
   printf 'osm_dense\t%s\tosmformat.proto\tOSMPBF.PrimitiveBlock\n' "$CORPUS/liechtenstein.block1.primitiveblock-dense.bin"
   printf 'osm_ways\t%s\tosmformat.proto\tOSMPBF.PrimitiveBlock\n' "$CORPUS/liechtenstein.block40.primitiveblock-ways.bin"
   printf 'osm_relations\t%s\tosmformat.proto\tOSMPBF.PrimitiveBlock\n' "$CORPUS/liechtenstein.block45.primitiveblock-relations.bin"
@@ -128,23 +135,32 @@ CASES="$WORK/cases.tsv"
   printf 'mvt_sanfrancisco\t%s\tvector_tile.proto\tvector_tile.Tile\n' "$CORPUS/mvt-sanfrancisco-15-5238-12666.mvt"
   printf 'mvt_astana\t%s\tvector_tile.proto\tvector_tile.Tile\n' "$CORPUS/mvt-osmqa-astana-12-2860-1368.mvt"
   printf 'mvt_vtjs\t%s\tvector_tile.proto\tvector_tile.Tile\n' "$CORPUS/vector-tile-js-14-8801-5371.vector.pbf"
+  printf 'descriptor_fds\t%s\tdescriptor.fds.bin\tgoogle.protobuf.FileDescriptorSet\n' "$CORPUS/descriptor.fds.bin"
   printf 'descriptor_fds_srcinfo\t%s\tdescriptor.fds.bin\tgoogle.protobuf.FileDescriptorSet\n' "$CORPUS/descriptor_with_source_info.fds.bin"
-  tail -n +2 "$WORK/gen/index.tsv" | while IFS=$'\t' read -r name family proto message bytes; do
-    case "$name" in *_1k) continue ;; esac
-    printf '%s\t%s\t%s\t%s\n' "$name" "$WORK/gen/$name.bin" "$proto" "$message"
-  done
+  # The BenchmarkDataset wrappers: reported apart from the 13 payloads above.
+  printf 'dataset_gm1_proto2\t%s\tbenchmarks.proto\tbenchmarks.BenchmarkDataset\n' "$CORPUS/dataset.google_message1_proto2.pb"
+  printf 'dataset_gm1_proto3\t%s\tbenchmarks.proto\tbenchmarks.BenchmarkDataset\n' "$CORPUS/dataset.google_message1_proto3.pb"
+  printf 'dataset_gm2\t%s\tbenchmarks.proto\tbenchmarks.BenchmarkDataset\n' "$CORPUS/dataset.google_message2.pb"
+  if [ "${GENERATED:-0}" = 1 ]; then
+    tail -n +2 "$WORK/gen/index.tsv" | while IFS=$'\t' read -r name family proto message bytes; do
+      case "$name" in *_1k) continue ;; esac
+      printf '%s\t%s\t%s\t%s\n' "$name" "$WORK/gen/$name.bin" "$proto" "$message"
+    done
+  fi
 } > "$CASES"
 
-ARMS="protojit_jit cpp_new cpp_arena cpp_reuse cpp_dynamic protobuf_c"
+ARMS="protojit_jit protojit_fresh protojit_interp cpp_new cpp_arena cpp_reuse cpp_dynamic protobuf_c"
 
 run_arm() { # arm file proto type -> MB/s or "-"
   local arm=$1 file=$2 proto=$3 type=$4 out
   case $arm in
-    protojit_jit)
+    protojit_*)
+      local extra=""
+      case $arm in protojit_fresh) extra="--fresh" ;; protojit_interp) extra="--engine interp" ;; esac
       if [ "$proto" = descriptor.fds.bin ]; then
-        out=$("$PJ" --schema "$CORPUS/descriptor.fds.bin" --type "$type" --seconds "$SECS" "$file" 2>/dev/null) || out=-
+        out=$("$PJ" --schema "$CORPUS/descriptor.fds.bin" --type "$type" --seconds "$SECS" $extra "$file" 2>/dev/null) || out=-
       else
-        out=$("$PJ" --schema "$WORK/proto/$proto" --include "$WORK/proto" --type "$type" --seconds "$SECS" "$file" 2>/dev/null) || out=-
+        out=$("$PJ" --schema "$WORK/proto/$proto" --include "$WORK/proto" --type "$type" --seconds "$SECS" $extra "$file" 2>/dev/null) || out=-
       fi ;;
     cpp_new|cpp_arena|cpp_reuse)
       out=$("$WORK/cpp_harness" "${arm#cpp_}" "$type" "$file" "$SECS" 2>/dev/null) || out=- ;;
@@ -162,33 +178,20 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else print a[int
 
 echo "measuring ($ROUNDS interleaved rounds of ${SECS}s per arm and payload)..." >&2
 RESULTS="$WORK/results.tsv"; : > "$RESULTS"
+read -r -a ARM_LIST <<< "$ARMS"; NARMS=${#ARM_LIST[@]}
 while IFS=$'\t' read -r name file proto type; do
   for r in $(seq "$ROUNDS"); do
-    for arm in $ARMS; do
-      printf '%s\t%s\t%s\n' "$name" "$arm" "$(run_arm "$arm" "$file" "$proto" "$type")" >> "$RESULTS"
+    # Rotate the arms' order by round, so no arm always runs after the same one.
+    for k in $(seq 0 $((NARMS - 1))); do
+      arm=${ARM_LIST[$(( (k + r) % NARMS ))]}
+      printf '%s\t%s\t%s\t%s\n' "$name" "$arm" "$r" "$(run_arm "$arm" "$file" "$proto" "$type")" >> "$RESULTS"
     done
   done
   echo "  $name done" >&2
 done < "$CASES"
 
-# --- table --------------------------------------------------------------------------------
-echo
-echo "Decode-only throughput, MB/s (10^6 B/s), median of $ROUNDS interleaved rounds; in brackets: ratio to protojit_jit (>1: faster than protojit)."
-echo
-printf '| payload | bytes |'; for a in $ARMS; do printf ' %s |' "$a"; done; echo
-printf '|---|---:|'; for a in $ARMS; do printf -- '---:|'; done; echo
-while IFS=$'\t' read -r name file proto type; do
-  bytes=$(stat -c %s "$file")
-  ref=$(awk -F'\t' -v n="$name" '$1==n && $2=="protojit_jit" && $3!="-" {print $3}' "$RESULTS" | median)
-  printf '| %s | %s |' "$name" "$bytes"
-  for a in $ARMS; do
-    v=$(awk -F'\t' -v n="$name" -v a="$a" '$1==n && $2==a && $3!="-" {print $3}' "$RESULTS" | median)
-    if [ "$v" = "-" ]; then printf ' — |'
-    elif [ "$a" = protojit_jit ] || [ "$ref" = "-" ]; then printf ' %s |' "$v"
-    else printf ' %s (%s) |' "$v" "$(awk -v v="$v" -v r="$ref" 'BEGIN {printf "%.2f", v/r}')"; fi
-  done
-  echo
-done < "$CASES"
+# --- tables ---------------------------------------------------------------------------------
+python3 "$REPO/benches/peers/report.py" "$RESULTS" "$CASES" "$ROUNDS"
 
 echo
 echo "Notes:"

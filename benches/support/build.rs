@@ -151,7 +151,7 @@ fn value_expr(f: &FieldDescriptorProto, x: &str) -> String {
         Type::Int32 | Type::Sint32 | Type::Sfixed32 | Type::Enum => format!("(*{x} as i64 as u64)"),
         Type::Uint32 | Type::Fixed32 => format!("(*{x} as u64)"),
         Type::Bool => format!("(*{x} as u64)"),
-        Type::String | Type::Bytes => format!("({x}.len() as u64)"),
+        Type::String | Type::Bytes => format!("crate::content_hash({x})"),
         Type::Message | Type::Group => format!("{x}.checksum()"),
     }
 }
