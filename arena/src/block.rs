@@ -366,12 +366,25 @@ impl<'a> BlockMut<'a> {
         let base = v.ptr.cast::<T>();
         let mut n = v.len as usize;
         let mut p = 0;
-        // Eight bytes at a time while eight remain: one load, no loop over bytes.
-        while let Some((x, next)) = crate::wire::varint_word(data, p) {
+        // Eight bytes at a time while eight remain: one load, no loop over bytes. A word
+        // without continuation bits is eight one-byte varints (small numbers, enums,
+        // bools: the common packed run), stored without decoding each.
+        while let Some(w) = crate::wire::load_word(data, p) {
+            if w & 0x8080_8080_8080_8080 == 0 {
+                for i in 0..8 {
+                    // SAFETY: each of the eight bytes is its own varint's terminator
+                    // (below 0x80), so these are 8 of the `terminators` reserved.
+                    unsafe { base.add(n + i).write(convert((w >> (8 * i)) & 0x7f)) };
+                }
+                n += 8;
+                p += 8;
+                continue;
+            }
+            let Some((x, len)) = crate::wire::varint_in_word(w) else { break };
             // SAFETY: as below: the varint ended at its own byte below 0x80.
             unsafe { base.add(n).write(convert(x)) };
             n += 1;
-            p = next;
+            p += len;
         }
         let result = loop {
             if p >= data.len() {

@@ -37,8 +37,20 @@ pub fn read_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> 
 /// errors included. Same results as [`read_varint`] wherever it returns `Some`.
 #[inline(always)]
 pub fn varint_word(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let (x, len) = varint_in_word(load_word(buf, pos)?)?;
+    Some((x, pos + len))
+}
+
+/// The eight bytes at `buf[pos..pos + 8]` as a little-endian word (`None` if fewer remain).
+#[inline(always)]
+pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
     let bytes: [u8; 8] = buf.get(pos..pos.checked_add(8)?)?.try_into().ok()?;
-    let w = u64::from_le_bytes(bytes);
+    Some(u64::from_le_bytes(bytes))
+}
+
+/// The varint the word `w` starts with and its length in bytes, if it ends within `w`.
+#[inline(always)]
+pub fn varint_in_word(w: u64) -> Option<(u64, usize)> {
     let stops = !w & 0x8080_8080_8080_8080;
     if stops == 0 {
         return None;
@@ -48,7 +60,7 @@ pub fn varint_word(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
     let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
     let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
     let x = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
-    Some((x, pos + (stops.trailing_zeros() / 8 + 1) as usize))
+    Some((x, (stops.trailing_zeros() / 8 + 1) as usize))
 }
 
 #[cold]
