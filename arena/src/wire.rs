@@ -30,14 +30,20 @@ pub fn read_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> 
     read_varint_slow(buf, pos)
 }
 
-/// Reads a varint of at most 8 bytes at `buf[pos]` from one 8-byte load, without a loop
-/// over its bytes (SWAR: the terminator is the lowest byte with its top bit clear, and
-/// the 7-bit groups are packed together in three mask-and-shift steps). `None` when fewer
-/// than 8 bytes remain or the varint is longer than 8 bytes: then [`read_varint`] decides,
-/// errors included. Same results as [`read_varint`] wherever it returns `Some`.
+/// Reads a varint at `buf[pos]` from one 8-byte load, without a loop over its bytes (SWAR:
+/// the terminator is the lowest byte with its top bit clear, and the 7-bit groups are
+/// packed together in three mask-and-shift steps); a 9- or 10-byte varint (a negative
+/// `int32`/`int64`) takes its last one or two bytes on their own. `None` when fewer than 8
+/// bytes remain, or the varint runs past the buffer or past ten bytes: then
+/// [`read_varint`] decides, errors included. Same results as [`read_varint`] wherever it
+/// returns `Some`.
 #[inline(always)]
 pub fn varint_word(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
-    let (x, len) = varint_in_word(load_word(buf, pos)?)?;
+    let w = load_word(buf, pos)?;
+    let (x, len) = match varint_in_word(w) {
+        Some(v) => v,
+        None => varint_past_word(buf, pos, w)?,
+    };
     Some((x, pos + len))
 }
 
@@ -48,6 +54,14 @@ pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes))
 }
 
+/// The low 7 bits of each byte of `x` (whose top bits are clear), packed together.
+#[inline(always)]
+fn pack_groups(x: u64) -> u64 {
+    let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+    let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+    ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)
+}
+
 /// The varint the word `w` starts with and its length in bytes, if it ends within `w`.
 #[inline(always)]
 pub fn varint_in_word(w: u64) -> Option<(u64, usize)> {
@@ -56,11 +70,24 @@ pub fn varint_in_word(w: u64) -> Option<(u64, usize)> {
         return None;
     }
     // Bits up to and including the terminator's top bit: the varint's bytes.
-    let x = w & (stops ^ (stops - 1)) & 0x7f7f_7f7f_7f7f_7f7f;
-    let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
-    let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
-    let x = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
+    let x = pack_groups(w & (stops ^ (stops - 1)) & 0x7f7f_7f7f_7f7f_7f7f);
     Some((x, (stops.trailing_zeros() / 8 + 1) as usize))
+}
+
+/// The varint at `buf[pos]` whose first eight bytes, `w`, all continue: 9 or 10 bytes long
+/// (bits past 64 dropped, as [`read_varint`] does), or `None` (longer, or cut off).
+#[inline(always)]
+pub fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
+    let low = pack_groups(w & 0x7f7f_7f7f_7f7f_7f7f);
+    let b8 = *buf.get(pos.checked_add(8)?)?;
+    if b8 < 0x80 {
+        return Some((low | (b8 as u64) << 56, 9));
+    }
+    let b9 = *buf.get(pos.checked_add(9)?)?;
+    if b9 < 0x80 {
+        return Some((low | ((b8 & 0x7f) as u64) << 56 | (b9 as u64) << 63, 10));
+    }
+    None
 }
 
 #[cold]
@@ -215,17 +242,27 @@ mod tests {
                 write_varint(&mut buf, v);
                 let len = buf.len();
                 buf.extend((0..9).map(|_| next() as u8));
-                assert_eq!(varint_word(&buf, 0).is_some(), len <= 8, "{v:#x}");
+                assert!(len <= 10 && varint_word(&buf, 0).is_some(), "{v:#x}");
                 check(&buf);
             }
         }
-        // Overlong: zero groups with continuation bits, up to 8 bytes.
-        for len in 1..=8 {
+        // Overlong: zero groups with continuation bits, up to the ten bytes allowed; an
+        // eleventh is read_varint's error to report.
+        for len in 1..=10 {
             let mut buf = vec![0x80u8; len - 1];
             buf.push(0);
             buf.extend([0u8; 8]);
             assert_eq!(varint_word(&buf, 0), Some((0, len)));
         }
+        assert_eq!(varint_word(&[0x80; 16], 0), None);
+        // A tenth byte's bits past the 64th are dropped.
+        let mut buf = vec![0xffu8; 9];
+        buf.push(0x7f);
+        assert_eq!(varint_word(&buf, 0), Some((u64::MAX, 10)));
+        assert_eq!(read_varint(&buf, 0), Ok((u64::MAX, 10)));
+        // Cut off after eight or nine continuing bytes.
+        assert_eq!(varint_word(&[0xff; 8], 0), None);
+        assert_eq!(varint_word(&[0xff; 9], 0), None);
         for _ in 0..2000 {
             let buf: Vec<u8> = (0..24).map(|_| next() as u8 | if next() % 3 == 0 { 0 } else { 0x80 }).collect();
             check(&buf);
