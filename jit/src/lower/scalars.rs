@@ -9,15 +9,54 @@ impl<'a> Translator<'a, '_> {
     }
 
     /// Reads a varint at `p` that must end by `end` (the message's end, or a packed run's):
-    /// one- and two-byte varints inline, longer ones (and errors) in `pj_varint`.
+    /// one- and two-byte varints inline, up to eight bytes from one 8-byte load (SWAR),
+    /// longer ones, ones within eight bytes of `end`, and errors in `pj_varint`.
     pub(super) fn varint_in(&mut self, p: Value, end: Value) -> (Value, Value) {
         let load = self.b.create_block();
+        let word = self.b.create_block();
         let slow = self.b.create_block();
         self.b.set_cold_block(slow);
         let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
         self.b.ins().brif(inside, load, &[], slow, &[]);
         self.b.switch_to_block(load);
-        let (join, v, np) = self.short_varint(p, end, slow);
+        let (join, v, np) = self.short_varint(p, end, word);
+
+        // Three to eight bytes (timestamps, ids, hashes): no helper call. The terminator
+        // is the lowest byte with its top bit clear; with eight bytes before `end` it lies
+        // inside the message.
+        self.b.switch_to_block(word);
+        let found = self.b.create_block();
+        let loaded = self.b.create_block();
+        let avail = self.b.ins().isub(end, p);
+        let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 8);
+        self.b.ins().brif(room, loaded, &[], slow, &[]);
+        self.b.switch_to_block(loaded);
+        let w = self.b.ins().load(types::I64, input_flags(), p, 0);
+        let not = self.b.ins().bnot(w);
+        let stops = self.b.ins().band_imm_u(not, 0x8080_8080_8080_8080u64 as i64);
+        self.b.ins().brif(stops, found, &[], slow, &[]);
+        self.b.switch_to_block(found);
+        let below = self.b.ins().iadd_imm_s(stops, -1);
+        let upto = self.b.ins().bxor(stops, below);
+        let x = self.b.ins().band(w, upto);
+        let x = self.b.ins().band_imm_u(x, 0x7f7f_7f7f_7f7f_7f7f);
+        // Pack the 7-bit groups: pairs, then quads, then the two halves.
+        let mut x = x;
+        for (hi, lo, shift) in [
+            (0x7f00_7f00_7f00_7f00u64, 0x007f_007f_007f_007fu64, 1),
+            (0x3fff_0000_3fff_0000, 0x0000_3fff_0000_3fff, 2),
+            (0x0fff_ffff_0000_0000, 0x0000_0000_0fff_ffff, 4),
+        ] {
+            let h = self.b.ins().band_imm_u(x, hi as i64);
+            let h = self.b.ins().ushr_imm_u(h, shift);
+            let l = self.b.ins().band_imm_u(x, lo as i64);
+            x = self.b.ins().bor(h, l);
+        }
+        let tz = self.b.ins().ctz(stops);
+        let len = self.b.ins().ushr_imm_u(tz, 3);
+        let after = self.b.ins().iadd(p, len);
+        let after = self.b.ins().iadd_imm_s(after, 1);
+        self.b.ins().jump(join, &[BlockArg::Value(x), BlockArg::Value(after)]);
 
         self.b.switch_to_block(slow);
         let out = self.b.ins().stack_addr(self.ptr, self.varint_out, 0);
