@@ -27,9 +27,40 @@ impl<'a> Translator<'a, '_> {
         self.b.switch_to_block(word);
         let found = self.b.create_block();
         let loaded = self.b.create_block();
+        let tail = self.b.create_block();
         let avail = self.b.ins().isub(end, p);
         let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 8);
-        self.b.ins().brif(room, loaded, &[], slow, &[]);
+        self.b.ins().brif(room, loaded, &[], tail, &[]);
+
+        // Fewer than eight bytes left (a message's last field): a byte loop, still no call.
+        // Block params: position, shift, value so far. Ten bytes at most (shift 0..=63);
+        // an eleventh, or the end, goes to the helper, which reports the error.
+        self.b.switch_to_block(tail);
+        let step = self.b.create_block();
+        let byte = self.b.create_block();
+        let more = self.b.create_block();
+        let q = self.b.append_block_param(step, self.ptr);
+        let shift = self.b.append_block_param(step, types::I64);
+        let acc = self.b.append_block_param(step, types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(step, &[BlockArg::Value(p), BlockArg::Value(zero), BlockArg::Value(zero)]);
+        self.b.switch_to_block(step);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, q, end);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, shift, 64);
+        let go = self.b.ins().band(inside, short);
+        self.b.ins().brif(go, byte, &[], slow, &[]);
+        self.b.switch_to_block(byte);
+        let b = self.b.ins().uload8(types::I64, input_flags(), q, 0);
+        let bits = self.b.ins().band_imm_u(b, 0x7f);
+        let bits = self.b.ins().ishl(bits, shift);
+        let acc2 = self.b.ins().bor(acc, bits);
+        let q1 = self.b.ins().iadd_imm_s(q, 1);
+        let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b, 0x80);
+        self.b.ins().brif(last, join, &[BlockArg::Value(acc2), BlockArg::Value(q1)], more, &[]);
+        self.b.switch_to_block(more);
+        let shift7 = self.b.ins().iadd_imm_s(shift, 7);
+        self.b.ins().jump(step, &[BlockArg::Value(q1), BlockArg::Value(shift7), BlockArg::Value(acc2)]);
+
         self.b.switch_to_block(loaded);
         let w = self.b.ins().load(types::I64, input_flags(), p, 0);
         let not = self.b.ins().bnot(w);
