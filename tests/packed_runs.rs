@@ -7,8 +7,9 @@
 mod common;
 
 use prost_reflect::DynamicMessage;
+use prost_reflect::MessageDescriptor;
 use protojit::raw::arena::wire::write_varint;
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
 
 const PROTO: &str = r#"
 syntax = "proto3";
@@ -73,14 +74,50 @@ fn run(rng: &mut common::Rng, field: u32, count: usize, out: &mut Vec<u8>) {
     out.extend(body);
 }
 
+/// One decoder per engine for `name`; the compiled one must really be compiled.
+fn decoders(schema: &Schema, name: &str) -> Vec<(EngineKind, Decoder)> {
+    let ds: Vec<_> = common::ENGINES
+        .iter()
+        .map(|&e| (e, schema.decoder_with_options(name, &DecodeOptions::default().with_engine(e)).unwrap()))
+        .collect();
+    // A silent fallback to the interpreter would leave compiled code untested.
+    assert_eq!(ds[1].0, EngineKind::Jit);
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(ds[1].1.stats().interpreted(), 0);
+    }
+    ds
+}
+
+/// Decodes `input` in every engine and with prost-reflect: the same accept/reject, the same
+/// tree, and (rejected) the same error in both engines. Returns whether it was accepted.
+fn check(decoders: &[(EngineKind, Decoder)], desc: &MessageDescriptor, input: &[u8], case: usize) -> bool {
+    let want = DynamicMessage::decode(desc.clone(), input);
+    let mut errors = Vec::new();
+    for (engine, decoder) in decoders {
+        let arena = Arena::new();
+        match (decoder.decode(input, &arena), &want) {
+            (Ok(got), Ok(want)) => {
+                if let Some(path) = common::dyn_diff(&got.to_dynamic(), want) {
+                    panic!("case {case}, {engine:?}: differs at {path}; input {input:02x?}");
+                }
+            }
+            (Err(e), Err(_)) => errors.push(e),
+            (got, want) => panic!(
+                "case {case}, {engine:?}: got {:?}, prost-reflect {:?}; input {input:02x?}",
+                got.map(|m| m.to_dynamic()),
+                want
+            ),
+        }
+    }
+    assert!(errors.windows(2).all(|w| w[0] == w[1]), "case {case}: {errors:?}");
+    want.is_ok()
+}
+
 #[test]
 fn packed_runs_decode_like_prost_reflect_in_every_engine() {
     let schema = Schema::from_proto_source("packed.proto", PROTO).unwrap();
     let desc = schema.pool().get_message_by_name("packed.P").unwrap();
-    let decoders: Vec<_> = common::ENGINES
-        .iter()
-        .map(|&e| (e, schema.decoder_with_options("packed.P", &DecodeOptions::default().with_engine(e)).unwrap()))
-        .collect();
+    let decoders = decoders(&schema, "packed.P");
     let mut rng = common::Rng(0x9ac4_ed00);
     let (mut accepted, mut rejected) = (0, 0);
     for case in 0..600 {
@@ -92,52 +129,21 @@ fn packed_runs_decode_like_prost_reflect_in_every_engine() {
             let field = 1 + rng.below(8) as u32;
             run(&mut rng, field, count, &mut input);
         }
-        let want = DynamicMessage::decode(desc.clone(), input.as_slice());
-        let mut errors = Vec::new();
-        for (engine, decoder) in &decoders {
-            let arena = Arena::new();
-            match (decoder.decode(&input, &arena), &want) {
-                (Ok(got), Ok(want)) => {
-                    if let Some(path) = common::dyn_diff(&got.to_dynamic(), want) {
-                        panic!("case {case}, {engine:?}: differs at {path}; input {input:02x?}");
-                    }
-                }
-                (Err(e), Err(_)) => errors.push(e),
-                (got, want) => panic!(
-                    "case {case}, {engine:?}: got {:?}, prost-reflect {:?}; input {input:02x?}",
-                    got.map(|m| m.to_dynamic()),
-                    want
-                ),
-            }
-        }
-        if want.is_ok() {
+        if check(&decoders, &desc, &input, case) {
             accepted += 1;
         } else {
-            // Both engines report the same error at the same offset.
-            assert!(errors.windows(2).all(|w| w[0] == w[1]), "case {case}: {errors:?}");
             rejected += 1;
         }
     }
     // The generator reaches both outcomes often enough to test each.
     assert!(accepted > 100 && rejected > 100, "accepted {accepted}, rejected {rejected}");
-    // A silent fallback to the interpreter would leave compiled code untested.
-    assert_eq!(decoders[1].0, EngineKind::Jit);
-    if cfg!(target_arch = "x86_64") {
-        assert_eq!(decoders[1].1.stats().interpreted(), 0);
-    }
 }
 
 #[test]
 fn single_varints_of_every_length_decode_like_prost_reflect_in_every_engine() {
     let schema = Schema::from_proto_source("packed.proto", PROTO).unwrap();
     let desc = schema.pool().get_message_by_name("packed.S").unwrap();
-    let decoders: Vec<_> = common::ENGINES
-        .iter()
-        .map(|&e| (e, schema.decoder_with_options("packed.S", &DecodeOptions::default().with_engine(e)).unwrap()))
-        .collect();
-    if cfg!(target_arch = "x86_64") {
-        assert_eq!(decoders[1].1.stats().interpreted(), 0);
-    }
+    let decoders = decoders(&schema, "packed.S");
     let mut rng = common::Rng(0x5157_1e00);
     let (mut accepted, mut rejected) = (0, 0);
     for case in 0..400 {
@@ -149,29 +155,9 @@ fn single_varints_of_every_length_decode_like_prost_reflect_in_every_engine() {
         // Every cut: varints end (or are cut) at every distance from the end.
         let cuts: Vec<usize> = if rng.one_in(3) { (0..=input.len()).collect() } else { vec![input.len()] };
         for cut in cuts {
-            let bytes = &input[..cut];
-            let want = DynamicMessage::decode(desc.clone(), bytes);
-            let mut errors = Vec::new();
-            for (engine, decoder) in &decoders {
-                let arena = Arena::new();
-                match (decoder.decode(bytes, &arena), &want) {
-                    (Ok(got), Ok(want)) => {
-                        if let Some(path) = common::dyn_diff(&got.to_dynamic(), want) {
-                            panic!("case {case}, {engine:?}: differs at {path}; input {bytes:02x?}");
-                        }
-                    }
-                    (Err(e), Err(_)) => errors.push(e),
-                    (got, want) => panic!(
-                        "case {case}, {engine:?}: got {:?}, prost-reflect {:?}; input {bytes:02x?}",
-                        got.map(|m| m.to_dynamic()),
-                        want
-                    ),
-                }
-            }
-            if want.is_ok() {
+            if check(&decoders, &desc, &input[..cut], case) {
                 accepted += 1;
             } else {
-                assert!(errors.windows(2).all(|w| w[0] == w[1]), "case {case}: {errors:?}");
                 rejected += 1;
             }
         }
