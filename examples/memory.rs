@@ -79,18 +79,10 @@ fn main() {
         let dec =
             c.schema.decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
 
-        // On a thread of its own: a fresh arena there starts empty (no memory kept from an
-        // earlier arena dropped on this thread), as in a fresh process.
-        let (heap, _, arena) = std::thread::scope(|s| {
-            s.spawn(|| {
-                held(|| {
-                    let arena = Arena::new();
-                    dec.decode(&c.bytes, &arena).unwrap();
-                    arena
-                })
-            })
-            .join()
-            .unwrap()
+        let (heap, _, arena) = held(|| {
+            let arena = Arena::new();
+            dec.decode(&c.bytes, &arena).unwrap();
+            arena
         });
         let arena_bytes = arena.allocated_bytes();
         assert!(heap.abs_diff(arena_bytes) <= 64 * 1024, "{}: counted {heap}, arena says {arena_bytes}", c.name);

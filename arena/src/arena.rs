@@ -1,48 +1,15 @@
 //! The arena: a bump allocator holding every block and vector of decoded trees.
 
 use std::alloc::Layout;
-use std::cell::Cell;
 use std::ptr::NonNull;
 
 /// Memory for decoded trees. Allocation is a pointer bump; nothing is freed until the
 /// arena is [`reset`](Arena::reset) or dropped, which frees every tree decoded into it at
 /// once. Reusing one arena across decodes (`reset` between them) allocates nothing after
 /// the first few messages.
-///
-/// A fresh arena per decode is cheap too: each thread keeps the memory of the last small
-/// arena dropped on it (at most 16 KiB, one chunk) and the next
-/// [`Arena::new`] on that thread starts from it, so decoding a tiny message into a new
-/// arena costs no allocator round trip.
+#[derive(Default)]
 pub struct Arena {
     bump: bumpalo::Bump,
-}
-
-/// The largest arena whose memory a thread keeps for its next [`Arena::new`].
-const SPARE_MAX: usize = 16 << 10;
-
-thread_local! {
-    /// The memory of the last small arena dropped on this thread, reset.
-    static SPARE: Cell<Option<bumpalo::Bump>> = const { Cell::new(None) };
-}
-
-impl Default for Arena {
-    fn default() -> Self {
-        Arena::new()
-    }
-}
-
-impl Drop for Arena {
-    fn drop(&mut self) {
-        let held = self.bump.allocated_bytes();
-        if held == 0 || held > SPARE_MAX {
-            return;
-        }
-        let mut bump = std::mem::take(&mut self.bump);
-        // Frees every chunk but the last; the trees are gone (`&mut self`).
-        bump.reset();
-        // During thread teardown the slot may be gone: then the memory is simply freed.
-        let _ = SPARE.try_with(|spare| drop(spare.replace(Some(bump))));
-    }
 }
 
 impl std::fmt::Debug for Arena {
@@ -52,11 +19,9 @@ impl std::fmt::Debug for Arena {
 }
 
 impl Arena {
-    /// An empty arena (holding the memory this thread's last small dropped arena held,
-    /// if any: see the type's docs).
+    /// An empty arena.
     pub fn new() -> Arena {
-        let spare = SPARE.try_with(Cell::take).ok().flatten();
-        Arena { bump: spare.unwrap_or_default() }
+        Arena::default()
     }
 
     /// An empty arena with room for `bytes` before it asks the system for more.
