@@ -380,14 +380,8 @@ impl<'a> BlockMut<'a> {
                 p += 8;
                 continue;
             }
-            let (x, len) = match crate::wire::varint_in_word(w) {
-                Some(v) => v,
-                None => match crate::wire::varint_past_word(data, p, w) {
-                    Some(v) => v,
-                    // Longer than ten bytes or cut off: `read_varint` reports it below.
-                    None => break,
-                },
-            };
+            // Longer than ten bytes or cut off: `read_varint` reports it below.
+            let Some((x, len)) = crate::wire::varint_at_word(data, p, w) else { break };
             // SAFETY: as below: the varint ended at its own byte below 0x80.
             unsafe { base.add(n).write(convert(x)) };
             n += 1;

@@ -39,12 +39,18 @@ pub fn read_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> 
 /// returns `Some`.
 #[inline(always)]
 pub fn varint_word(buf: &[u8], pos: usize) -> Option<(u64, usize)> {
-    let w = load_word(buf, pos)?;
-    let (x, len) = match varint_in_word(w) {
-        Some(v) => v,
-        None => varint_past_word(buf, pos, w)?,
-    };
+    let (x, len) = varint_at_word(buf, pos, load_word(buf, pos)?)?;
     Some((x, pos + len))
+}
+
+/// [`varint_word`] for a caller that already loaded `w = load_word(buf, pos)`: the value
+/// and the varint's length in bytes.
+#[inline(always)]
+pub fn varint_at_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
+    match varint_in_word(w) {
+        Some(v) => Some(v),
+        None => varint_past_word(buf, pos, w),
+    }
 }
 
 /// The eight bytes at `buf[pos..pos + 8]` as a little-endian word (`None` if fewer remain).
@@ -64,7 +70,7 @@ fn pack_groups(x: u64) -> u64 {
 
 /// The varint the word `w` starts with and its length in bytes, if it ends within `w`.
 #[inline(always)]
-pub fn varint_in_word(w: u64) -> Option<(u64, usize)> {
+fn varint_in_word(w: u64) -> Option<(u64, usize)> {
     let stops = !w & 0x8080_8080_8080_8080;
     if stops == 0 {
         return None;
@@ -77,7 +83,7 @@ pub fn varint_in_word(w: u64) -> Option<(u64, usize)> {
 /// The varint at `buf[pos]` whose first eight bytes, `w`, all continue: 9 or 10 bytes long
 /// (bits past 64 dropped, as [`read_varint`] does), or `None` (longer, or cut off).
 #[inline(always)]
-pub fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
+fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
     let low = pack_groups(w & 0x7f7f_7f7f_7f7f_7f7f);
     let b8 = *buf.get(pos.checked_add(8)?)?;
     if b8 < 0x80 {
