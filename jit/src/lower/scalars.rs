@@ -10,7 +10,10 @@ impl<'a> Translator<'a, '_> {
 
     /// Reads a varint at `p` that must end by `end` (the message's end, or a packed run's):
     /// one- and two-byte varints inline, up to eight bytes from one 8-byte load (SWAR),
-    /// longer ones, ones within eight bytes of `end`, and errors in `pj_varint`.
+    /// longer ones and errors in `pj_varint`. Within eight bytes of `end` (a message's last
+    /// field) the word is the eight bytes *ending* at `end`, shifted down to start at `p`,
+    /// when the input has eight bytes before `end`; a byte loop otherwise (inputs under
+    /// eight bytes).
     pub(super) fn varint_in(&mut self, p: Value, end: Value) -> (Value, Value) {
         let load = self.b.create_block();
         let word = self.b.create_block();
@@ -22,17 +25,42 @@ impl<'a> Translator<'a, '_> {
         let (join, v, np) = self.short_varint(p, end, word);
 
         // Three to eight bytes (timestamps, ids, hashes): no helper call. The terminator
-        // is the lowest byte with its top bit clear; with eight bytes before `end` it lies
-        // inside the message.
+        // is the lowest byte with its top bit clear. Block params of `swar`: the word whose
+        // low byte is the one at `p`, and how many of its bytes lie before `end`.
         self.b.switch_to_block(word);
-        let found = self.b.create_block();
+        let swar = self.b.create_block();
+        let w = self.b.append_block_param(swar, types::I64);
+        let avail_w = self.b.append_block_param(swar, types::I64);
         let loaded = self.b.create_block();
+        let near_end = self.b.create_block();
         let tail = self.b.create_block();
         let avail = self.b.ins().isub(end, p);
         let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 8);
-        self.b.ins().brif(room, loaded, &[], tail, &[]);
+        self.b.ins().brif(room, loaded, &[], near_end, &[]);
 
-        // Fewer than eight bytes left (a message's last field): a byte loop, still no call.
+        self.b.switch_to_block(loaded);
+        let w8 = self.b.ins().load(types::I64, input_flags(), p, 0);
+        self.b.ins().jump(swar, &[BlockArg::Value(w8), BlockArg::Value(avail)]);
+
+        // Fewer than eight bytes left: the eight bytes ending at `end` are all input when
+        // `end - 8` is not before the input's start. Shifted right by the bytes before `p`,
+        // the word's high bytes are zero, which read as terminators: a varint cut by `end`
+        // shows as one longer than `avail` and goes to the helper, which reports it.
+        self.b.switch_to_block(near_end);
+        let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+        let before = self.b.ins().isub(end, start);
+        let whole = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, before, 8);
+        let shifted = self.b.create_block();
+        self.b.ins().brif(whole, shifted, &[], tail, &[]);
+        self.b.switch_to_block(shifted);
+        let w_end = self.b.ins().load(types::I64, input_flags(), end, -8);
+        let eight = self.b.ins().iconst(types::I64, 8);
+        let skip = self.b.ins().isub(eight, avail);
+        let skip = self.b.ins().ishl_imm_u(skip, 3);
+        let w_end = self.b.ins().ushr(w_end, skip);
+        self.b.ins().jump(swar, &[BlockArg::Value(w_end), BlockArg::Value(avail)]);
+
+        // Inputs under eight bytes: a byte loop, still no call.
         // Block params: position, shift, value so far. Ten bytes at most (shift 0..=63);
         // an eleventh, or the end, goes to the helper, which reports the error.
         self.b.switch_to_block(tail);
@@ -61,12 +89,19 @@ impl<'a> Translator<'a, '_> {
         let shift7 = self.b.ins().iadd_imm_s(shift, 7);
         self.b.ins().jump(step, &[BlockArg::Value(q1), BlockArg::Value(shift7), BlockArg::Value(acc2)]);
 
-        self.b.switch_to_block(loaded);
-        let w = self.b.ins().load(types::I64, input_flags(), p, 0);
+        self.b.switch_to_block(swar);
+        let found = self.b.create_block();
+        let fits = self.b.create_block();
         let not = self.b.ins().bnot(w);
         let stops = self.b.ins().band_imm_u(not, 0x8080_8080_8080_8080u64 as i64);
         self.b.ins().brif(stops, found, &[], slow, &[]);
         self.b.switch_to_block(found);
+        let tz = self.b.ins().ctz(stops);
+        let len = self.b.ins().ushr_imm_u(tz, 3);
+        let len = self.b.ins().iadd_imm_s(len, 1);
+        let cut = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, avail_w);
+        self.b.ins().brif(cut, slow, &[], fits, &[]);
+        self.b.switch_to_block(fits);
         let below = self.b.ins().iadd_imm_s(stops, -1);
         let upto = self.b.ins().bxor(stops, below);
         let x = self.b.ins().band(w, upto);
@@ -83,10 +118,7 @@ impl<'a> Translator<'a, '_> {
             let l = self.b.ins().band_imm_u(x, lo as i64);
             x = self.b.ins().bor(h, l);
         }
-        let tz = self.b.ins().ctz(stops);
-        let len = self.b.ins().ushr_imm_u(tz, 3);
         let after = self.b.ins().iadd(p, len);
-        let after = self.b.ins().iadd_imm_s(after, 1);
         self.b.ins().jump(join, &[BlockArg::Value(x), BlockArg::Value(after)]);
 
         self.b.switch_to_block(slow);
