@@ -50,9 +50,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "{iterations} x {} bytes with {engine:?}: {:.1} MB/s",
+        "{iterations} x {} bytes with {engine:?}: {:.1} MB/s, {:.1} ns per decode",
         bytes.len(),
-        (iterations * bytes.len()) as f64 / secs / 1e6
+        (iterations * bytes.len()) as f64 / secs / 1e6,
+        secs * 1e9 / iterations as f64
     );
     if std::env::var_os("PROTOJIT_PROFILE_STATS").is_some() {
         for t in decoder.stats().types {

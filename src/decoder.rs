@@ -49,6 +49,7 @@ impl Decoder {
 
     /// Decodes `input` into `arena`. The tree borrows strings and bytes from `input`, so
     /// it lives no longer than both.
+    #[inline]
     pub fn decode<'a>(&'a self, input: &'a [u8], arena: &'a Arena) -> Result<MessageRef<'a>, DecodeError> {
         let root = self.engine.decode(input, arena)?;
         // SAFETY: the engine returned a finished root block of the root layout, allocated

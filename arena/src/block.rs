@@ -128,6 +128,21 @@ impl<'a> BlockMut<'a> {
         BlockMut { ptr: arena.alloc_zeroed(layout.size() as usize), layout, layouts, arena, _invariant: PhantomData }
     }
 
+    /// A fresh zeroed block of layout `index` in `arena`, followed in the same allocation
+    /// by `spare` uninitialised bytes, whose start is returned too (see
+    /// [`Arena::alloc_zeroed_with_spare`]).
+    #[inline]
+    pub fn alloc_with_spare(
+        arena: &'a Arena,
+        layouts: &'a Layouts,
+        index: LayoutIndex,
+        spare: usize,
+    ) -> (BlockMut<'a>, NonNull<u8>) {
+        let layout = layouts.get(index);
+        let (ptr, rest) = arena.alloc_zeroed_with_spare(layout.size() as usize, spare);
+        (BlockMut { ptr, layout, layouts, arena, _invariant: PhantomData }, rest)
+    }
+
     /// Wraps an existing block.
     ///
     /// # Safety

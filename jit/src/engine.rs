@@ -4,7 +4,7 @@
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use protojit_arena::{Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts};
+use protojit_arena::{Arena, BlockMut, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts};
 
 use crate::compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
 use crate::runtime::{JitCtx, TierHook};
@@ -53,6 +53,9 @@ pub struct Engine {
     root: LayoutIndex,
     options: DecodeOptions,
     code: Code,
+    /// Whether the root type has message or group fields: then its block is allocated
+    /// together with the first chunk compiled code carves child blocks from.
+    root_has_children: bool,
 }
 
 impl Engine {
@@ -109,7 +112,9 @@ impl Engine {
     /// Assembles an engine whose code, if any, was made for `layouts` and `root`.
     fn unchecked(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions, code: Code) -> Engine {
         let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..options };
-        Engine { layouts, root, options, code }
+        let root_has_children =
+            layouts.get(root).slots().iter().any(|s| matches!(s.kind, FieldKind::Message | FieldKind::Group));
+        Engine { layouts, root, options, code, root_has_children }
     }
 
     /// The tiers of a tiered engine.
@@ -170,7 +175,25 @@ impl Engine {
     }
 
     /// Decodes `input` into a fresh root block in `arena`.
+    ///
+    /// Inlined into the caller for eagerly compiled code, the common case: a tiny
+    /// message's decode costs about as much as the calls around it.
+    #[inline]
     pub fn decode(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
+        if let (Code::Eager(code), true) = (&self.code, input.len() <= u32::MAX as usize) {
+            let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+            let root = self.compiled_root(arena, &mut ctx);
+            // SAFETY: the root function was compiled for `self.root` over `self.layouts`
+            // (checked in `with_code`), and `code` keeps it alive.
+            unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+            return Ok(root.as_ptr());
+        }
+        self.decode_tiered(input, arena)
+    }
+
+    /// [`Engine::decode`] for every engine but eagerly compiled code (which it takes too).
+    #[inline(never)]
+    fn decode_tiered(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
@@ -178,8 +201,8 @@ impl Engine {
         // the tier hook it is given, so there the root comes after the hook.
         let root = match &self.code {
             Code::Eager(code) => {
-                let root = BlockMut::alloc(arena, &self.layouts, self.root);
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+                let root = self.compiled_root(arena, &mut ctx);
                 // SAFETY: the root function was compiled for `self.root` over
                 // `self.layouts` (checked in `with_code`), and `code` keeps it alive.
                 unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
@@ -188,7 +211,7 @@ impl Engine {
             Code::Tiered(tiers) => {
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
                 if let Some(code) = tiers.direct(self.root) {
-                    let root = BlockMut::alloc(arena, &self.layouts, self.root);
+                    let root = self.compiled_root(arena, &mut ctx);
                     // SAFETY: the direct module was compiled by the tiers for `self.root`
                     // over their layouts, which are the engine's; `tiers` keeps it alive.
                     unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
@@ -196,7 +219,7 @@ impl Engine {
                 }
                 match tiers.entry(self.root) {
                     Some(f) => {
-                        let root = BlockMut::alloc(arena, &self.layouts, self.root);
+                        let root = self.compiled_root(arena, &mut ctx);
                         // SAFETY: a tiers' entry is the function of that type over its
                         // layouts, which are the engine's (`with_tiers`), alive while
                         // `tiers` is.
@@ -227,11 +250,26 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The root block of a decode by compiled code, with `ctx`'s first block chunk in the
+    /// same allocation when the root type has child messages.
+    #[inline]
+    fn compiled_root<'a>(&'a self, arena: &'a Arena, ctx: &mut JitCtx) -> BlockMut<'a> {
+        if !self.root_has_children {
+            return BlockMut::alloc(arena, &self.layouts, self.root);
+        }
+        let (root, chunk) = BlockMut::alloc_with_spare(arena, &self.layouts, self.root, ctx.chunk_next);
+        ctx.first_chunk(chunk);
+        root
+    }
+}
+
 /// Runs compiled message function `f` over the whole input into `root`.
 ///
 /// # Safety
 /// `f` is the compiled function of `root`'s layout over the layouts `ctx` was made with,
 /// alive for the call; `ctx` was made for `input` and `root`'s arena.
+#[inline]
 unsafe fn run(
     f: crate::runtime::MessageFn,
     ctx: &mut JitCtx,
@@ -244,9 +282,15 @@ unsafe fn run(
     // and writes only into blocks of the arena, all of which outlive the call.
     let r = unsafe { f(ctx, root.as_ptr().as_ptr(), start, end, 0, std::ptr::null()) };
     if r.is_null() {
-        // Compiled code records an error before it returns null; a missing one would be a
-        // lowering bug, reported rather than trusted.
-        return Err(ctx.error().unwrap_or(DecodeError::new(DecodeErrorKind::Internal, 0)));
+        return Err(recorded_error(ctx));
     }
     Ok(())
+}
+
+/// The error compiled code recorded before it returned null; a missing one would be a
+/// lowering bug, reported rather than trusted.
+#[cold]
+#[inline(never)]
+fn recorded_error(ctx: &JitCtx) -> DecodeError {
+    ctx.error().unwrap_or(DecodeError::new(DecodeErrorKind::Internal, 0))
 }

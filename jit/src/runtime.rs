@@ -76,6 +76,7 @@ pub(crate) mod ctx_offset {
 
 impl JitCtx {
     /// A context for decoding `input` into `arena`.
+    #[inline]
     pub fn new(input: &[u8], arena: &Arena, layouts: &Layouts, options: &DecodeOptions) -> JitCtx {
         JitCtx {
             input_start: input.as_ptr(),
@@ -98,6 +99,16 @@ impl JitCtx {
             tier_decodes: options.tiering.after_decodes,
             tier_bytes: options.tiering.after_bytes,
         }
+    }
+
+    /// Gives compiled code its first block chunk: the `chunk_next` bytes at `start`,
+    /// allocated with the root block (no refill call for the first children).
+    #[inline]
+    pub(crate) fn first_chunk(&mut self, start: NonNull<u8>) {
+        self.chunk_ptr = start.as_ptr();
+        // One past the end of the chunk the caller allocated (`chunk_next` bytes).
+        self.chunk_end = start.as_ptr().wrapping_add(self.chunk_next);
+        self.chunk_next = (self.chunk_next * 2).min(CHUNK_MAX);
     }
 
     /// The same context for a tiered decode over `tiers` (whose layouts it was made for).
