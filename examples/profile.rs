@@ -1,7 +1,7 @@
 //! Decodes one file many times with one engine: a target for `perf record` / `callgrind`.
 //! `PROTOJIT_PROFILE_WARM=1` with `auto` compiles every type the payload holds (tiering,
 //! calls through the entry table) before the timed loop; `PROTOJIT_PROFILE_STATS=1` prints
-//! each type's tier afterwards.
+//! each type's tier afterwards; `PROTOJIT_PROFILE_FRESH=1` decodes into a new arena each time.
 //!
 //! `cargo run --release --example profile -- SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]`
 //! Set `PERF_BUILDID_DIR=1` so `perf report` can name the compiled functions.
@@ -43,10 +43,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
+    let fresh = std::env::var_os("PROTOJIT_PROFILE_FRESH").is_some();
     let started = std::time::Instant::now();
-    for _ in 0..iterations {
-        arena.reset();
-        std::hint::black_box(decoder.decode(&bytes, &arena)?.block().as_ptr());
+    if fresh {
+        // A new arena per decode, dropped after it.
+        for _ in 0..iterations {
+            let arena = Arena::new();
+            std::hint::black_box(decoder.decode(&bytes, &arena)?.block().as_ptr());
+        }
+    } else {
+        for _ in 0..iterations {
+            arena.reset();
+            std::hint::black_box(decoder.decode(&bytes, &arena)?.block().as_ptr());
+        }
     }
     let secs = started.elapsed().as_secs_f64();
     println!(
