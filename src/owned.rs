@@ -28,8 +28,9 @@ pub struct OwnedMessage {
     layout: LayoutIndex,
     utf8_validated: bool,
     // The tree points into these three; none of them moves its contents when moved
-    // (`Bytes` and the arena's chunks live on the heap, `Layouts` behind an `Arc`).
-    arena: Arena,
+    // (`Bytes` on the heap, the arena boxed because its first block is inside it,
+    // `Layouts` behind an `Arc`).
+    arena: Box<Arena>,
     input: Bytes,
     layouts: Arc<Layouts>,
 }
@@ -79,7 +80,7 @@ impl OwnedMessage {
     /// Drops the tree and returns its arena, reset, to decode the next message into
     /// (see [`Decoder::decode_owned_in`]).
     pub fn into_arena(self) -> Arena {
-        let mut arena = self.arena;
+        let mut arena = *self.arena;
         arena.reset();
         arena
     }
@@ -98,6 +99,9 @@ impl Decoder {
     /// reuse one arena's memory.
     pub fn decode_owned_in(&self, input: impl Into<Bytes>, arena: Arena) -> Result<OwnedMessage, DecodeError> {
         let input: Bytes = input.into();
+        // Boxed before decoding: the tree may point into the arena's inline first block,
+        // which must not move with the `OwnedMessage`.
+        let arena = Box::new(arena);
         let engine = self.engine();
         let root = engine.decode(&input, &arena)?;
         Ok(OwnedMessage {

@@ -95,8 +95,12 @@ fn arena_reuse_allocates_nothing_after_the_first_decode() {
                     }
                 }
             }
-            // The first decode of a fresh arena did allocate (so the check can fail).
-            assert!(held_after_first.unwrap() > 0);
+            // The first decode of a fresh arena took chunks from the system (so the check
+            // can fail), except for the small payload, whose tree may fit in the arena's
+            // inline first block.
+            if !file.starts_with("google_message1") {
+                assert!(held_after_first.unwrap() > Arena::new().allocated_bytes(), "{file} ({engine:?})");
+            }
         }
     }
 }
