@@ -65,6 +65,7 @@ pub(crate) mod ctx_offset {
     use super::JitCtx;
     use std::mem::offset_of;
     pub const INPUT_START: i32 = offset_of!(JitCtx, input_start) as i32;
+    pub const INPUT_LEN: i32 = offset_of!(JitCtx, input_len) as i32;
     pub const ERROR_KIND: i32 = offset_of!(JitCtx, error_kind) as i32;
     pub const GROUP_DONE: i32 = offset_of!(JitCtx, group_done) as i32;
     pub const ERROR_OFFSET: i32 = offset_of!(JitCtx, error_offset) as i32;

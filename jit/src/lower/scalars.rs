@@ -190,13 +190,18 @@ impl<'a> Translator<'a, '_> {
     }
 
     /// Jumps to `ok` when the `len` bytes at `start` are short ASCII (at most 16 bytes,
-    /// with 16 readable bytes before `end`: two loads, masked to the string); otherwise
-    /// continues in a new block, where the caller runs the full validator.
+    /// with 16 readable bytes before the end of the *input*, not just of this message, so
+    /// a short string at the end of a submessage stays inline: two loads, masked to the
+    /// string); otherwise continues in a new block, where the caller runs the full
+    /// validator.
     pub(super) fn ascii_check(&mut self, start: Value, len: Value, ok: Block) {
         let inline = self.b.create_block();
         let full = self.b.create_block();
         let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, 16);
-        let avail = self.b.ins().isub(self.end, start);
+        let input = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+        let input_len = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_LEN);
+        let input_end = self.b.ins().iadd(input, input_len);
+        let avail = self.b.ins().isub(input_end, start);
         let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 16);
         let both = self.b.ins().band(short, room);
         self.b.ins().brif(both, inline, &[], full, &[]);
