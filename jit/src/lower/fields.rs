@@ -47,12 +47,40 @@ impl<'a> Translator<'a, '_> {
         self.b.set_cold_block(grow);
         self.b.ins().brif(short, grow, &[], room, &[]);
         self.b.switch_to_block(grow);
-        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let s = self.b.ins().iconst(types::I32, si as i64);
         let n = match additional {
             Some(n) => n,
             None => self.b.ins().iconst(types::I32, 1),
         };
+        // A vector's first buffer (nothing to copy) comes from the context's chunk when it
+        // fits, as child blocks do: capacity `max(n, 4)`, `reserve_vec`'s policy for an
+        // empty vector. Growing a full one, or a chunk too short, calls the helper.
+        let first = self.b.create_block();
+        let take = self.b.create_block();
+        let helper = self.b.create_block();
+        self.b.set_cold_block(helper);
+        let empty = self.b.ins().icmp_imm_u(IntCC::Equal, cap, 0);
+        self.b.ins().brif(empty, first, &[], helper, &[]);
+        self.b.switch_to_block(first);
+        let four = self.b.ins().iconst(types::I32, 4);
+        let want = self.b.ins().umax(n, four);
+        let bytes = self.b.ins().uextend(types::I64, want);
+        let bytes = self.b.ins().imul_imm_u(bytes, slot.elem_size as i64);
+        let bytes = self.b.ins().iadd_imm_s(bytes, 7);
+        let bytes = self.b.ins().band_imm_u(bytes, -8i64 as u64 as i64);
+        let cur = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_PTR);
+        let lim = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_END);
+        let left = self.b.ins().isub(lim, cur);
+        let fits = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, left, bytes);
+        self.b.ins().brif(fits, take, &[], helper, &[]);
+        self.b.switch_to_block(take);
+        let next = self.b.ins().iadd(cur, bytes);
+        self.b.ins().store(tree_flags(), next, self.ctx, ctx_offset::CHUNK_PTR);
+        self.b.ins().store(tree_flags(), cur, self.blk, off);
+        self.b.ins().store(tree_flags(), want, self.blk, off + 12);
+        self.b.ins().jump(room, &[]);
+        self.b.switch_to_block(helper);
+        let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
+        let s = self.b.ins().iconst(types::I32, si as i64);
         let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, n]);
         let ok = self.b.inst_results(call)[0];
         self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
