@@ -328,6 +328,20 @@ impl<'a> Translator<'a, '_> {
                 let (v, np) = self.varint(p);
                 let v = self.b.ins().ireduce(types::I32, v);
                 let v = if slot.kind == FieldKind::Sint32 { self.zigzag(v) } else { v };
+                if slot.kind == FieldKind::Enum && slot.closed_enum {
+                    // Only closed enums of consecutive values get a label (`inline_single`);
+                    // a value outside them is the interpreter's (an unknown field).
+                    let (lo, hi) = closed_enum_range(self.layout, si).expect("labels only for enum ranges");
+                    let declared = self.b.create_block();
+                    let off = self.b.ins().iadd_imm_s(v, -(lo as i64));
+                    let inside = self.b.ins().icmp_imm_u(
+                        IntCC::UnsignedLessThanOrEqual,
+                        off,
+                        (hi as i64 - lo as i64) as u32 as i64,
+                    );
+                    self.b.ins().brif(inside, declared, &[], self.slow, &[BlockArg::Value(tag_pos)]);
+                    self.b.switch_to_block(declared);
+                }
                 self.put(si, &slot, v);
                 self.thread(si, np);
             }

@@ -184,7 +184,7 @@ impl<'a> Translator<'a, '_> {
         for (csi, form) in candidates {
             let cslot = *self.slot(csi);
             let tag = tag_of(&cslot, form);
-            if tag >= 0x4000 || (form == Form::Single && !inline_single(&cslot)) {
+            if tag >= 0x4000 || (form == Form::Single && !inline_single(self.layout, csi, &cslot)) {
                 continue;
             }
             let label = self.label(csi, form);

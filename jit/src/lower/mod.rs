@@ -188,8 +188,19 @@ fn tree_flags() -> MemFlagsData {
 
 /// Whether the lowering compiles this slot's values inline (else the label defers to the
 /// interpreter's field step).
-fn inline_single(slot: &FieldSlot) -> bool {
-    !(slot.kind == FieldKind::Enum && slot.closed_enum)
+fn inline_single(layout: &MessageLayout, si: u32, slot: &FieldSlot) -> bool {
+    !(slot.kind == FieldKind::Enum && slot.closed_enum) || closed_enum_range(layout, si).is_some()
+}
+
+/// The declared values of the closed enum in slot `si` as `(lowest, highest)` when they
+/// are one run of consecutive numbers (most enums): compiled code checks a value with two
+/// compares, and leaves any other value to the interpreter (an undeclared value of a
+/// closed enum is an unknown field). `None` for other enums, which the interpreter decodes.
+fn closed_enum_range(layout: &MessageLayout, si: u32) -> Option<(i32, i32)> {
+    let values = layout.closed_enum_values(SlotIndex::new(si));
+    let (&lo, &hi) = (values.first()?, values.last()?);
+    let consecutive = values.windows(2).all(|w| w[0].checked_add(1) == Some(w[1]));
+    consecutive.then_some((lo, hi))
 }
 
 /// The wire-format tag a label of `slot` in `form` expects.
@@ -334,7 +345,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let wt = (tag & 7) as u8;
         let si = self.layout.slot_by_number(number)?.index() as u32;
         let slot = self.slot(si);
-        if wt == slot.kind.wire_type() && inline_single(slot) {
+        if wt == slot.kind.wire_type() && inline_single(self.layout, si, slot) {
             Some(self.label(si, Form::Single))
         } else if wt == 2 && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
             Some(self.label(si, Form::Packed))
