@@ -164,3 +164,98 @@ fn single_varints_of_every_length_decode_like_prost_reflect_in_every_engine() {
     }
     assert!(accepted > 400 && rejected > 100, "accepted {accepted}, rejected {rejected}");
 }
+
+const CLOSED: &str = r#"
+syntax = "proto2";
+package closed;
+
+enum Run { R0 = 0; R1 = 1; R2 = 2; R3 = 3; }
+enum Gap { G1 = 1; G5 = 5; }
+
+message C {
+  optional Run run = 1;
+  optional Gap gap = 2;
+  repeated Run runs = 3;
+  repeated Run packed_runs = 4 [packed = true];
+  repeated Gap packed_gaps = 5 [packed = true];
+}
+"#;
+
+/// Closed enums (declared values checked: compiled code by a range check when they are
+/// consecutive, the interpreter's run decoder by one pass over one-byte runs) decode the
+/// same in every engine: values, the unknown fields undeclared ones become, and their
+/// order. prost-reflect keeps undeclared values of closed enums as values, so the engines
+/// are compared with each other (and with what the interpreter is tested for elsewhere).
+#[test]
+fn closed_enums_decode_alike_in_every_engine() {
+    let schema = Schema::from_proto_source("closed.proto", CLOSED).unwrap();
+    let decoders = decoders(&schema, "closed.C");
+    let mut rng = common::Rng(0xc105_ed00);
+    let value = |rng: &mut common::Rng| -> u64 {
+        match rng.below(20) {
+            0 => 4 + rng.below(200),       // undeclared, small
+            1 => (1 << 32) + rng.below(4), // truncates to a declared value
+            2 => u64::MAX - rng.below(3),  // negative: undeclared
+            _ => rng.below(4),             // declared Run (and G1 for Gap)
+        }
+    };
+    let (mut unknowns, mut cases) = (0, 0);
+    // The model: the declared values each repeated field keeps, in order (a value is
+    // declared when its low 32 bits, as an int32, are).
+    let declared = |field: u32, v: u64| match field {
+        5 => [1, 5].contains(&(v as i32)),
+        _ => (0..=3).contains(&(v as i32)),
+    };
+    for case in 0..400 {
+        let mut input = Vec::new();
+        let mut want: [Vec<i32>; 6] = Default::default();
+        for _ in 0..1 + rng.below(4) {
+            let field = 1 + rng.below(5) as u32;
+            if field <= 3 {
+                write_varint(&mut input, u64::from(field) << 3);
+                let v = if field == 2 && rng.one_in(2) { 5 } else { value(&mut rng) };
+                write_varint(&mut input, v);
+                if field == 3 && declared(3, v) {
+                    want[3].push(v as i32);
+                }
+            } else {
+                // Short runs (compiled code's loop) and long ones (the run decoder).
+                let count = if rng.one_in(2) { rng.below(12) } else { 60 + rng.below(80) } as usize;
+                let clean = rng.one_in(2);
+                let mut body = Vec::new();
+                for _ in 0..count {
+                    let v = if clean { rng.below(4) } else { value(&mut rng) };
+                    write_varint(&mut body, v);
+                    if declared(field, v) {
+                        want[field as usize].push(v as i32);
+                    }
+                }
+                write_varint(&mut input, u64::from(field) << 3 | 2);
+                write_varint(&mut input, body.len() as u64);
+                input.extend(body);
+            }
+        }
+        let mut seen = Vec::new();
+        for (engine, decoder) in &decoders {
+            let arena = Arena::new();
+            let msg = decoder.decode(&input, &arena).unwrap_or_else(|e| panic!("case {case}, {engine:?}: {e}"));
+            for (field, name) in [(3, "runs"), (4, "packed_runs"), (5, "packed_gaps")] {
+                let got: Vec<i32> =
+                    msg.get(name).unwrap().as_list().unwrap().iter().map(|v| v.as_i32().unwrap()).collect();
+                assert_eq!(got, want[field], "case {case}, {engine:?}: {name}; input {input:02x?}");
+            }
+            let unknown: Vec<Vec<u8>> = msg.unknown_fields().map(<[u8]>::to_vec).collect();
+            seen.push((format!("{:?}", msg.to_dynamic()), msg.encode_to_vec(), unknown));
+        }
+        for (i, s) in seen.iter().enumerate().skip(1) {
+            assert_eq!(
+                &seen[0], s,
+                "case {case}: {:?} differs from the interpreter; input {input:02x?}",
+                decoders[i].0
+            );
+        }
+        unknowns += usize::from(!seen[0].2.is_empty());
+        cases += 1;
+    }
+    assert!(unknowns > 50 && unknowns < cases, "{unknowns} of {cases} cases had unknown fields");
+}

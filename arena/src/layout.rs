@@ -373,6 +373,14 @@ impl MessageLayout {
     pub fn closed_enum_values(&self, index: SlotIndex) -> &[i32] {
         &self.closed_enum_values[index.index()]
     }
+    /// The declared values of the closed enum in slot `index` as `(lowest, highest)` when
+    /// they are one run of consecutive numbers (most enums), so a value is checked with
+    /// two compares; `None` otherwise (gaps, aliases, or not a closed enum).
+    pub fn closed_enum_range(&self, index: SlotIndex) -> Option<(i32, i32)> {
+        let values = self.closed_enum_values(index);
+        let (&lo, &hi) = (values.first()?, values.last()?);
+        values.windows(2).all(|w| w[0].checked_add(1) == Some(w[1])).then_some((lo, hi))
+    }
     /// The value an absent singular scalar field reads as (proto2 declared defaults,
     /// else the zero value); `None` for messages and repeated fields.
     pub fn slot_default(&self, index: SlotIndex) -> Option<&prost_reflect::Value> {

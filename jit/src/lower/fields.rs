@@ -6,10 +6,12 @@ use super::*;
 /// longer ones by the interpreter's (see `packed_varints`).
 const PACKED_INLINE_MAX: i64 = 64;
 
-/// Whether a packed run of `slot` is decoded by an inline loop (varint kinds; closed enums
-/// need the declared-value check and fixed-width runs are one copy in the helper).
-fn packed_inline(slot: &FieldSlot) -> bool {
-    slot.kind.fixed_width() == 0 && !(slot.kind == FieldKind::Enum && slot.closed_enum)
+/// Whether a packed run of slot `si` is decoded by an inline loop (varint kinds, closed
+/// enums only with consecutive declared values, checked inline; fixed-width runs are one
+/// copy in the helper).
+fn packed_inline(layout: &MessageLayout, si: u32, slot: &FieldSlot) -> bool {
+    slot.kind.fixed_width() == 0
+        && (!(slot.kind == FieldKind::Enum && slot.closed_enum) || closed_enum_range(layout, si).is_some())
 }
 
 impl<'a> Translator<'a, '_> {
@@ -149,6 +151,19 @@ impl<'a> Translator<'a, '_> {
 
         self.b.switch_to_block(body);
         let (v, next) = self.packed_varint(q, stop);
+        if slot.kind == FieldKind::Enum && slot.closed_enum {
+            // An undeclared value: the interpreter takes the run from this element on
+            // (it keeps the value as an unknown field), as it does after a long varint.
+            let long = self.packed_long.expect("packed_varint made the hand-over block");
+            let (lo, hi) = closed_enum_range(self.layout, si).expect("inline only for enum ranges");
+            let v32 = self.b.ins().ireduce(types::I32, v);
+            let off = self.b.ins().iadd_imm_s(v32, -(lo as i64));
+            let inside =
+                self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, off, (hi as i64 - lo as i64) as u32 as i64);
+            let declared = self.b.create_block();
+            self.b.ins().brif(inside, declared, &[], long, &[]);
+            self.b.switch_to_block(declared);
+        }
         let v = match slot.kind {
             FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum => self.b.ins().ireduce(types::I32, v),
             FieldKind::Sint32 => {
@@ -311,7 +326,7 @@ impl<'a> Translator<'a, '_> {
         let p = self.b.block_params(label)[0];
         let tag_pos = self.b.block_params(label)[1];
         let slot = *self.slot(si);
-        if form == Form::Packed && packed_inline(&slot) {
+        if form == Form::Packed && packed_inline(self.layout, si, &slot) {
             self.packed_varints(si, &slot, p);
             return;
         }

@@ -193,14 +193,11 @@ fn inline_single(layout: &MessageLayout, si: u32, slot: &FieldSlot) -> bool {
 }
 
 /// The declared values of the closed enum in slot `si` as `(lowest, highest)` when they
-/// are one run of consecutive numbers (most enums): compiled code checks a value with two
-/// compares, and leaves any other value to the interpreter (an undeclared value of a
+/// are consecutive (`MessageLayout::closed_enum_range`): compiled code checks a value with
+/// two compares, and leaves any other value to the interpreter (an undeclared value of a
 /// closed enum is an unknown field). `None` for other enums, which the interpreter decodes.
 fn closed_enum_range(layout: &MessageLayout, si: u32) -> Option<(i32, i32)> {
-    let values = layout.closed_enum_values(SlotIndex::new(si));
-    let (&lo, &hi) = (values.first()?, values.last()?);
-    let consecutive = values.windows(2).all(|w| w[0].checked_add(1) == Some(w[1]));
-    consecutive.then_some((lo, hi))
+    layout.closed_enum_range(SlotIndex::new(si))
 }
 
 /// The wire-format tag a label of `slot` in `form` expects.
