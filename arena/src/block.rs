@@ -395,7 +395,17 @@ impl<'a> BlockMut<'a> {
                 p += 8;
                 continue;
             }
-            // Longer than ten bytes or cut off: `read_varint` reports it below.
+            // Every varint that ends in the word, from the one load.
+            let used = crate::wire::varints_in_word(w, |x| {
+                // SAFETY: as below: each varint ended at its own byte below 0x80.
+                unsafe { base.add(n).write(convert(x)) };
+                n += 1;
+            });
+            if used != 0 {
+                p += used;
+                continue;
+            }
+            // Nine or ten bytes; longer or cut off: `read_varint` reports it below.
             let Some((x, len)) = crate::wire::varint_at_word(data, p, w) else { break };
             // SAFETY: as below: the varint ended at its own byte below 0x80.
             unsafe { base.add(n).write(convert(x)) };

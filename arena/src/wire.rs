@@ -60,6 +60,28 @@ pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes))
 }
 
+/// Calls `f` with each varint that ends within the word `w` (eight bytes of a buffer, the
+/// first a varint's first), in order, and returns the bytes they take: 0 when the first
+/// varint is longer than eight bytes. Bytes after the last terminator (the start of a
+/// varint the word cuts) are left for the next word. One load serves every varint in the
+/// word, so a run of 2-4-byte varints is not one load-to-load dependency per value.
+#[inline(always)]
+pub fn varints_in_word(w: u64, mut f: impl FnMut(u64)) -> usize {
+    let mut stops = !w & 0x8080_8080_8080_8080;
+    // The bit where the next varint starts.
+    let mut start = 0;
+    while stops != 0 {
+        // One past the terminator's top bit: the end of this varint's bytes.
+        let end = stops.trailing_zeros() + 1;
+        // `end - start` is 8 to 64 bits, so the shift is at most 56.
+        let x = (w >> start) & (u64::MAX >> (64 - (end - start))) & 0x7f7f_7f7f_7f7f_7f7f;
+        f(pack_groups(x));
+        start = end;
+        stops &= stops - 1;
+    }
+    (start / 8) as usize
+}
+
 /// The low 7 bits of each byte of `x` (whose top bits are clear), packed together.
 #[inline(always)]
 fn pack_groups(x: u64) -> u64 {
