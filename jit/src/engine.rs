@@ -180,77 +180,68 @@ impl Engine {
     /// message's decode costs about as much as the calls around it.
     #[inline]
     pub fn decode(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
-        if let (Code::Eager(code), true) = (&self.code, input.len() <= u32::MAX as usize) {
-            let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
-            let root = self.compiled_root(arena, &mut ctx);
-            // SAFETY: the root function was compiled for `self.root` over `self.layouts`
-            // (checked in `with_code`), and `code` keeps it alive.
-            unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
-            return Ok(root.as_ptr());
-        }
-        self.decode_tiered(input, arena)
-    }
-
-    /// [`Engine::decode`] for every engine but eagerly compiled code (which it takes too).
-    #[inline(never)]
-    fn decode_tiered(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
-        // Each arm allocates the root itself: the interpreter's blocks must not outlive
-        // the tier hook it is given, so there the root comes after the hook.
-        let root = match &self.code {
+        match &self.code {
             Code::Eager(code) => {
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
                 let root = self.compiled_root(arena, &mut ctx);
                 // SAFETY: the root function was compiled for `self.root` over
                 // `self.layouts` (checked in `with_code`), and `code` keeps it alive.
                 unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
-                root.as_ptr()
+                Ok(root.as_ptr())
             }
-            Code::Tiered(tiers) => {
-                let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
-                if let Some(code) = tiers.direct(self.root) {
-                    let root = self.compiled_root(arena, &mut ctx);
-                    // SAFETY: the direct module was compiled by the tiers for `self.root`
-                    // over their layouts, which are the engine's; `tiers` keeps it alive.
-                    unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
-                    return Ok(root.as_ptr());
-                }
-                match tiers.entry(self.root) {
-                    Some(f) => {
-                        let root = self.compiled_root(arena, &mut ctx);
-                        // SAFETY: a tiers' entry is the function of that type over its
-                        // layouts, which are the engine's (`with_tiers`), alive while
-                        // `tiers` is.
-                        unsafe { run(f, &mut ctx, &root, input)? };
-                        tiers.consider_direct(self.root);
-                        root.as_ptr()
-                    }
-                    None => {
-                        let hook = TierHook { ctx: &mut ctx, tiers };
-                        if tiers.is_cold(self.root) {
-                            hook.note(self.root, input.len());
-                        }
-                        let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
-                        let interp = Interp::new(input, &self.options).with_children(&hook);
-                        interp.message(&mut root, 0, input.len(), 0, None)?;
-                        root.as_ptr()
-                    }
-                }
-            }
-            Code::Interpreted(_) => {
-                let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
-                let interp = Interp::new(input, &self.options);
-                interp.message(&mut root, 0, input.len(), 0, None)?;
-                root.as_ptr()
-            }
-        };
-        Ok(root)
+            Code::Tiered(tiers) => self.decode_tiered(tiers, input, arena),
+            Code::Interpreted(_) => self.decode_interpreted(input, arena),
+        }
     }
-}
 
-impl Engine {
+    /// [`Engine::decode`] by the interpreter alone.
+    #[inline(never)]
+    fn decode_interpreted(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
+        let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
+        let interp = Interp::new(input, &self.options);
+        interp.message(&mut root, 0, input.len(), 0, None)?;
+        Ok(root.as_ptr())
+    }
+
+    /// [`Engine::decode`] with tiers: the direct module, else the root's entry, else the
+    /// interpreter, which offers child messages to their compiled code. Each arm allocates
+    /// the root itself: the interpreter's blocks must not outlive the tier hook it is
+    /// given, so there the root comes after the hook.
+    #[inline(never)]
+    fn decode_tiered(&self, tiers: &Tiers, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
+        let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
+        if let Some(code) = tiers.direct(self.root) {
+            let root = self.compiled_root(arena, &mut ctx);
+            // SAFETY: the direct module was compiled by the tiers for `self.root` over their
+            // layouts, which are the engine's; `tiers` keeps it alive.
+            unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+            return Ok(root.as_ptr());
+        }
+        match tiers.entry(self.root) {
+            Some(f) => {
+                let root = self.compiled_root(arena, &mut ctx);
+                // SAFETY: a tiers' entry is the function of that type over its layouts,
+                // which are the engine's (`with_tiers`), alive while `tiers` is.
+                unsafe { run(f, &mut ctx, &root, input)? };
+                tiers.consider_direct(self.root);
+                Ok(root.as_ptr())
+            }
+            None => {
+                let hook = TierHook { ctx: &mut ctx, tiers };
+                if tiers.is_cold(self.root) {
+                    hook.note(self.root, input.len());
+                }
+                let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
+                let interp = Interp::new(input, &self.options).with_children(&hook);
+                interp.message(&mut root, 0, input.len(), 0, None)?;
+                Ok(root.as_ptr())
+            }
+        }
+    }
+
     /// The root block of a decode by compiled code, with `ctx`'s first block chunk in the
     /// same allocation when the root type has child messages.
     #[inline]
