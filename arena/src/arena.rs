@@ -121,7 +121,7 @@ impl Arena {
     /// Panics only when the system is out of memory (like `Vec`).
     #[inline]
     pub fn alloc_zeroed_with_spare(&self, size: usize, spare: usize) -> (NonNull<u8>, NonNull<u8>) {
-        let size = size.max(8).next_multiple_of(8);
+        let size = size.max(8).checked_next_multiple_of(8).expect("block size overflows");
         let total = size.checked_add(spare).expect("block size overflows");
         let ptr = match self.take_inline(total) {
             Some(ptr) => ptr,

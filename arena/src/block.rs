@@ -405,8 +405,9 @@ impl<'a> BlockMut<'a> {
                 p += used;
                 continue;
             }
-            // Nine or ten bytes; longer or cut off: `read_varint` reports it below.
-            let Some((x, len)) = crate::wire::varint_at_word(data, p, w) else { break };
+            // No terminator in the word: nine or ten bytes; longer or cut off:
+            // `read_varint` reports it below.
+            let Some((x, len)) = crate::wire::varint_past_word(data, p, w) else { break };
             // SAFETY: as below: the varint ended at its own byte below 0x80.
             unsafe { base.add(n).write(convert(x)) };
             n += 1;

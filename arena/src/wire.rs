@@ -105,7 +105,7 @@ fn varint_in_word(w: u64) -> Option<(u64, usize)> {
 /// The varint at `buf[pos]` whose first eight bytes, `w`, all continue: 9 or 10 bytes long
 /// (bits past 64 dropped, as [`read_varint`] does), or `None` (longer, or cut off).
 #[inline(always)]
-fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
+pub(crate) fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
     let low = pack_groups(w & 0x7f7f_7f7f_7f7f_7f7f);
     let b8 = *buf.get(pos.checked_add(8)?)?;
     if b8 < 0x80 {

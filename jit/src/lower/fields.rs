@@ -30,6 +30,19 @@ impl<'a> Translator<'a, '_> {
         }
     }
 
+    /// Continues in a new block when the int32 `v` is a declared value of the closed enum
+    /// in slot `si` (whose declared values are consecutive: `closed_enum_range`), else
+    /// jumps to `other` with `args`.
+    fn declared_or(&mut self, si: u32, v: Value, other: Block, args: &[BlockArg]) {
+        let (lo, hi) = closed_enum_range(self.layout, si).expect("inline only for enum ranges");
+        let off = self.b.ins().iadd_imm_s(v, -(lo as i64));
+        let span = (hi as i64 - lo as i64) as u32 as i64;
+        let inside = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, off, span);
+        let declared = self.b.create_block();
+        self.b.ins().brif(inside, declared, &[], other, args);
+        self.b.switch_to_block(declared);
+    }
+
     /// Makes room in repeated slot `si`'s vector for `additional` more elements (`None`:
     /// one), through `pj_reserve` when the spare capacity is short; continues in a new
     /// block where the room is there.
@@ -155,14 +168,8 @@ impl<'a> Translator<'a, '_> {
             // An undeclared value: the interpreter takes the run from this element on
             // (it keeps the value as an unknown field), as it does after a long varint.
             let long = self.packed_long.expect("packed_varint made the hand-over block");
-            let (lo, hi) = closed_enum_range(self.layout, si).expect("inline only for enum ranges");
             let v32 = self.b.ins().ireduce(types::I32, v);
-            let off = self.b.ins().iadd_imm_s(v32, -(lo as i64));
-            let inside =
-                self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, off, (hi as i64 - lo as i64) as u32 as i64);
-            let declared = self.b.create_block();
-            self.b.ins().brif(inside, declared, &[], long, &[]);
-            self.b.switch_to_block(declared);
+            self.declared_or(si, v32, long, &[]);
         }
         let v = match slot.kind {
             FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum => self.b.ins().ireduce(types::I32, v),
@@ -346,16 +353,8 @@ impl<'a> Translator<'a, '_> {
                 if slot.kind == FieldKind::Enum && slot.closed_enum {
                     // Only closed enums of consecutive values get a label (`inline_single`);
                     // a value outside them is the interpreter's (an unknown field).
-                    let (lo, hi) = closed_enum_range(self.layout, si).expect("labels only for enum ranges");
-                    let declared = self.b.create_block();
-                    let off = self.b.ins().iadd_imm_s(v, -(lo as i64));
-                    let inside = self.b.ins().icmp_imm_u(
-                        IntCC::UnsignedLessThanOrEqual,
-                        off,
-                        (hi as i64 - lo as i64) as u32 as i64,
-                    );
-                    self.b.ins().brif(inside, declared, &[], self.slow, &[BlockArg::Value(tag_pos)]);
-                    self.b.switch_to_block(declared);
+                    let slow = self.slow;
+                    self.declared_or(si, v, slow, &[BlockArg::Value(tag_pos)]);
                 }
                 self.put(si, &slot, v);
                 self.thread(si, np);
