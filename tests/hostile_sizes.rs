@@ -1,7 +1,7 @@
 //! Hostile sizes: adversarial inputs must not make either engine allocate more heap than the input justifies.
 //!
 //! A counting global allocator records, per thread, the peak of live heap bytes while one
-//! decode runs (the arena is heap memory too: bumpalo takes its chunks from the global
+//! decode runs (the arena is heap memory too: it takes its chunks from the global
 //! allocator). Every case must stay within
 //!
 //! ```text
@@ -102,7 +102,7 @@ struct Fixture {
     decoders: [Decoder; 2],
     /// The largest block of any message type of the schema, in bytes.
     largest_block: usize,
-    /// What the allocator holds for an arena's first chunk (bumpalo's smallest chunk).
+    /// What the allocator holds for an arena's first chunk (none: the inline block serves it).
     first_chunk: usize,
 }
 

@@ -11,6 +11,17 @@ use std::ptr::NonNull;
 /// 8-aligned.
 const INLINE_BYTES: usize = 512;
 
+/// The smallest chunk an arena asks the system for.
+const CHUNK_MIN: usize = 256;
+
+/// A new chunk adds `1 / CHUNK_GROWTH` of what the arena already bumps through (its
+/// inline block and chunks, not the chunks of single large allocations), or what one
+/// allocation needs, if more. Chunks grow with the tree, so allocation stays amortised
+/// O(1), while the unused end of the last chunk stays under a fifth of what the arena
+/// holds. (Doubling chunks, counted whole, held up to twice the tree: the arena held a
+/// median 1.34× prost's heap for the same messages.)
+const CHUNK_GROWTH: usize = 4;
+
 /// Memory for decoded trees. Allocation is a pointer bump; nothing is freed until the
 /// arena is [`reset`](Arena::reset) or dropped, which frees every tree decoded into it at
 /// once. Reusing one arena across decodes (`reset` between them) allocates nothing after
@@ -19,13 +30,20 @@ const INLINE_BYTES: usize = 512;
 /// The first 512 bytes come from the arena value itself, so trees may point into
 /// it: no tree outlives a borrow of the arena, and nothing can move an arena while it is
 /// borrowed (code that keeps raw pointers into an arena it owns, as `OwnedMessage` does,
-/// keeps the arena boxed).
+/// keeps the arena boxed). The rest comes from chunks taken from the system, each a
+/// quarter of what the arena bumped through before it, or one large allocation's own
+/// (see [`allocated_bytes`](Arena::allocated_bytes)).
 pub struct Arena {
     /// The inline first block; bytes `..inline_used` are handed out.
     inline: UnsafeCell<[MaybeUninit<u64>; INLINE_BYTES / 8]>,
     inline_used: Cell<usize>,
-    bump: bumpalo::Bump,
+    chunks: Chunks,
 }
+
+// SAFETY: an arena owns its chunks (heap memory, freed on drop) and its inline block;
+// nothing in it refers to thread-local state, so it may move to another thread. It is not
+// `Sync`: allocation goes through `&self` with `Cell`s.
+unsafe impl Send for Arena {}
 
 impl Default for Arena {
     fn default() -> Arena {
@@ -43,21 +61,20 @@ impl Arena {
     /// An empty arena.
     #[inline]
     pub fn new() -> Arena {
-        Arena::with_bump(bumpalo::Bump::new())
+        Arena {
+            inline: UnsafeCell::new([const { MaybeUninit::uninit() }; INLINE_BYTES / 8]),
+            inline_used: Cell::new(0),
+            chunks: Chunks::new(),
+        }
     }
 
     /// An empty arena with room for `bytes` before it asks the system for more.
     pub fn with_capacity(bytes: usize) -> Arena {
-        Arena::with_bump(bumpalo::Bump::with_capacity(bytes.saturating_sub(INLINE_BYTES)))
-    }
-
-    #[inline]
-    fn with_bump(bump: bumpalo::Bump) -> Arena {
-        Arena {
-            inline: UnsafeCell::new([const { MaybeUninit::uninit() }; INLINE_BYTES / 8]),
-            inline_used: Cell::new(0),
-            bump,
+        let arena = Arena::new();
+        if bytes > INLINE_BYTES {
+            arena.chunks.add_chunk((bytes - INLINE_BYTES).next_multiple_of(8));
         }
+        arena
     }
 
     /// `size` bytes, 8-aligned, from the inline block if they fit there.
@@ -76,6 +93,15 @@ impl Arena {
         Some(unsafe { NonNull::new_unchecked(self.inline.get().cast::<u8>().add(used)) })
     }
 
+    /// `size` bytes, 8-aligned: from the inline block, else from the chunks.
+    #[inline]
+    fn take(&self, size: usize) -> NonNull<u8> {
+        match self.take_inline(size) {
+            Some(ptr) => ptr,
+            None => self.chunks.take(size, INLINE_BYTES),
+        }
+    }
+
     /// Frees every tree decoded into this arena and keeps the memory for reuse. Taking
     /// `&mut self` proves no `MessageRef` into the arena is still alive.
     ///
@@ -85,17 +111,13 @@ impl Arena {
     #[inline]
     pub fn reset(&mut self) {
         self.inline_used.set(0);
-        let held = self.bump.allocated_bytes();
-        self.bump.reset();
-        if self.bump.allocated_bytes() < held {
-            self.bump = bumpalo::Bump::with_capacity(held);
-        }
+        self.chunks.reset();
     }
 
     /// Bytes currently held: the inline first block and the chunks taken from the system,
     /// unused space included.
     pub fn allocated_bytes(&self) -> usize {
-        INLINE_BYTES + self.bump.allocated_bytes()
+        INLINE_BYTES + self.chunks.held.get()
     }
 
     /// Allocates `size` zeroed bytes aligned to 8 (a message block, crate invariant 1).
@@ -104,60 +126,281 @@ impl Arena {
     #[inline]
     pub fn alloc_zeroed(&self, size: usize) -> NonNull<u8> {
         let size = size.max(8);
-        let ptr = match self.take_inline(size) {
-            Some(ptr) => ptr,
-            None => self.bump.alloc_layout(Layout::from_size_align(size, 8).expect("block size overflows")),
-        };
+        let ptr = self.take(size);
         // SAFETY: `ptr` is a fresh allocation of `size` writable bytes.
         unsafe { zero(ptr, size) };
         ptr
     }
 
-    /// Allocates a zeroed block of `size` bytes and, right after it in the same
-    /// allocation, `spare` uninitialised bytes, both aligned to 8: one bump for a root
-    /// block and the first chunk its children are carved from. Returns the block and the
-    /// spare bytes' start.
+    /// Lends out the free space at the arena's allocation point, at least `min` bytes
+    /// (taking a new chunk when there is less), as `start..end`, both 8-aligned (both
+    /// null, or equal, when `min` is 0 and nothing is free). Code that bump-allocates by
+    /// itself (compiled decoders) carves blocks from it without a call per block; the
+    /// arena hands none of it out again until [`take_back`](Arena::take_back) returns
+    /// the unused end. Allocating from the arena in between is allowed (it comes from
+    /// elsewhere); a later `take_back` of this region then keeps what it would return.
     ///
     /// Panics only when the system is out of memory (like `Vec`).
     #[inline]
-    pub fn alloc_zeroed_with_spare(&self, size: usize, spare: usize) -> (NonNull<u8>, NonNull<u8>) {
-        let size = size.max(8).checked_next_multiple_of(8).expect("block size overflows");
-        let total = size.checked_add(spare).expect("block size overflows");
-        let ptr = match self.take_inline(total) {
-            Some(ptr) => ptr,
-            None => self.bump.alloc_layout(Layout::from_size_align(total, 8).expect("block size overflows")),
-        };
-        // SAFETY: the first `size` of the allocation's `size + spare` bytes; the spare
-        // bytes start one past them, inside (or one past the end of) the allocation.
-        unsafe {
-            zero(ptr, size);
-            (ptr, ptr.add(size))
+    pub fn lend(&self, min: usize) -> (*mut u8, *mut u8) {
+        let used = self.inline_used.get();
+        let free = INLINE_BYTES - used;
+        if free >= min && free > 0 {
+            self.inline_used.set(INLINE_BYTES);
+            let base = self.inline.get().cast::<u8>();
+            // `used <= INLINE_BYTES`: both addresses lie in (or one past) the block.
+            return (base.wrapping_add(used), base.wrapping_add(INLINE_BYTES));
         }
+        self.chunks.lend(min, INLINE_BYTES)
+    }
+
+    /// Takes back `start..end`, the unused end of the region the last [`lend`](Arena::lend)
+    /// returned, to hand out again. Does nothing if the arena has allocated past that
+    /// region since (its end is no longer the allocation point).
+    ///
+    /// # Safety
+    /// `start..end` is the end of the region the arena's last `lend` returned (`start` at
+    /// or after that region's start), and nothing uses any byte of it, now or later.
+    #[inline]
+    pub unsafe fn take_back(&self, start: *mut u8, end: *mut u8) {
+        let base = self.inline.get().cast::<u8>();
+        let inline_end = base.wrapping_add(INLINE_BYTES);
+        if end == inline_end && self.inline_used.get() == INLINE_BYTES {
+            // The region was the inline block's end, and the block has been full since.
+            let at = (start as usize).wrapping_sub(base as usize);
+            if at <= INLINE_BYTES {
+                self.inline_used.set(at.next_multiple_of(8).min(INLINE_BYTES));
+            }
+            return;
+        }
+        self.chunks.take_back(start as usize, end as usize);
     }
 
     /// Allocates `size` uninitialised bytes aligned to 8.
     #[inline]
     pub fn alloc_uninit(&self, size: usize) -> NonNull<u8> {
-        let size = size.max(8);
-        match self.take_inline(size) {
-            Some(ptr) => ptr,
-            None => self.bump.alloc_layout(Layout::from_size_align(size, 8).expect("allocation size overflows")),
+        self.take(size.max(8))
+    }
+
+    /// Grows the allocation of `old` bytes at `ptr` to `new` bytes where it lies, if it is
+    /// the last one handed out and there is room after it; returns whether it did. A
+    /// vector that grows while nothing else is allocated keeps one buffer instead of
+    /// leaving its old ones behind.
+    #[inline]
+    pub fn grow_in_place(&self, ptr: NonNull<u8>, old: usize, new: usize) -> bool {
+        let (old, new) = (old.max(8).next_multiple_of(8), new.next_multiple_of(8));
+        if new < old {
+            return false;
         }
+        let addr = ptr.as_ptr() as usize;
+        let inline = self.inline.get() as usize;
+        let used = self.inline_used.get();
+        if addr.wrapping_add(old) == inline + used && inline <= addr {
+            // The allocation ends where the inline block's free space starts.
+            if addr - inline + new <= INLINE_BYTES {
+                self.inline_used.set(addr - inline + new);
+                return true;
+            }
+            return false;
+        }
+        self.chunks.grow_last(addr, old, new)
     }
 
     /// Copies `bytes` into the arena.
     pub fn alloc_bytes(&self, bytes: &[u8]) -> &[u8] {
-        match self.take_inline(bytes.len()) {
-            // SAFETY: `dst` is `bytes.len()` fresh writable bytes, disjoint from `bytes`
-            // (which the caller borrows), and initialised by the copy before the slice is
-            // made; it lives as long as the borrow of the arena.
-            Some(dst) => unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_ptr(), bytes.len());
-                std::slice::from_raw_parts(dst.as_ptr(), bytes.len())
-            },
-            None => self.bump.alloc_slice_copy(bytes),
+        let dst = self.take(bytes.len());
+        // SAFETY: `dst` is `bytes.len()` fresh writable bytes, disjoint from `bytes`
+        // (which the caller borrows), and initialised by the copy before the slice is
+        // made; it lives as long as the borrow of the arena.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_ptr(), bytes.len());
+            std::slice::from_raw_parts(dst.as_ptr(), bytes.len())
         }
     }
+}
+
+/// One chunk taken from the system.
+struct Chunk {
+    start: NonNull<u8>,
+    size: usize,
+}
+
+impl Chunk {
+    fn layout(size: usize) -> Layout {
+        Layout::from_size_align(size, 8).expect("arena chunk size overflows")
+    }
+}
+
+/// The chunks of an arena: the current one is bumped upwards from `ptr` to `end`; the
+/// others are full, or hold one large allocation each.
+///
+/// Invariants: `start`, `ptr` and `end` are 8-aligned, `start <= ptr <= end`, and they
+/// bound the current chunk (the last of `list`), or are all null while there is none.
+/// `held` is the sum of the sizes in `list`; `bumped` the sum of those that were (or are)
+/// the current chunk.
+struct Chunks {
+    start: Cell<*mut u8>,
+    ptr: Cell<*mut u8>,
+    end: Cell<*mut u8>,
+    /// Every chunk held, the current one last. Only the slow path takes it out.
+    list: Cell<Vec<Chunk>>,
+    held: Cell<usize>,
+    bumped: Cell<usize>,
+}
+
+impl Chunks {
+    #[inline]
+    fn new() -> Chunks {
+        Chunks {
+            start: Cell::new(std::ptr::null_mut()),
+            ptr: Cell::new(std::ptr::null_mut()),
+            end: Cell::new(std::ptr::null_mut()),
+            list: Cell::new(Vec::new()),
+            held: Cell::new(0),
+            bumped: Cell::new(0),
+        }
+    }
+
+    /// `size` bytes (a multiple of 8) bumped from the current chunk, else from a new one.
+    /// `before` is what the arena holds besides its chunks (the inline block), which
+    /// counts toward the next chunk's size.
+    #[inline]
+    fn take(&self, size: usize, before: usize) -> NonNull<u8> {
+        let ptr = self.ptr.get();
+        // `end - ptr` is the current chunk's free space (0 without a chunk).
+        if size <= (self.end.get() as usize) - (ptr as usize) {
+            self.ptr.set(ptr.wrapping_add(size.next_multiple_of(8)));
+            // SAFETY: `size > 0` (the inline block serves every empty allocation), so
+            // there is a current chunk and `ptr..ptr + size` lies inside it: non-null.
+            return unsafe { NonNull::new_unchecked(ptr) };
+        }
+        self.take_slow(size, before)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_slow(&self, size: usize, before: usize) -> NonNull<u8> {
+        let size = size.checked_next_multiple_of(8).expect("allocation size overflows");
+        let grown = self.next_size(0, before);
+        if size > grown / 2 {
+            // A large allocation takes a chunk of its own; the current chunk stays
+            // current, so its free space is not given up.
+            let chunk = alloc_chunk(size);
+            let mut list = self.list.take();
+            let at = list.len().saturating_sub(1);
+            list.insert(at, Chunk { start: chunk, size });
+            self.list.set(list);
+            self.held.set(self.held.get() + size);
+            return chunk;
+        }
+        self.add_chunk(grown);
+        let ptr = self.ptr.get();
+        self.ptr.set(ptr.wrapping_add(size));
+        // SAFETY: the new chunk's start, not null, with `size <= grown` bytes.
+        unsafe { NonNull::new_unchecked(ptr) }
+    }
+
+    /// Takes a chunk of `size` bytes (a multiple of 8) and makes it the current one.
+    fn add_chunk(&self, size: usize) {
+        let start = alloc_chunk(size);
+        let mut list = self.list.take();
+        list.push(Chunk { start, size });
+        self.list.set(list);
+        self.held.set(self.held.get() + size);
+        self.bumped.set(self.bumped.get() + size);
+        self.start.set(start.as_ptr());
+        self.ptr.set(start.as_ptr());
+        self.end.set(start.as_ptr().wrapping_add(size));
+    }
+
+    /// Grows the allocation at `addr` of `old` bytes to `new` (multiples of 8, `old <=
+    /// new`) if it is the current chunk's last allocation and the chunk holds the rest.
+    #[inline]
+    fn grow_last(&self, addr: usize, old: usize, new: usize) -> bool {
+        let ptr = self.ptr.get() as usize;
+        // Inside the current chunk, not merely ending where its free space starts (another
+        // allocation of the system could end there).
+        let inside = self.start.get() as usize <= addr;
+        if ptr == 0 || !inside || addr.wrapping_add(old) != ptr || new - old > self.end.get() as usize - ptr {
+            return false;
+        }
+        self.ptr.set(self.ptr.get().wrapping_add(new - old));
+        true
+    }
+
+    /// The current chunk's free space, at least `min` bytes (a new chunk, sized by the
+    /// growth rule or `min`, when short), handed out whole.
+    #[inline]
+    fn lend(&self, min: usize, before: usize) -> (*mut u8, *mut u8) {
+        if min > (self.end.get() as usize) - (self.ptr.get() as usize) {
+            self.add_chunk(self.next_size(min.checked_next_multiple_of(8).expect("allocation size overflows"), before));
+        }
+        let (start, end) = (self.ptr.get(), self.end.get());
+        self.ptr.set(end);
+        (start, end)
+    }
+
+    /// Hands `start..end` out again if `end` is the current chunk's end, everything up to
+    /// it is handed out, and `start` lies in the chunk (see `Arena::take_back`).
+    #[inline]
+    fn take_back(&self, start: usize, end: usize) {
+        let (first, ptr) = (self.start.get() as usize, self.ptr.get() as usize);
+        if end != 0 && end == self.end.get() as usize && ptr == end && first <= start && start <= end {
+            // `start - first` rounded up to 8 stays at or before `end` (8-aligned).
+            self.ptr.set(self.start.get().wrapping_add((start - first).next_multiple_of(8)));
+        }
+    }
+
+    /// The size of the next current chunk for an allocation of `size` bytes: a quarter
+    /// of what the arena bumps through, at least `CHUNK_MIN` and `size`.
+    #[inline]
+    fn next_size(&self, size: usize, before: usize) -> usize {
+        ((before + self.bumped.get()) / CHUNK_GROWTH).next_multiple_of(8).max(CHUNK_MIN).max(size)
+    }
+
+    /// Forgets every allocation; keeps one chunk as large as all held (see `Arena::reset`).
+    fn reset(&mut self) {
+        let list = self.list.get_mut();
+        if list.len() > 1 {
+            let held = *self.held.get_mut();
+            for chunk in list.drain(..) {
+                free_chunk(chunk);
+            }
+            *self.held.get_mut() = 0;
+            *self.bumped.get_mut() = 0;
+            self.add_chunk(held);
+        } else if let Some(chunk) = list.first() {
+            // One chunk (current, or a large allocation's): the next decode bumps through it.
+            *self.bumped.get_mut() = chunk.size;
+            self.start.set(chunk.start.as_ptr());
+            self.ptr.set(chunk.start.as_ptr());
+            self.end.set(chunk.start.as_ptr().wrapping_add(chunk.size));
+        }
+    }
+}
+
+impl Drop for Chunks {
+    fn drop(&mut self) {
+        for chunk in self.list.get_mut().drain(..) {
+            free_chunk(chunk);
+        }
+    }
+}
+
+/// `size` (> 0, a multiple of 8) bytes from the system, 8-aligned. Out of memory aborts
+/// through `handle_alloc_error`, as `Vec` does.
+fn alloc_chunk(size: usize) -> NonNull<u8> {
+    let layout = Chunk::layout(size);
+    // SAFETY: `layout` has a non-zero size (callers pass at least `CHUNK_MIN` or an
+    // allocation's size, at least 8).
+    let ptr = unsafe { std::alloc::alloc(layout) };
+    NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+}
+
+fn free_chunk(chunk: Chunk) {
+    // SAFETY: `chunk` came from `alloc_chunk(chunk.size)` and is freed once (it is moved
+    // out of the list that owned it).
+    unsafe { std::alloc::dealloc(chunk.start.as_ptr(), Chunk::layout(chunk.size)) }
 }
 
 /// Zeroes `size` bytes at `ptr`. Blocks of up to 128 bytes (most messages) take two
@@ -205,9 +448,25 @@ mod tests {
         for round in 0..2 {
             let mut spans: Vec<(usize, usize)> = Vec::new();
             let mut copies = Vec::new();
-            for i in 0..200usize {
-                let size = (i * 37) % 97;
+            let mut grew = 0;
+            for i in 0..400usize {
+                // Mostly small, every 25th larger than the next chunk would be (a chunk
+                // of its own), every 7th grown in place when it can be.
+                let size = if i % 25 == 24 { 3000 + i * 29 } else { (i * 37) % 97 };
                 let (ptr, len) = match i % 4 {
+                    2 if i % 7 == 0 => {
+                        let p = arena.alloc_uninit(size);
+                        let grown = 2 * size + 8;
+                        if arena.grow_in_place(p, size, grown) {
+                            grew += 1;
+                            // The grown bytes are ours: write them all.
+                            // SAFETY: `grow_in_place` extended the allocation to `grown` bytes.
+                            unsafe { std::ptr::write_bytes(p.as_ptr(), 0xa5, grown) };
+                            (p.as_ptr() as usize, grown)
+                        } else {
+                            (p.as_ptr() as usize, size.max(8))
+                        }
+                    }
                     0 => {
                         let p = arena.alloc_zeroed(size);
                         // SAFETY: `alloc_zeroed` returned `size.max(8)` initialised bytes.
@@ -216,9 +475,14 @@ mod tests {
                         (p.as_ptr() as usize, size.max(8))
                     }
                     1 => {
-                        let (p, rest) = arena.alloc_zeroed_with_spare(size, 24);
-                        assert_eq!(rest.as_ptr() as usize, p.as_ptr() as usize + size.max(8).next_multiple_of(8));
-                        (p.as_ptr() as usize, size.max(8).next_multiple_of(8) + 24)
+                        // Lent space, `size` bytes of it used, the rest taken back.
+                        let (start, end) = arena.lend(size);
+                        assert!(end as usize - start as usize >= size);
+                        assert_eq!(end as usize % 8, 0);
+                        let used = size.next_multiple_of(8);
+                        // SAFETY: the lent region's bytes after the first `used` are unused.
+                        unsafe { arena.take_back(start.wrapping_add(used), end) };
+                        (start as usize, used)
                     }
                     2 => {
                         let p = arena.alloc_uninit(size);
@@ -249,6 +513,12 @@ mod tests {
             let inline = arena.inline.get() as usize;
             assert!(spans.iter().any(|&(a, _)| a >= inline && a < inline + INLINE_BYTES));
             assert!(spans.iter().any(|&(a, _)| a < inline || a >= inline + INLINE_BYTES));
+            assert!(grew > 0, "round {round}: nothing grew in place");
+            // Chunks grow with what the arena holds: what is held but unused stays below
+            // the largest allocation's size plus a fifth of the whole.
+            let used: usize = spans.iter().map(|&(a, b)| b - a).sum();
+            let held = arena.allocated_bytes();
+            assert!(held <= used + held / 5 + 8 * 1024, "round {round}: holds {held} for {used} used");
             drop(copies);
             arena.reset();
         }

@@ -128,21 +128,6 @@ impl<'a> BlockMut<'a> {
         BlockMut { ptr: arena.alloc_zeroed(layout.size() as usize), layout, layouts, arena, _invariant: PhantomData }
     }
 
-    /// A fresh zeroed block of layout `index` in `arena`, followed in the same allocation
-    /// by `spare` uninitialised bytes, whose start is returned too (see
-    /// [`Arena::alloc_zeroed_with_spare`]).
-    #[inline]
-    pub fn alloc_with_spare(
-        arena: &'a Arena,
-        layouts: &'a Layouts,
-        index: LayoutIndex,
-        spare: usize,
-    ) -> (BlockMut<'a>, NonNull<u8>) {
-        let layout = layouts.get(index);
-        let (ptr, rest) = arena.alloc_zeroed_with_spare(layout.size() as usize, spare);
-        (BlockMut { ptr, layout, layouts, arena, _invariant: PhantomData }, rest)
-    }
-
     /// Wraps an existing block.
     ///
     /// # Safety
@@ -486,6 +471,14 @@ fn reserve_vec(v: &mut RawVec, elem_size: u32, additional: usize, arena: &Arena)
     let new_cap = need.max(2 * v.cap as usize).max(4).min(u32::MAX as usize);
     assert!(need <= new_cap, "repeated field longer than 2^32 elements");
     let bytes = new_cap.checked_mul(elem_size as usize).expect("vector size overflows");
+    if v.cap > 0 {
+        // SAFETY: a vector with capacity has an arena buffer of `cap` elements (`RawVec`).
+        let old = unsafe { NonNull::new_unchecked(v.ptr) };
+        if arena.grow_in_place(old, v.cap as usize * elem_size as usize, bytes) {
+            v.cap = new_cap as u32;
+            return;
+        }
+    }
     let ptr = arena.alloc_uninit(bytes).as_ptr();
     if v.len > 0 {
         // SAFETY: both buffers hold at least `len` elements; they do not overlap (fresh).

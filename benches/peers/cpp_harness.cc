@@ -1,12 +1,16 @@
 // libprotobuf (C++) decode timing for benches/peers/run.sh.
 //
 //   cpp_harness MODE TYPE FILE SECONDS [DESCRIPTOR_SET]
+//   cpp_harness space TYPE FILE 0
 //
 // MODE: new      generated code, a fresh heap message per parse (prototype->New()), deleted
 //       arena    generated code, a fresh google::protobuf::Arena per parse
 //       reuse    generated code, one message parsed into again and again (Clear + parse)
 //       dynamic  DynamicMessage from DESCRIPTOR_SET (a serialized FileDescriptorSet), fresh
 //                message per parse
+//       space    no timing: parses once into a fresh Arena and prints the bytes the Arena
+//                took from the system (SpaceAllocated) and the heap bytes held in all while
+//                the message lives (malloc's count: string buffers outside the Arena too)
 // Generated types are found by full name in the generated pool (every .pb.cc of the peer
 // schemas is linked in). Method as protojit's examples/decode_timing.rs: calibrate a batch to
 // ~50 ms, run batches for SECONDS, print the median batch throughput in MB/s (10^6 B/s).
@@ -18,6 +22,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <malloc.h>
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/descriptor.h>
@@ -57,6 +63,19 @@ int main(int argc, char** argv) {
     const Descriptor* d = DescriptorPool::generated_pool()->FindMessageTypeByName(type);
     if (!d) { fprintf(stderr, "no generated type %s\n", type.c_str()); return 1; }
     proto = MessageFactory::generated_factory()->GetPrototype(d);
+  }
+
+  if (mode == "space") {
+    auto heap = [] {
+      struct mallinfo2 mi = mallinfo2();
+      return mi.uordblks + mi.hblkhd;
+    };
+    size_t before = heap();
+    Arena arena;
+    Message* m = proto->New(&arena);
+    if (!m->ParseFromArray(data.data(), (int)data.size())) { fprintf(stderr, "parse failed\n"); return 1; }
+    printf("%zu %zu\n", (size_t)arena.SpaceAllocated(), heap() - before);
+    return 0;
   }
 
   std::unique_ptr<Message> reused(proto->New());

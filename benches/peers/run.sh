@@ -4,7 +4,8 @@
 #   bash benches/peers/run.sh            # installs what it needs (Debian; as root or via sudo)
 #
 # Environment: CORPUS (default ../shared/corpus), WORK (default target/peers), SECONDS_PER_RUN
-# (default 0.25), ROUNDS (default 10), GENERATED=1 to add the generated corpus. Each round
+# (default 0.25), ROUNDS (default 10), GENERATED=1 to add the generated corpus, MEMORY_ONLY=1
+# for the memory table alone (libprotobuf Arena bytes per payload; no timing). Each round
 # runs every arm once per payload, the arms' order rotating from round to round; ratios are
 # taken within a round and reported as the median over the rounds with their min–max.
 #
@@ -149,6 +150,27 @@ CASES="$WORK/cases.tsv"
   fi
 } > "$CASES"
 
+# --- memory: what libprotobuf's Arena holds for one parse ----------------------------------
+# protojit's side is `cargo run --profile bench --example memory` (Arena::allocated_bytes).
+memory_table() {
+  echo "libprotobuf generated code parsing once into a fresh Arena (\`cpp_harness space\`): the"
+  echo "bytes the Arena took from the system (SpaceAllocated, whole blocks) and the heap bytes held"
+  echo "in all while the message lives (glibc's count; string buffers outside the Arena included,"
+  echo "blocks reused from malloc's thread cache not: 0 for the smallest)."
+  echo
+  echo "| payload | bytes | Arena SpaceAllocated | heap held |"
+  echo "|---|---:|---:|---:|"
+  while IFS=$'\t' read -r name file proto type; do
+    read -r space heap <<< "$("$WORK/cpp_harness" space "$type" "$file" 0 2>/dev/null || echo "- -")"
+    echo "| $name | $(stat -c %s "$file") | $space | $heap |"
+  done < "$CASES"
+  echo
+}
+if [ "${MEMORY_ONLY:-0}" = 1 ]; then
+  memory_table
+  exit 0
+fi
+
 ARMS="protojit_jit protojit_fresh protojit_interp cpp_new cpp_arena cpp_reuse cpp_dynamic protobuf_c"
 
 run_arm() { # arm file proto type -> MB/s or "-"
@@ -192,6 +214,8 @@ done < "$CASES"
 
 # --- tables ---------------------------------------------------------------------------------
 python3 "$REPO/benches/peers/report.py" "$RESULTS" "$CASES" "$ROUNDS"
+echo
+memory_table
 
 echo
 echo "Notes:"

@@ -242,15 +242,14 @@ impl Engine {
         }
     }
 
-    /// The root block of a decode by compiled code, with `ctx`'s first block chunk in the
-    /// same allocation when the root type has child messages.
+    /// The root block of a decode by compiled code and, when the root type has child
+    /// messages, the arena's free space lent to `ctx` for them.
     #[inline]
     fn compiled_root<'a>(&'a self, arena: &'a Arena, ctx: &mut JitCtx) -> BlockMut<'a> {
-        if !self.root_has_children {
-            return BlockMut::alloc(arena, &self.layouts, self.root);
+        let root = BlockMut::alloc(arena, &self.layouts, self.root);
+        if self.root_has_children {
+            ctx.first_chunk(arena);
         }
-        let (root, chunk) = BlockMut::alloc_with_spare(arena, &self.layouts, self.root, ctx.chunk_next);
-        ctx.first_chunk(chunk);
         root
     }
 }
@@ -272,6 +271,7 @@ unsafe fn run(
     // SAFETY: the caller's contract; compiled code reads only `start..end` (the input)
     // and writes only into blocks of the arena, all of which outlive the call.
     let r = unsafe { f(ctx, root.as_ptr().as_ptr(), start, end, 0, std::ptr::null()) };
+    ctx.return_chunk(root.arena());
     if r.is_null() {
         return Err(recorded_error(ctx));
     }
