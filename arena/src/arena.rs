@@ -145,7 +145,9 @@ impl Arena {
     pub fn lend(&self, min: usize) -> (*mut u8, *mut u8) {
         let used = self.inline_used.get();
         let free = INLINE_BYTES - used;
-        if free >= min && free > 0 {
+        // The inline block is lent only until the first chunk: its last few free bytes
+        // would send the borrower back for more at once, again after every take-back.
+        if free >= min && free > 0 && !self.chunks.has_current() {
             self.inline_used.set(INLINE_BYTES);
             let base = self.inline.get().cast::<u8>();
             // `used <= INLINE_BYTES`: both addresses lie in (or one past) the block.
@@ -326,6 +328,12 @@ impl Chunks {
         }
         self.ptr.set(self.ptr.get().wrapping_add(new - old));
         true
+    }
+
+    /// Whether there is a current chunk.
+    #[inline]
+    fn has_current(&self) -> bool {
+        !self.ptr.get().is_null()
     }
 
     /// The current chunk's free space, at least `min` bytes (a new chunk, sized by the
