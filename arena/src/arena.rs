@@ -367,7 +367,20 @@ impl Chunks {
     }
 
     /// Forgets every allocation; keeps one chunk as large as all held (see `Arena::reset`).
+    #[inline]
     fn reset(&mut self) {
+        // The common cases, a loop decoding into one arena, inline: no chunk yet, or one
+        // that is current (whose size `bumped` already is).
+        match self.list.get_mut().len() {
+            0 => {}
+            1 if self.has_current() => self.ptr.set(self.start.get()),
+            _ => self.reset_slow(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn reset_slow(&mut self) {
         let list = self.list.get_mut();
         if list.len() > 1 {
             let held = *self.held.get_mut();
