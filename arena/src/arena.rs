@@ -120,6 +120,22 @@ impl Arena {
         INLINE_BYTES + self.chunks.held.get()
     }
 
+    /// Whether the arena has taken any chunk from the system (beyond its inline block).
+    #[inline]
+    pub fn has_chunks(&self) -> bool {
+        self.chunks.held.get() > 0
+    }
+
+    /// Bytes held that are not free for the next allocation: what trees took, with the
+    /// unused ends of chunks other than the current one (alignment, an allocation that
+    /// did not fit). [`allocated_bytes`](Arena::allocated_bytes) less the free space of
+    /// the inline block and of the current chunk.
+    pub fn used_bytes(&self) -> usize {
+        let inline_free = INLINE_BYTES - self.inline_used.get();
+        let chunk_free = self.chunks.end.get() as usize - self.chunks.ptr.get() as usize;
+        self.allocated_bytes() - inline_free - chunk_free
+    }
+
     /// Allocates `size` zeroed bytes aligned to 8 (a message block, crate invariant 1).
     ///
     /// Panics only when the system is out of memory (like `Vec`).

@@ -2,6 +2,7 @@
 //! the interpreter where compiled code is unavailable or not wanted.
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 
 use protojit_arena::{Arena, BlockMut, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts};
@@ -53,10 +54,23 @@ pub struct Engine {
     root: LayoutIndex,
     options: DecodeOptions,
     code: Code,
-    /// Whether the root type has message or group fields: then its block is allocated
-    /// together with the first chunk compiled code carves child blocks from.
+    /// Whether the root type has message or group fields: then compiled code is lent the
+    /// arena's free space for child blocks from the start.
     root_has_children: bool,
+    /// Tree bytes per KiB of input of the last decode of a large input that took new
+    /// memory from the system (0: none yet), with an eighth more; see
+    /// [`Engine::first_chunk_min`].
+    tree_per_kib: AtomicU32,
+    /// The most `tree_per_kib` may say: the design's bound on a tree's size (half the
+    /// largest block per input byte), at most 16× the input.
+    max_per_kib: u32,
 }
+
+/// Inputs up to this size ask nothing of the arena at the start: their trees usually fit
+/// what is free of its inline block.
+const FIRST_CHUNK_SMALL: usize = 256;
+/// Without a learned size, a larger input asks for about its own size, at most this.
+const FIRST_CHUNK_MAX: usize = 64 << 10;
 
 impl Engine {
     /// An engine for `root` over `layouts` with the engine `options.engine` names:
@@ -114,7 +128,9 @@ impl Engine {
         let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..options };
         let root_has_children =
             layouts.get(root).slots().iter().any(|s| matches!(s.kind, FieldKind::Message | FieldKind::Group));
-        Engine { layouts, root, options, code, root_has_children }
+        let largest = layouts.iter().map(|(_, l)| l.size() as usize).max().unwrap_or(0);
+        let max_per_kib = (largest / 2).clamp(1, 16) as u32 * 1024;
+        Engine { layouts, root, options, code, root_has_children, tree_per_kib: AtomicU32::new(0), max_per_kib }
     }
 
     /// The tiers of a tiered engine.
@@ -186,10 +202,12 @@ impl Engine {
         match &self.code {
             Code::Eager(code) => {
                 let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+                let before = self.before(arena, input);
                 let root = self.compiled_root(arena, &mut ctx);
                 // SAFETY: the root function was compiled for `self.root` over
                 // `self.layouts` (checked in `with_code`), and `code` keeps it alive.
                 unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+                self.learn(arena, before, input);
                 Ok(root.as_ptr())
             }
             Code::Tiered(tiers) => self.decode_tiered(tiers, input, arena),
@@ -213,11 +231,13 @@ impl Engine {
     #[inline(never)]
     fn decode_tiered(&self, tiers: &Tiers, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
         let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
+        let before = self.before(arena, input);
         if let Some(code) = tiers.direct(self.root) {
             let root = self.compiled_root(arena, &mut ctx);
             // SAFETY: the direct module was compiled by the tiers for `self.root` over their
             // layouts, which are the engine's; `tiers` keeps it alive.
             unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+            self.learn(arena, before, input);
             return Ok(root.as_ptr());
         }
         match tiers.entry(self.root) {
@@ -226,6 +246,7 @@ impl Engine {
                 // SAFETY: a tiers' entry is the function of that type over its layouts,
                 // which are the engine's (`with_tiers`), alive while `tiers` is.
                 unsafe { run(f, &mut ctx, &root, input)? };
+                self.learn(arena, before, input);
                 tiers.consider_direct(self.root);
                 Ok(root.as_ptr())
             }
@@ -248,9 +269,51 @@ impl Engine {
     fn compiled_root<'a>(&'a self, arena: &'a Arena, ctx: &mut JitCtx) -> BlockMut<'a> {
         let root = BlockMut::alloc(arena, &self.layouts, self.root);
         if self.root_has_children {
-            ctx.first_chunk(arena);
+            ctx.borrow_chunk(arena, self.first_chunk_min(arena, ctx.input_len));
         }
         root
+    }
+
+    /// The least free space a decode of `input_len` bytes asks of the arena at its start:
+    /// nothing for a small input; else about the input's own size (at most 64 KiB), and,
+    /// in an arena that holds no chunk yet, what this type's trees took per input byte
+    /// last time. A fresh arena thus takes one chunk of about the tree's size instead of
+    /// a growing series: freeing such a series after every decode made glibc return the
+    /// memory to the system and fault it in again each time (a 1 MB vector tile into a
+    /// new arena per decode: 1.7× slower). A reused arena has its own chunks, sized by
+    /// what it held before its last reset.
+    #[inline]
+    fn first_chunk_min(&self, arena: &Arena, input_len: usize) -> usize {
+        if input_len <= FIRST_CHUNK_SMALL {
+            return 0;
+        }
+        let min = input_len.min(FIRST_CHUNK_MAX);
+        if arena.has_chunks() {
+            return min;
+        }
+        min.max(input_len.saturating_mul(self.tree_per_kib.load(Relaxed) as usize) / 1024)
+    }
+
+    /// What [`Engine::learn`] compares with: the arena's bytes held and in use before a
+    /// decode of a large input (nothing is recorded for small ones).
+    #[inline]
+    fn before(&self, arena: &Arena, input: &[u8]) -> (usize, usize) {
+        if input.len() <= FIRST_CHUNK_SMALL {
+            return (0, 0);
+        }
+        (arena.allocated_bytes(), arena.used_bytes())
+    }
+
+    /// After a successful decode of a large input that took new memory from the system,
+    /// records the tree's bytes per KiB of input (see [`Engine::first_chunk_min`]).
+    #[inline]
+    fn learn(&self, arena: &Arena, (held, used): (usize, usize), input: &[u8]) {
+        if input.len() <= FIRST_CHUNK_SMALL || arena.allocated_bytes() == held {
+            return;
+        }
+        let tree = arena.used_bytes().saturating_sub(used);
+        let per_kib = (tree.saturating_mul(1024) / input.len()).min(self.max_per_kib as usize) as u32;
+        self.tree_per_kib.store(per_kib.saturating_add(per_kib / 8).min(self.max_per_kib), Relaxed);
     }
 }
 

@@ -53,15 +53,6 @@ pub struct JitCtx {
     pub tier_bytes: u64,
 }
 
-/// The least free space a decode asks of the arena at its start: none for an input of
-/// up to `FIRST_CHUNK_SMALL` bytes (its tree usually fits what is free of the arena's
-/// inline block), else about the input's size, at most `FIRST_CHUNK_MAX`: a fresh arena
-/// then takes one chunk of the tree's order at once instead of a series of growing
-/// ones (measured: a 100 KB vector tile into a fresh arena decodes 1.4× slower when the
-/// first chunk is a quarter of its input). A reused arena lends what it has.
-const FIRST_CHUNK_SMALL: usize = 256;
-const FIRST_CHUNK_MAX: usize = 64 << 10;
-
 /// Byte offsets of [`JitCtx`] fields, for the lowering.
 pub(crate) mod ctx_offset {
     use super::JitCtx;
@@ -101,14 +92,6 @@ impl JitCtx {
             tier_decodes: options.tiering.after_decodes,
             tier_bytes: options.tiering.after_bytes,
         }
-    }
-
-    /// Lends compiled code the arena's free space at the decode's start (see
-    /// [`JitCtx::borrow_chunk`]), sized for the input.
-    #[inline]
-    pub(crate) fn first_chunk(&mut self, arena: &Arena) {
-        let min = if self.input_len <= FIRST_CHUNK_SMALL { 0 } else { self.input_len.min(FIRST_CHUNK_MAX) };
-        self.borrow_chunk(arena, min);
     }
 
     /// Lends compiled code the arena's free space, at least `min` bytes, unless it holds
