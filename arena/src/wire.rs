@@ -66,7 +66,14 @@ pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
 /// varint the word cuts) are left for the next word. One load serves every varint in the
 /// word, so a run of 2-4-byte varints is not one load-to-load dependency per value.
 #[inline(always)]
-pub fn varints_in_word(w: u64, mut f: impl FnMut(u64)) -> usize {
+pub fn varints_in_word(w: u64, f: impl FnMut(u64)) -> usize {
+    varints_in_word_by(w, pack_groups, f)
+}
+
+/// [`varints_in_word`] with the 7-bit groups packed by `pack` (the same function as
+/// [`pack_groups`]: a single `pext` where the CPU has BMI2, see `BlockMut::extend_varints`).
+#[inline(always)]
+pub(crate) fn varints_in_word_by(w: u64, pack: impl Fn(u64) -> u64, mut f: impl FnMut(u64)) -> usize {
     let mut stops = !w & 0x8080_8080_8080_8080;
     // The bit where the next varint starts.
     let mut start = 0;
@@ -75,7 +82,7 @@ pub fn varints_in_word(w: u64, mut f: impl FnMut(u64)) -> usize {
         let end = stops.trailing_zeros() + 1;
         // `end - start` is 8 to 64 bits, so the shift is at most 56.
         let x = (w >> start) & (u64::MAX >> (64 - (end - start))) & 0x7f7f_7f7f_7f7f_7f7f;
-        f(pack_groups(x));
+        f(pack(x));
         start = end;
         stops &= stops - 1;
     }
@@ -84,7 +91,7 @@ pub fn varints_in_word(w: u64, mut f: impl FnMut(u64)) -> usize {
 
 /// The low 7 bits of each byte of `x` (whose top bits are clear), packed together.
 #[inline(always)]
-fn pack_groups(x: u64) -> u64 {
+pub(crate) fn pack_groups(x: u64) -> u64 {
     let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
     let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
     ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)
@@ -106,7 +113,13 @@ fn varint_in_word(w: u64) -> Option<(u64, usize)> {
 /// (bits past 64 dropped, as [`read_varint`] does), or `None` (longer, or cut off).
 #[inline(always)]
 pub(crate) fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, usize)> {
-    let low = pack_groups(w & 0x7f7f_7f7f_7f7f_7f7f);
+    varint_past_word_by(buf, pos, w, pack_groups)
+}
+
+/// [`varint_past_word`] with the 7-bit groups packed by `pack` (see [`varints_in_word_by`]).
+#[inline(always)]
+pub(crate) fn varint_past_word_by(buf: &[u8], pos: usize, w: u64, pack: impl Fn(u64) -> u64) -> Option<(u64, usize)> {
+    let low = pack(w & 0x7f7f_7f7f_7f7f_7f7f);
     let b8 = *buf.get(pos.checked_add(8)?)?;
     if b8 < 0x80 {
         return Some((low | (b8 as u64) << 56, 9));
