@@ -447,7 +447,7 @@ unsafe fn fill_varints<T: Scalar>(
             continue;
         }
         // Every varint that ends in the word, from the one load.
-        let used = crate::wire::varints_in_word_by(w, pack, |x| {
+        let used = crate::wire::varints_in_word(w, pack, |x| {
             // SAFETY: as below: each varint ended at its own byte below 0x80.
             unsafe { base.add(n).write(convert(x)) };
             n += 1;

@@ -64,16 +64,11 @@ pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
 /// first a varint's first), in order, and returns the bytes they take: 0 when the first
 /// varint is longer than eight bytes. Bytes after the last terminator (the start of a
 /// varint the word cuts) are left for the next word. One load serves every varint in the
-/// word, so a run of 2-4-byte varints is not one load-to-load dependency per value.
+/// word, so a run of 2-4-byte varints is not one load-to-load dependency per value. `pack`
+/// packs a varint's 7-bit groups: [`pack_groups`], or one `pext` where the CPU has BMI2
+/// (see `BlockMut::extend_varints`).
 #[inline(always)]
-pub fn varints_in_word(w: u64, f: impl FnMut(u64)) -> usize {
-    varints_in_word_by(w, pack_groups, f)
-}
-
-/// [`varints_in_word`] with the 7-bit groups packed by `pack` (the same function as
-/// [`pack_groups`]: a single `pext` where the CPU has BMI2, see `BlockMut::extend_varints`).
-#[inline(always)]
-pub(crate) fn varints_in_word_by(w: u64, pack: impl Fn(u64) -> u64, mut f: impl FnMut(u64)) -> usize {
+pub(crate) fn varints_in_word(w: u64, pack: impl Fn(u64) -> u64, mut f: impl FnMut(u64)) -> usize {
     let mut stops = !w & 0x8080_8080_8080_8080;
     // The bit where the next varint starts.
     let mut start = 0;
@@ -116,7 +111,7 @@ pub(crate) fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, u
     varint_past_word_by(buf, pos, w, pack_groups)
 }
 
-/// [`varint_past_word`] with the 7-bit groups packed by `pack` (see [`varints_in_word_by`]).
+/// [`varint_past_word`] with the 7-bit groups packed by `pack` (see [`varints_in_word`]).
 #[inline(always)]
 pub(crate) fn varint_past_word_by(buf: &[u8], pos: usize, w: u64, pack: impl Fn(u64) -> u64) -> Option<(u64, usize)> {
     let low = pack(w & 0x7f7f_7f7f_7f7f_7f7f);
