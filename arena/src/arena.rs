@@ -206,7 +206,10 @@ impl Arena {
     /// leaving its old ones behind.
     #[inline]
     pub fn grow_in_place(&self, ptr: NonNull<u8>, old: usize, new: usize) -> bool {
-        let (old, new) = (old.max(8).next_multiple_of(8), new.next_multiple_of(8));
+        // Checked: any sizes may come in, and a wrapped sum would hand out used bytes.
+        let (Some(old), Some(new)) = (old.max(8).checked_next_multiple_of(8), new.checked_next_multiple_of(8)) else {
+            return false;
+        };
         if new < old {
             return false;
         }
@@ -215,11 +218,13 @@ impl Arena {
         let used = self.inline_used.get();
         if addr.wrapping_add(old) == inline + used && inline <= addr {
             // The allocation ends where the inline block's free space starts.
-            if addr - inline + new <= INLINE_BYTES {
-                self.inline_used.set(addr - inline + new);
-                return true;
-            }
-            return false;
+            return match (addr - inline).checked_add(new) {
+                Some(end) if end <= INLINE_BYTES => {
+                    self.inline_used.set(end);
+                    true
+                }
+                _ => false,
+            };
         }
         self.chunks.grow_last(addr, old, new)
     }
@@ -551,6 +556,15 @@ mod tests {
             assert!(spans.iter().any(|&(a, _)| a >= inline && a < inline + INLINE_BYTES));
             assert!(spans.iter().any(|&(a, _)| a < inline || a >= inline + INLINE_BYTES));
             assert!(grew > 0, "round {round}: nothing grew in place");
+            // Sizes near the top of `usize` never grow anything (a wrapped sum would).
+            let fresh = Arena::new();
+            fresh.alloc_uninit(16);
+            // Not at the block's start, so an unchecked end would wrap to a small offset.
+            let (in_chunk, in_inline) = (arena.alloc_uninit(16), fresh.alloc_uninit(16));
+            for huge in [usize::MAX, usize::MAX - 7, usize::MAX / 2 + 8] {
+                assert!(!arena.grow_in_place(in_chunk, 16, huge), "round {round}: grew to {huge}");
+                assert!(!fresh.grow_in_place(in_inline, 16, huge), "round {round}: inline grew to {huge}");
+            }
             // Chunks grow with what the arena holds: what is held but unused stays below
             // the largest allocation's size plus a fifth of the whole.
             let used: usize = spans.iter().map(|&(a, b)| b - a).sum();
