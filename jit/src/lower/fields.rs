@@ -323,7 +323,8 @@ impl<'a> Translator<'a, '_> {
     }
 
     pub(super) fn depth_check(&mut self, tag_pos: Value) {
-        let deep = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, self.depth, self.max_depth);
+        let (depth, max_depth) = (self.depth(), self.max_depth());
+        let deep = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, depth, max_depth);
         self.fail_if(deep, DecodeErrorKind::DepthLimitExceeded, tag_pos);
     }
 
@@ -331,8 +332,10 @@ impl<'a> Translator<'a, '_> {
         let label = self.labels[&(si, form)];
         self.b.switch_to_block(label);
         let p = self.b.block_params(label)[0];
-        let tag_pos = self.b.block_params(label)[1];
         let slot = *self.slot(si);
+        // Where the tag starts (see `label`): computed at each use, so that `p` is the
+        // only position live into the label.
+        let tag_len = if tag_of(&slot, form) < 0x80 { 1 } else { 2 };
         if form == Form::Packed && packed_inline(self.layout, si, &slot) {
             self.packed_varints(si, &slot, p);
             return;
@@ -354,6 +357,7 @@ impl<'a> Translator<'a, '_> {
                     // Only closed enums of consecutive values get a label (`inline_single`);
                     // a value outside them is the interpreter's (an unknown field).
                     let slow = self.slow;
+                    let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
                     self.declared_or(si, v, slow, &[BlockArg::Value(tag_pos)]);
                 }
                 self.put(si, &slot, v);
@@ -424,6 +428,7 @@ impl<'a> Translator<'a, '_> {
             }
             FieldKind::Message => {
                 let (start, stop) = self.length(p);
+                let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
                 self.depth_check(tag_pos);
                 let done = self.b.create_block();
                 if slot.repetition != Repetition::Singular {
@@ -443,7 +448,8 @@ impl<'a> Translator<'a, '_> {
                     self.b.switch_to_block(full);
                 }
                 let child = self.child_block(si, &slot);
-                let d = self.b.ins().iadd_imm_s(self.depth, 1);
+                let depth = self.depth();
+                let d = self.b.ins().iadd_imm_s(depth, 1);
                 let meta = self.b.ins().uextend(types::I64, d);
                 let null = self.b.ins().iconst(self.ptr, 0);
                 let r = self.call_child(children, slot.child, [self.ctx, child, start, stop, meta, null]);
@@ -453,9 +459,11 @@ impl<'a> Translator<'a, '_> {
                 self.thread(si, stop);
             }
             FieldKind::Group => {
+                let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
                 self.depth_check(tag_pos);
                 let child = self.child_block(si, &slot);
-                let d = self.b.ins().iadd_imm_s(self.depth, 1);
+                let depth = self.depth();
+                let d = self.b.ins().iadd_imm_s(depth, 1);
                 let d = self.b.ins().uextend(types::I64, d);
                 let meta = self.b.ins().bor_imm_u(d, (slot.number as i64) << 32);
                 let r = self.call_child(children, slot.child, [self.ctx, child, p, self.end, meta, tag_pos]);

@@ -15,10 +15,16 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
         // The end of the input: fine for a message, an error inside a group.
         self.b.switch_to_block(done);
-        let gnum = self.b.ins().ushr_imm_u(self.meta, 32);
+        let meta = self.meta();
+        let gnum = self.b.ins().ushr_imm_u(meta, 32);
         let unterminated = self.fail_block(DecodeErrorKind::UnterminatedGroup);
         let ret = self.b.create_block();
-        self.b.ins().brif(gnum, unterminated, &[BlockArg::Value(self.gtag)], ret, &[]);
+        let group = self.b.create_block();
+        self.b.set_cold_block(group);
+        self.b.ins().brif(gnum, group, &[], ret, &[]);
+        self.b.switch_to_block(group);
+        let gtag = self.gtag();
+        self.b.ins().jump(unterminated, &[BlockArg::Value(gtag)]);
         self.b.switch_to_block(ret);
         self.b.ins().return_(&[p]);
     }
@@ -70,7 +76,7 @@ impl<'a> Translator<'a, '_> {
             let wt = self.b.ins().band_imm_u(byte, 7);
             let n = tags.len();
             for (i, (t, label)) in tags.into_iter().enumerate() {
-                let args = [BlockArg::Value(p1), BlockArg::Value(p)];
+                let args = [BlockArg::Value(p1)];
                 if i + 1 == n {
                     let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
                     self.b.ins().brif(hit, label, &args, miss, &[]);
@@ -134,7 +140,7 @@ impl<'a> Translator<'a, '_> {
         switch.emit(&mut self.b, tag, miss);
         for (hit, label) in hits {
             self.b.switch_to_block(hit);
-            self.b.ins().jump(label, &[BlockArg::Value(p2), BlockArg::Value(p)]);
+            self.b.ins().jump(label, &[BlockArg::Value(p2)]);
         }
         self.b.switch_to_block(miss);
         self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
@@ -145,7 +151,8 @@ impl<'a> Translator<'a, '_> {
         self.b.set_cold_block(self.slow);
         let p = self.b.block_params(self.slow)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let args = [self.ctx, li, self.blk, p, self.end, self.meta];
+        let meta = self.meta();
+        let args = [self.ctx, li, self.blk, p, self.end, meta];
         let call = self.call_helper(self.helpers.slow_field, &args);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
@@ -195,7 +202,7 @@ impl<'a> Translator<'a, '_> {
             }
             let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
             let miss = self.b.create_block();
-            self.b.ins().brif(hit, label, &[BlockArg::Value(p1), BlockArg::Value(p)], miss, &[]);
+            self.b.ins().brif(hit, label, &[BlockArg::Value(p1)], miss, &[]);
             self.b.switch_to_block(miss);
         }
         if !two_byte.is_empty() {
@@ -208,7 +215,7 @@ impl<'a> Translator<'a, '_> {
             for (encoded, label) in two_byte {
                 let hit = self.b.ins().icmp_imm_u(IntCC::Equal, word, encoded as i64);
                 let miss = self.b.create_block();
-                self.b.ins().brif(hit, label, &[BlockArg::Value(p2), BlockArg::Value(p)], miss, &[]);
+                self.b.ins().brif(hit, label, &[BlockArg::Value(p2)], miss, &[]);
                 self.b.switch_to_block(miss);
             }
         }

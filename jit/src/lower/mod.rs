@@ -155,10 +155,12 @@ pub(crate) struct Translator<'a, 'b> {
     ctx: Value,
     blk: Value,
     end: Value,
-    meta: Value,
-    gtag: Value,
-    depth: Value,
-    max_depth: Value,
+    /// The entry's `meta` and `gtag` arguments, stored at offsets 0 and 8. They are
+    /// needed only at child calls, the slow path and the end: as SSA values they were
+    /// live across the whole body, and with the context, block, end and position they
+    /// outnumbered the callee-saved registers, so the register allocator spilled the
+    /// position, the hottest value of all, and reloaded it per field.
+    frame: StackSlot,
     // Shared blocks.
     dispatch: Block,
     table: Block,
@@ -233,8 +235,9 @@ impl<'a, 'b> Translator<'a, 'b> {
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
         let (ctx, blk, p0, end, meta, gtag) = (params[0], params[1], params[2], params[3], params[4], params[5]);
-        let depth = b.ins().ireduce(types::I32, meta);
-        let max_depth = b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::MAX_DEPTH);
+        let frame = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+        b.ins().stack_store(ptr, meta, frame, 0);
+        b.ins().stack_store(ptr, gtag, frame, 8);
         let dispatch = b.create_block();
         b.append_block_param(dispatch, ptr);
         let table = b.create_block();
@@ -259,10 +262,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             ctx,
             blk,
             end,
-            meta,
-            gtag,
-            depth,
-            max_depth,
+            frame,
             dispatch,
             table,
             slow,
@@ -299,7 +299,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.switch_to_block(self.dispatch);
         let p = self.b.block_params(self.dispatch)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let args = [self.ctx, li, self.blk, p, self.end, self.meta, self.gtag];
+        let (meta, gtag) = (self.meta(), self.gtag());
+        let args = [self.ctx, li, self.blk, p, self.end, meta, gtag];
         let call = self.call_helper(self.helpers.interp_message, &args);
         let r = self.b.inst_results(call)[0];
         self.b.ins().return_(&[r]);
@@ -319,18 +320,46 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().call_indirect(h.sig, f, args)
     }
 
+    /// The entry's `meta` argument: nesting depth (low 32 bits) and, for a group, its
+    /// field number (high 32), loaded where it is used (see `frame`).
+    fn meta(&mut self) -> Value {
+        self.b.ins().stack_load(self.ptr, types::I64, self.frame, 0)
+    }
+
+    /// The entry's `gtag` argument: for a group, the position of its start tag.
+    fn gtag(&mut self) -> Value {
+        self.b.ins().stack_load(self.ptr, self.ptr, self.frame, 8)
+    }
+
+    /// The nesting depth of this message.
+    fn depth(&mut self) -> Value {
+        let meta = self.meta();
+        self.b.ins().ireduce(types::I32, meta)
+    }
+
+    /// `DecodeOptions::max_depth` (from the context).
+    fn max_depth(&mut self) -> Value {
+        self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::MAX_DEPTH)
+    }
+
     fn slot(&self, si: u32) -> &'a FieldSlot {
         self.layout.slot(SlotIndex::new(si))
     }
 
     /// The label for slot `si` in `form`, created (and queued for emission) on first use.
+    ///
+    /// Its one parameter is the position after the tag. Every jump to a label has read
+    /// the tag's canonical encoding (the hub's one-byte table, the two-byte compare of
+    /// tags ≥ 128, threading's exact compares), so the tag starts `tag_len` bytes before
+    /// it; the label computes that where an error needs it instead of receiving it too:
+    /// a second position passed to every label was one more value live across the
+    /// whole function, and the register allocator spilled the position to make room.
     fn label(&mut self, si: u32, form: Form) -> Block {
         if let Some(&blk) = self.labels.get(&(si, form)) {
             return blk;
         }
         let blk = self.b.create_block();
         self.b.append_block_param(blk, self.ptr); // position after the tag
-        self.b.append_block_param(blk, self.ptr); // position of the tag
         self.labels.insert((si, form), blk);
         self.pending.push((si, form));
         blk
