@@ -82,21 +82,25 @@ impl<'a> Translator<'a, '_> {
         let bytes = self.b.ins().imul_imm_u(bytes, slot.elem_size as i64);
         let bytes = self.b.ins().iadd_imm_s(bytes, 7);
         let bytes = self.b.ins().band_imm_u(bytes, -8i64 as u64 as i64);
-        let cur = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_PTR);
-        let lim = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_END);
+        let ctx = self.ctx();
+        let cur = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_PTR);
+        let ctx = self.ctx();
+        let lim = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_END);
         let left = self.b.ins().isub(lim, cur);
         let fits = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, left, bytes);
         self.b.ins().brif(fits, take, &[], helper, &[]);
         self.b.switch_to_block(take);
         let next = self.b.ins().iadd(cur, bytes);
-        self.b.ins().store(tree_flags(), next, self.ctx, ctx_offset::CHUNK_PTR);
+        let ctx = self.ctx();
+        self.b.ins().store(tree_flags(), next, ctx, ctx_offset::CHUNK_PTR);
         self.b.ins().store(tree_flags(), cur, self.blk, off);
         self.b.ins().store(tree_flags(), want, self.blk, off + 12);
         self.b.ins().jump(room, &[]);
         self.b.switch_to_block(helper);
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
-        let call = self.call_helper(self.helpers.reserve, &[self.ctx, li, s, self.blk, n]);
+        let ctx = self.ctx();
+        let call = self.call_helper(self.helpers.reserve, &[ctx, li, s, self.blk, n]);
         let ok = self.b.inst_results(call)[0];
         self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
         self.b.switch_to_block(room);
@@ -212,7 +216,8 @@ impl<'a> Translator<'a, '_> {
     fn call_packed_run(&mut self, si: u32, start: Value, stop: Value) {
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
-        let call = self.call_helper(self.helpers.packed_run, &[self.ctx, li, s, self.blk, start, stop]);
+        let ctx = self.ctx();
+        let call = self.call_helper(self.helpers.packed_run, &[ctx, li, s, self.blk, start, stop]);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
     }
@@ -255,18 +260,22 @@ impl<'a> Translator<'a, '_> {
         let bump = self.b.create_block();
         let refill = self.b.create_block();
         self.b.set_cold_block(refill);
-        let cur = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_PTR);
-        let lim = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::CHUNK_END);
+        let ctx = self.ctx();
+        let cur = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_PTR);
+        let ctx = self.ctx();
+        let lim = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_END);
         let room = self.b.ins().isub(lim, cur);
         let fits = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, room, size as i64);
         self.b.ins().brif(fits, bump, &[], refill, &[]);
         self.b.switch_to_block(bump);
         let next = self.b.ins().iadd_imm_s(cur, size as i64);
-        self.b.ins().store(tree_flags(), next, self.ctx, ctx_offset::CHUNK_PTR);
+        let ctx = self.ctx();
+        self.b.ins().store(tree_flags(), next, ctx, ctx_offset::CHUNK_PTR);
         self.b.ins().jump(join, &[BlockArg::Value(cur)]);
         self.b.switch_to_block(refill);
         let n = self.b.ins().iconst(types::I32, size as i64);
-        let call = self.call_helper(self.helpers.alloc_block, &[self.ctx, n]);
+        let ctx = self.ctx();
+        let call = self.call_helper(self.helpers.alloc_block, &[ctx, n]);
         let fresh = self.b.inst_results(call)[0];
         self.null_check(fresh);
         self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
@@ -315,7 +324,8 @@ impl<'a> Translator<'a, '_> {
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
         let h = if slot.repetition == Repetition::Singular { self.helpers.child } else { self.helpers.push_child };
-        let call = self.call_helper(h, &[self.ctx, li, s, self.blk]);
+        let ctx = self.ctx();
+        let call = self.call_helper(h, &[ctx, li, s, self.blk]);
         let child = self.b.inst_results(call)[0];
         // Null only if the helper met a broken invariant (an internal error it recorded).
         self.null_check(child);
@@ -400,13 +410,15 @@ impl<'a> Translator<'a, '_> {
                     // with different options): 0 off, 1 proto3 strings, 2 every string.
                     let check = self.b.create_block();
                     let ok = self.b.create_block();
-                    let mode = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::UTF8);
+                    let ctx = self.ctx();
+                    let mode = self.b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::UTF8);
                     let needed = if slot.validate_utf8 { 1 } else { 2 };
                     let on = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mode, needed);
                     self.b.ins().brif(on, check, &[], ok, &[]);
                     self.b.switch_to_block(check);
                     self.ascii_check(start, len, ok);
-                    let call = self.call_helper(self.helpers.utf8, &[self.ctx, start, len, p]);
+                    let ctx = self.ctx();
+                    let call = self.call_helper(self.helpers.utf8, &[ctx, start, len, p]);
                     let valid = self.b.inst_results(call)[0];
                     self.b.ins().brif(valid, ok, &[], self.ret_null, &[]);
                     self.b.switch_to_block(ok);
@@ -430,7 +442,12 @@ impl<'a> Translator<'a, '_> {
                 let (start, stop) = self.length(p);
                 let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
                 self.depth_check(tag_pos);
+                // After the child, decoding goes on from the position its function returns:
+                // `stop` itself (a message function returns only at its end, never past
+                // it, or null), but as the call's result it need not be kept across the
+                // call, in a callee-saved register or on the stack.
                 let done = self.b.create_block();
+                self.b.append_block_param(done, self.ptr);
                 if slot.repetition != Repetition::Singular {
                     // An empty element points at the layouts' shared zero block (as
                     // `BlockMut::push_empty_child`); its address lives as long as the
@@ -444,7 +461,7 @@ impl<'a> Translator<'a, '_> {
                     let zero_block = self.b.ins().iconst(self.ptr, zero_block as usize as i64);
                     let addr = self.push_addr(si, &slot);
                     self.b.ins().store(tree_flags(), zero_block, addr, 0);
-                    self.b.ins().jump(done, &[]);
+                    self.b.ins().jump(done, &[BlockArg::Value(stop)]);
                     self.b.switch_to_block(full);
                 }
                 let child = self.child_block(si, &slot);
@@ -452,11 +469,13 @@ impl<'a> Translator<'a, '_> {
                 let d = self.b.ins().iadd_imm_s(depth, 1);
                 let meta = self.b.ins().uextend(types::I64, d);
                 let null = self.b.ins().iconst(self.ptr, 0);
-                let r = self.call_child(children, slot.child, [self.ctx, child, start, stop, meta, null]);
+                let ctx = self.ctx();
+                let r = self.call_child(children, slot.child, [ctx, child, start, stop, meta, null]);
                 self.null_check(r);
-                self.b.ins().jump(done, &[]);
+                self.b.ins().jump(done, &[BlockArg::Value(r)]);
                 self.b.switch_to_block(done);
-                self.thread(si, stop);
+                let next = self.b.block_params(done)[0];
+                self.thread(si, next);
             }
             FieldKind::Group => {
                 let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
@@ -466,7 +485,8 @@ impl<'a> Translator<'a, '_> {
                 let d = self.b.ins().iadd_imm_s(depth, 1);
                 let d = self.b.ins().uextend(types::I64, d);
                 let meta = self.b.ins().bor_imm_u(d, (slot.number as i64) << 32);
-                let r = self.call_child(children, slot.child, [self.ctx, child, p, self.end, meta, tag_pos]);
+                let ctx = self.ctx();
+                let r = self.call_child(children, slot.child, [ctx, child, p, self.end, meta, tag_pos]);
                 self.null_check(r);
                 self.thread(si, r);
             }

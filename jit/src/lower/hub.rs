@@ -152,16 +152,19 @@ impl<'a> Translator<'a, '_> {
         let p = self.b.block_params(self.slow)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let meta = self.meta();
-        let args = [self.ctx, li, self.blk, p, self.end, meta];
+        let ctx = self.ctx();
+        let args = [ctx, li, self.blk, p, self.end, meta];
         let call = self.call_helper(self.helpers.slow_field, &args);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
-        let done = self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::GROUP_DONE);
+        let ctx = self.ctx();
+        let done = self.b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::GROUP_DONE);
         let ended = self.b.create_block();
         self.b.ins().brif(done, ended, &[], self.dispatch, &[BlockArg::Value(r)]);
         self.b.switch_to_block(ended);
         let zero = self.b.ins().iconst(types::I32, 0);
-        self.b.ins().store(tree_flags(), zero, self.ctx, ctx_offset::GROUP_DONE);
+        let ctx = self.ctx();
+        self.b.ins().store(tree_flags(), zero, ctx, ctx_offset::GROUP_DONE);
         self.b.ins().return_(&[r]);
     }
 

@@ -152,14 +152,15 @@ pub(crate) struct Translator<'a, 'b> {
     layout: &'a MessageLayout,
     helpers: Helpers,
     // Entry parameters and values computed once.
-    ctx: Value,
     blk: Value,
     end: Value,
-    /// The entry's `meta` and `gtag` arguments, stored at offsets 0 and 8. They are
-    /// needed only at child calls, the slow path and the end: as SSA values they were
-    /// live across the whole body, and with the context, block, end and position they
-    /// outnumbered the callee-saved registers, so the register allocator spilled the
-    /// position, the hottest value of all, and reloaded it per field.
+    /// The entry's `meta`, `gtag` and `ctx` arguments, stored at offsets 0, 8 and 16,
+    /// and loaded where they are used: at child calls and helper calls, where a block is
+    /// carved from the lent region, on errors and at the end. As SSA values they were live
+    /// across the whole body and, with the block, the end and the position, outnumbered
+    /// the callee-saved registers: the register allocator spilled the position, the
+    /// hottest value of all, and reloaded it per field. (Keeping `ctx` in a register
+    /// for types with child messages measured no better over the corpus.)
     frame: StackSlot,
     // Shared blocks.
     dispatch: Block,
@@ -235,9 +236,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
         let (ctx, blk, p0, end, meta, gtag) = (params[0], params[1], params[2], params[3], params[4], params[5]);
-        let frame = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+        let frame = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
         b.ins().stack_store(ptr, meta, frame, 0);
         b.ins().stack_store(ptr, gtag, frame, 8);
+        b.ins().stack_store(ptr, ctx, frame, 16);
         let dispatch = b.create_block();
         b.append_block_param(dispatch, ptr);
         let table = b.create_block();
@@ -259,7 +261,6 @@ impl<'a, 'b> Translator<'a, 'b> {
             li,
             layout,
             helpers,
-            ctx,
             blk,
             end,
             frame,
@@ -300,7 +301,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let p = self.b.block_params(self.dispatch)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let (meta, gtag) = (self.meta(), self.gtag());
-        let args = [self.ctx, li, self.blk, p, self.end, meta, gtag];
+        let ctx = self.ctx();
+        let args = [ctx, li, self.blk, p, self.end, meta, gtag];
         let call = self.call_helper(self.helpers.interp_message, &args);
         let r = self.b.inst_results(call)[0];
         self.b.ins().return_(&[r]);
@@ -318,6 +320,13 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn call_helper(&mut self, h: Helper, args: &[Value]) -> cranelift_codegen::ir::Inst {
         let f = self.b.ins().iconst(self.ptr, h.addr as usize as i64);
         self.b.ins().call_indirect(h.sig, f, args)
+    }
+
+    /// The context (`*mut JitCtx`), the entry's first argument: needed only where a
+    /// block is carved from the lent region, at helper calls and on errors, so it is
+    /// loaded there rather than kept in a register across the function (see `frame`).
+    fn ctx(&mut self) -> Value {
+        self.b.ins().stack_load(self.ptr, self.ptr, self.frame, 16)
     }
 
     /// The entry's `meta` argument: nesting depth (low 32 bits) and, for a group, its
@@ -339,7 +348,8 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// `DecodeOptions::max_depth` (from the context).
     fn max_depth(&mut self) -> Value {
-        self.b.ins().load(types::I32, tree_flags(), self.ctx, ctx_offset::MAX_DEPTH)
+        let ctx = self.ctx();
+        self.b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::MAX_DEPTH)
     }
 
     fn slot(&self, si: u32) -> &'a FieldSlot {
@@ -400,10 +410,11 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.switch_to_block(blk);
             let at = self.b.block_params(blk)[0];
             let k = self.b.ins().iconst(types::I32, kind as i64);
-            self.b.ins().store(tree_flags(), k, self.ctx, ctx_offset::ERROR_KIND);
-            let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+            let ctx = self.ctx();
+            self.b.ins().store(tree_flags(), k, ctx, ctx_offset::ERROR_KIND);
+            let start = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_START);
             let off = self.b.ins().isub(at, start);
-            self.b.ins().store(tree_flags(), off, self.ctx, ctx_offset::ERROR_OFFSET);
+            self.b.ins().store(tree_flags(), off, ctx, ctx_offset::ERROR_OFFSET);
             let null = self.b.ins().iconst(self.ptr, 0);
             self.b.ins().return_(&[null]);
         }

@@ -47,7 +47,8 @@ impl<'a> Translator<'a, '_> {
         // the word's high bytes are zero, which read as terminators: a varint cut by `end`
         // shows as one longer than `avail` and goes to the helper, which reports it.
         self.b.switch_to_block(near_end);
-        let start = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
+        let ctx = self.ctx();
+        let start = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_START);
         let before = self.b.ins().isub(end, start);
         let whole = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, before, 8);
         let shifted = self.b.create_block();
@@ -123,7 +124,8 @@ impl<'a> Translator<'a, '_> {
 
         self.b.switch_to_block(slow);
         let out = self.b.ins().stack_addr(self.ptr, self.varint_out, 0);
-        let call = self.call_helper(self.helpers.varint, &[self.ctx, p, end, out]);
+        let ctx = self.ctx();
+        let call = self.call_helper(self.helpers.varint, &[ctx, p, end, out]);
         let r = self.b.inst_results(call)[0];
         self.null_check(r);
         let val = self.b.ins().stack_load(self.ptr, types::I64, self.varint_out, 0);
@@ -198,8 +200,10 @@ impl<'a> Translator<'a, '_> {
         let inline = self.b.create_block();
         let full = self.b.create_block();
         let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, 16);
-        let input = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_START);
-        let input_len = self.b.ins().load(self.ptr, tree_flags(), self.ctx, ctx_offset::INPUT_LEN);
+        let ctx = self.ctx();
+        let input = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_START);
+        let ctx = self.ctx();
+        let input_len = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_LEN);
         let input_end = self.b.ins().iadd(input, input_len);
         let avail = self.b.ins().isub(input_end, start);
         let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 16);
