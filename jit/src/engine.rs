@@ -211,50 +211,53 @@ impl Engine {
 
     /// Decodes `input` into a fresh root block in `arena`.
     ///
-    /// A small input with eagerly compiled code, the case where a decode costs about as
-    /// much as the work around it, takes a path inlined into the caller: no size
-    /// learning, the root block's size at hand, no match over the kinds of code (an
-    /// empty message's decode went from 126 to ~95 instructions outside compiled code).
-    /// Everything else goes through [`Engine::decode_any`].
+    /// Eagerly compiled code, the common case, is called from here, inlined into the
+    /// caller; a small input skips the size learning too (see
+    /// [`Engine::first_chunk_min`]): at 10 bytes a decode costs about as much as the
+    /// work around it (an empty message's decode went from 126 to ~100 instructions
+    /// outside compiled code). Tiers and the interpreter go through
+    /// [`Engine::decode_other`].
     #[inline]
     pub fn decode(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
-        match self.eager_root {
-            Some(f) if input.len() <= FIRST_CHUNK_SMALL => {
-                let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
-                let root = arena.alloc_zeroed(self.root_size);
-                if self.root_has_children {
-                    // A small input asks for no minimum (see `first_chunk_min`).
-                    ctx.borrow_chunk(arena, 0);
-                }
-                // SAFETY: `f` is the root function of the eagerly compiled code, made for
-                // `self.root` over `self.layouts` (checked in `with_code`) and kept alive
-                // by `self.code`; `root` is a zeroed block of the root's size in `arena`.
-                unsafe { run_raw(f, &mut ctx, root, arena, input)? };
-                Ok(root)
+        let Some(f) = self.eager_root else {
+            return self.decode_other(input, arena);
+        };
+        if input.len() <= FIRST_CHUNK_SMALL {
+            let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+            let root = arena.alloc_zeroed(self.root_size);
+            if self.root_has_children {
+                // A small input asks for no minimum (see `first_chunk_min`).
+                ctx.borrow_chunk(arena, 0);
             }
-            _ => self.decode_any(input, arena),
+            // SAFETY: `f` is the root function of the eagerly compiled code, made for
+            // `self.root` over `self.layouts` (checked in `with_code`) and kept alive by
+            // `self.code`; `root` is a zeroed block of the root's size in `arena`.
+            unsafe { run_raw(f, &mut ctx, root, arena, input)? };
+            return Ok(root);
         }
+        if input.len() > u32::MAX as usize {
+            return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
+        }
+        let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+        let before = self.before(arena, input);
+        let root = self.compiled_root(arena, &mut ctx);
+        // SAFETY: as above.
+        unsafe { run_raw(f, &mut ctx, root.as_ptr(), arena, input)? };
+        self.learn(arena, before, input);
+        Ok(root.as_ptr())
     }
 
-    /// [`Engine::decode`] for any input and any kind of code.
+    /// [`Engine::decode`] by tiers or the interpreter.
     #[inline(never)]
-    fn decode_any(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
+    fn decode_other(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
         match &self.code {
-            Code::Eager(code) => {
-                let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
-                let before = self.before(arena, input);
-                let root = self.compiled_root(arena, &mut ctx);
-                // SAFETY: the root function was compiled for `self.root` over
-                // `self.layouts` (checked in `with_code`), and `code` keeps it alive.
-                unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
-                self.learn(arena, before, input);
-                Ok(root.as_ptr())
-            }
             Code::Tiered(tiers) => self.decode_tiered(tiers, input, arena),
             Code::Interpreted(_) => self.decode_interpreted(input, arena),
+            // `eager_root` is set exactly for eager code, which `decode` runs itself.
+            Code::Eager(_) => unreachable!("eager code is run by Engine::decode"),
         }
     }
 
