@@ -84,14 +84,12 @@ impl<'a> Translator<'a, '_> {
         let bytes = self.b.ins().band_imm_u(bytes, -8i64 as u64 as i64);
         let ctx = self.ctx();
         let cur = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_PTR);
-        let ctx = self.ctx();
         let lim = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_END);
         let left = self.b.ins().isub(lim, cur);
         let fits = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, left, bytes);
         self.b.ins().brif(fits, take, &[], helper, &[]);
         self.b.switch_to_block(take);
         let next = self.b.ins().iadd(cur, bytes);
-        let ctx = self.ctx();
         self.b.ins().store(tree_flags(), next, ctx, ctx_offset::CHUNK_PTR);
         self.b.ins().store(tree_flags(), cur, self.blk, off);
         self.b.ins().store(tree_flags(), want, self.blk, off + 12);
@@ -99,6 +97,7 @@ impl<'a> Translator<'a, '_> {
         self.b.switch_to_block(helper);
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
+        // Other paths lead here too: `ctx` above does not dominate this block.
         let ctx = self.ctx();
         let call = self.call_helper(self.helpers.reserve, &[ctx, li, s, self.blk, n]);
         let ok = self.b.inst_results(call)[0];
@@ -262,19 +261,16 @@ impl<'a> Translator<'a, '_> {
         self.b.set_cold_block(refill);
         let ctx = self.ctx();
         let cur = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_PTR);
-        let ctx = self.ctx();
         let lim = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::CHUNK_END);
         let room = self.b.ins().isub(lim, cur);
         let fits = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, room, size as i64);
         self.b.ins().brif(fits, bump, &[], refill, &[]);
         self.b.switch_to_block(bump);
         let next = self.b.ins().iadd_imm_s(cur, size as i64);
-        let ctx = self.ctx();
         self.b.ins().store(tree_flags(), next, ctx, ctx_offset::CHUNK_PTR);
         self.b.ins().jump(join, &[BlockArg::Value(cur)]);
         self.b.switch_to_block(refill);
         let n = self.b.ins().iconst(types::I32, size as i64);
-        let ctx = self.ctx();
         let call = self.call_helper(self.helpers.alloc_block, &[ctx, n]);
         let fresh = self.b.inst_results(call)[0];
         self.null_check(fresh);
@@ -417,7 +413,6 @@ impl<'a> Translator<'a, '_> {
                     self.b.ins().brif(on, check, &[], ok, &[]);
                     self.b.switch_to_block(check);
                     self.ascii_check(start, len, ok);
-                    let ctx = self.ctx();
                     let call = self.call_helper(self.helpers.utf8, &[ctx, start, len, p]);
                     let valid = self.b.inst_results(call)[0];
                     self.b.ins().brif(valid, ok, &[], self.ret_null, &[]);

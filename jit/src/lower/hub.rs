@@ -163,7 +163,6 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().brif(done, ended, &[], self.dispatch, &[BlockArg::Value(r)]);
         self.b.switch_to_block(ended);
         let zero = self.b.ins().iconst(types::I32, 0);
-        let ctx = self.ctx();
         self.b.ins().store(tree_flags(), zero, ctx, ctx_offset::GROUP_DONE);
         self.b.ins().return_(&[r]);
     }

@@ -202,7 +202,6 @@ impl<'a> Translator<'a, '_> {
         let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, 16);
         let ctx = self.ctx();
         let input = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_START);
-        let ctx = self.ctx();
         let input_len = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_LEN);
         let input_end = self.b.ins().iadd(input, input_len);
         let avail = self.b.ins().isub(input_end, start);
