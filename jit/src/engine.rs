@@ -224,15 +224,12 @@ impl Engine {
         };
         if input.len() <= FIRST_CHUNK_SMALL {
             let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
-            let root = arena.alloc_zeroed(self.root_size);
-            if self.root_has_children {
-                // A small input asks for no minimum (see `first_chunk_min`).
-                ctx.borrow_chunk(arena, 0);
-            }
+            // A small input asks for no minimum (see `first_chunk_min`).
+            let root = self.compiled_root(arena, &mut ctx, 0);
             // SAFETY: `f` is the root function of the eagerly compiled code, made for
             // `self.root` over `self.layouts` (checked in `with_code`) and kept alive by
             // `self.code`; `root` is a zeroed block of the root's size in `arena`.
-            unsafe { run_raw(f, &mut ctx, root, arena, input)? };
+            unsafe { run(f, &mut ctx, root, arena, input)? };
             return Ok(root);
         }
         if input.len() > u32::MAX as usize {
@@ -240,11 +237,11 @@ impl Engine {
         }
         let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
         let before = self.before(arena, input);
-        let root = self.compiled_root(arena, &mut ctx);
+        let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
         // SAFETY: as above.
-        unsafe { run_raw(f, &mut ctx, root.as_ptr(), arena, input)? };
+        unsafe { run(f, &mut ctx, root, arena, input)? };
         self.learn(arena, before, input);
-        Ok(root.as_ptr())
+        Ok(root)
     }
 
     /// [`Engine::decode`] by tiers or the interpreter.
@@ -279,22 +276,22 @@ impl Engine {
         let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
         let before = self.before(arena, input);
         if let Some(code) = tiers.direct(self.root) {
-            let root = self.compiled_root(arena, &mut ctx);
+            let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
             // SAFETY: the direct module was compiled by the tiers for `self.root` over their
             // layouts, which are the engine's; `tiers` keeps it alive.
-            unsafe { run(code.root_fn(), &mut ctx, &root, input)? };
+            unsafe { run(code.root_fn(), &mut ctx, root, arena, input)? };
             self.learn(arena, before, input);
-            return Ok(root.as_ptr());
+            return Ok(root);
         }
         match tiers.entry(self.root) {
             Some(f) => {
-                let root = self.compiled_root(arena, &mut ctx);
+                let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
                 // SAFETY: a tiers' entry is the function of that type over its layouts,
                 // which are the engine's (`with_tiers`), alive while `tiers` is.
-                unsafe { run(f, &mut ctx, &root, input)? };
+                unsafe { run(f, &mut ctx, root, arena, input)? };
                 self.learn(arena, before, input);
                 tiers.consider_direct(self.root);
-                Ok(root.as_ptr())
+                Ok(root)
             }
             None => {
                 let hook = TierHook { ctx: &mut ctx, tiers };
@@ -309,13 +306,13 @@ impl Engine {
         }
     }
 
-    /// The root block of a decode by compiled code and, when the root type has child
-    /// messages, the arena's free space lent to `ctx` for them.
+    /// The zeroed root block of a decode by compiled code and, when the root type has
+    /// child messages, the arena's free space (at least `min` bytes) lent to `ctx` for them.
     #[inline]
-    fn compiled_root<'a>(&'a self, arena: &'a Arena, ctx: &mut JitCtx) -> BlockMut<'a> {
-        let root = BlockMut::alloc(arena, &self.layouts, self.root);
+    fn compiled_root(&self, arena: &Arena, ctx: &mut JitCtx, min: usize) -> NonNull<u8> {
+        let root = arena.alloc_zeroed(self.root_size);
         if self.root_has_children {
-            ctx.borrow_chunk(arena, self.first_chunk_min(arena, ctx.input_len));
+            ctx.borrow_chunk(arena, min);
         }
         root
     }
@@ -363,28 +360,14 @@ impl Engine {
     }
 }
 
-/// Runs compiled message function `f` over the whole input into `root`.
+/// Runs compiled message function `f` over the whole input into the root block `root`.
 ///
 /// # Safety
-/// `f` is the compiled function of `root`'s layout over the layouts `ctx` was made with,
-/// alive for the call; `ctx` was made for `input` and `root`'s arena.
+/// `f` is the compiled function of the root's layout over the layouts `ctx` was made
+/// with, alive for the call; `ctx` was made for `input` and `arena`; `root` is a zeroed
+/// block of that layout allocated in `arena`.
 #[inline]
 unsafe fn run(
-    f: crate::runtime::MessageFn,
-    ctx: &mut JitCtx,
-    root: &BlockMut<'_>,
-    input: &[u8],
-) -> Result<(), DecodeError> {
-    // SAFETY: the caller's contract.
-    unsafe { run_raw(f, ctx, root.as_ptr(), root.arena(), input) }
-}
-
-/// [`run`] on a root block given by address.
-///
-/// # Safety
-/// As [`run`], with `root` a zeroed block of `f`'s layout allocated in `arena`.
-#[inline]
-unsafe fn run_raw(
     f: crate::runtime::MessageFn,
     ctx: &mut JitCtx,
     root: NonNull<u8>,
