@@ -106,25 +106,22 @@ impl<'a> Interp<'a> {
         group: Option<(u32, usize)>,
     ) -> Result<usize, DecodeError> {
         let layout = block.layout();
-        // Next-field prediction: encoders write fields in number order, so after slot `i`
-        // the next tag is most likely slot `i`'s own (repeated) or slot `i + 1`'s. A hit
-        // on that one-byte tag skips tag decoding and the number lookup.
-        let mut predicted: Option<(u8, SlotIndex)> =
-            layout.slots().first().and_then(|s| one_byte_tag(s).map(|t| (t, SlotIndex::new(0))));
         while pos < end {
-            if let Some((tag, si)) = predicted {
-                if self.buf[pos] == tag {
-                    let slot = layout.slot(si);
-                    pos = self.value(block, si, slot, pos, pos + 1, end, depth)?;
-                    predicted = predict_after(layout, si);
-                    continue;
-                }
+            // A one-byte tag (field numbers 1 to 15, most fields of most messages) goes
+            // straight to its slot through the layout's tag table, in either form;
+            // anything else takes `field`'s tag decode and number lookup.
+            if let Some((si, packed)) = layout.one_byte_tag(self.buf[pos]) {
+                pos = if packed {
+                    self.packed(block, si, pos + 1, end)?
+                } else {
+                    self.value(block, si, layout.slot(si), pos, pos + 1, end, depth)?
+                };
+                continue;
             }
             match self.field(block, pos, end, depth, group.map(|g| g.0))? {
                 Step::Next(next) => pos = next,
                 Step::GroupEnd(next) => return Ok(next),
             }
-            predicted = None;
         }
         match group {
             Some((_, tag_pos)) => Err(DecodeError::new(K::UnterminatedGroup, tag_pos)),
@@ -383,22 +380,6 @@ fn one_byte_enum_run(range: Option<(i32, i32)>, data: &[u8]) -> bool {
         }
         _ => false,
     }
-}
-
-/// The tag byte of `slot`'s single values, if it takes one byte.
-fn one_byte_tag(slot: &FieldSlot) -> Option<u8> {
-    let tag = slot.tag();
-    (tag < 0x80).then_some(tag as u8)
-}
-
-/// The field expected after a value of slot `si`: the slot itself if repeated, else the next.
-fn predict_after(layout: &crate::MessageLayout, si: SlotIndex) -> Option<(u8, SlotIndex)> {
-    let slot = layout.slot(si);
-    if slot.repetition != Repetition::Singular {
-        return one_byte_tag(slot).map(|t| (t, si));
-    }
-    let next = SlotIndex::new(si.index() as u32 + 1);
-    layout.slots().get(next.index()).and_then(|s| one_byte_tag(s).map(|t| (t, next)))
 }
 
 /// Wire bytes of an unknown varint field synthesised in the arena: a closed enum's

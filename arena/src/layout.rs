@@ -279,6 +279,9 @@ pub struct MessageLayout {
     slots: Vec<FieldSlot>,
     /// `dense[n]` = slot index of field number `n`, `u16::MAX` if none (small numbers).
     dense: Vec<u16>,
+    /// Per one-byte tag (`tag < 0x80`): what the interpreter does with it, without
+    /// decoding the tag or looking the number up (see [`MessageLayout::one_byte_tag`]).
+    tag_table: Box<[u16; 128]>,
     // Cold data.
     descriptor: MessageDescriptor,
     slot_descriptors: Vec<SlotDescriptor>,
@@ -355,6 +358,16 @@ impl MessageLayout {
             return (i != u16::MAX).then_some(SlotIndex(i as u32));
         }
         self.slots.binary_search_by_key(&number, |s| s.number).ok().map(|i| SlotIndex(i as u32))
+    }
+    /// What one-byte tag `tag` (< 0x80) stands for in this message: `Some((slot, false))`
+    /// for a value of the slot in its own wire type, `Some((slot, true))` for a packed run
+    /// of a repeated packable slot, `None` for anything else (an unknown field, a wrong wire
+    /// type, an end-group tag, field number 0), which takes the general path. The table is
+    /// what a tag decode and [`slot_by_number`](Self::slot_by_number) would give.
+    #[inline]
+    pub fn one_byte_tag(&self, tag: u8) -> Option<(SlotIndex, bool)> {
+        let e = *self.tag_table.get(tag as usize)?;
+        (e != u16::MAX).then_some((SlotIndex((e & 0x7fff) as u32), e & 0x8000 != 0))
     }
     /// The message type this layout is for.
     pub fn descriptor(&self) -> &MessageDescriptor {
@@ -702,6 +715,18 @@ fn build_layout(
             dense[p.slot.number as usize] = i as u16;
         }
     }
+    // Field numbers 1..=15 have one-byte tags; slot indexes fit in 15 bits (a message has
+    // fewer than 32768 fields here: the bit above marks the packed form).
+    let mut tag_table = Box::new([u16::MAX; 128]);
+    for (i, p) in pending.iter().enumerate().filter(|(i, _)| *i < 0x8000) {
+        let s = &p.slot;
+        if (1..16).contains(&s.number) {
+            tag_table[s.tag() as usize] = i as u16;
+            if s.repetition != Repetition::Singular && s.kind.is_packable() {
+                tag_table[((s.number << 3) | 2) as usize] = i as u16 | 0x8000;
+            }
+        }
+    }
     let closed_enum_values = pending
         .iter()
         .map(|p| {
@@ -762,6 +787,7 @@ fn build_layout(
         is_map_entry: msg.is_map_entry(),
         slots,
         dense,
+        tag_table,
         descriptor: msg.clone(),
         slot_descriptors,
         oneofs,
