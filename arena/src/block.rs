@@ -120,6 +120,23 @@ pub struct BlockMut<'a> {
     _invariant: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
+/// The bytes of `data` below 0x80: the number of varints that end in it. Eight bytes a
+/// step (the high bits, gathered by a multiply), as the runs are mostly short: the
+/// iterator count it replaces widened every byte to a 64-bit lane.
+#[inline]
+fn count_terminators(data: &[u8]) -> usize {
+    let mut chunks = data.chunks_exact(8);
+    let mut n = 0usize;
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("eight bytes"));
+        // One bit per terminator at bit 0 of its byte; the multiply sums the bytes into
+        // the top one (at most 8: no carry between bytes).
+        let t = (!w >> 7) & 0x0101_0101_0101_0101;
+        n += (t.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
+    }
+    n + chunks.remainder().iter().filter(|&&b| b < 0x80).count()
+}
+
 impl<'a> BlockMut<'a> {
     /// A fresh zeroed block of layout `index` in `arena`.
     #[inline]
@@ -210,6 +227,43 @@ impl<'a> BlockMut<'a> {
         unsafe { self.at::<RawStr>(slot.offset).write(RawStr::from_slice(bytes)) };
         self.mark_present(&slot);
         Ok(())
+    }
+
+    /// [`set`](Self::set) or [`push`](Self::push) (by the slot's cardinality) without the
+    /// slot check: the interpreter's store, whose match on the slot's kind already chose
+    /// `T`. Checked in debug builds.
+    ///
+    /// # Safety
+    /// `slot` is a slot of this block's layout, of a kind `T` fits.
+    #[inline]
+    pub(crate) unsafe fn put_unchecked<T: Scalar>(&mut self, slot: &FieldSlot, value: T) {
+        debug_assert!(T::fits(slot.kind), "slot {} does not hold this number type", slot.number);
+        if slot.repetition == Repetition::Singular {
+            // SAFETY: see `at`; the slot holds a number of `T`'s width (the contract).
+            unsafe { self.at::<T>(slot.offset).write(value) };
+            self.mark_present(slot);
+        } else {
+            // SAFETY: a repeated slot of `T`s (the contract).
+            unsafe { self.push_elem(slot, value) };
+        }
+    }
+
+    /// [`set_bytes`](Self::set_bytes) or [`push_bytes`](Self::push_bytes) without the
+    /// slot check, as [`put_unchecked`](Self::put_unchecked).
+    ///
+    /// # Safety
+    /// `slot` is a string or bytes slot of this block's layout.
+    #[inline]
+    pub(crate) unsafe fn put_bytes_unchecked(&mut self, slot: &FieldSlot, bytes: &'a [u8]) {
+        debug_assert!(is_bytes(slot.kind), "slot {} is not a string or bytes field", slot.number);
+        if slot.repetition == Repetition::Singular {
+            // SAFETY: see `at`; the slot holds a RawStr; `bytes` lives for the tree ('a).
+            unsafe { self.at::<RawStr>(slot.offset).write(RawStr::from_slice(bytes)) };
+            self.mark_present(slot);
+        } else {
+            // SAFETY: a repeated slot of RawStr elements (the contract); `bytes` lives for 'a.
+            unsafe { self.push_elem(slot, RawStr::from_slice(bytes)) };
+        }
     }
 
     #[inline]
@@ -361,9 +415,16 @@ impl<'a> BlockMut<'a> {
         // code decodes short runs itself, so this runs on long ones, where it is cheap next
         // to the decode. Reserving one element per input byte instead held up to 8x the
         // decoded size for runs of 10-byte varints.)
-        let terminators = data.iter().filter(|&&b| b < 0x80).count();
+        let terminators = count_terminators(data);
         reserve_vec(v, slot.elem_size, terminators, arena);
         let base = v.ptr.cast::<T>();
+        if data.len() < 8 {
+            // Too short for a word: the byte loop, inline (a tag list, a short geometry).
+            // SAFETY: as below.
+            let (n, result) = unsafe { fill_varints_from(base, v.len as usize, data, 0, convert) };
+            v.len = n as u32;
+            return Ok(result);
+        }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("bmi2") {
             // SAFETY: the CPU has BMI2; `base` holds `v.len` elements and room for
@@ -464,6 +525,23 @@ unsafe fn fill_varints<T: Scalar>(
         n += 1;
         p += len;
     }
+    // SAFETY: the caller's contract; `n` counts what was written so far.
+    unsafe { fill_varints_from(base, n, data, p, convert) }
+}
+
+/// The rest of [`fill_varints`] from `p`, one varint at a time: the tail of a long run
+/// (fewer than eight bytes left, or a malformed varint) and the whole of a short one.
+///
+/// # Safety
+/// As [`fill_varints`].
+#[inline(always)]
+unsafe fn fill_varints_from<T: Scalar>(
+    base: *mut T,
+    mut n: usize,
+    data: &[u8],
+    mut p: usize,
+    convert: impl Fn(u64) -> T,
+) -> (usize, Result<(), crate::DecodeError>) {
     let result = loop {
         if p >= data.len() {
             break Ok(());
@@ -507,11 +585,17 @@ fn is_bytes(kind: FieldKind) -> bool {
 /// Grows `v` (elements of `elem_size` bytes) to hold `additional` more elements: at least
 /// doubling, so pushes are amortised O(1); a vector never holds more than twice the
 /// elements its input justified.
+#[inline]
 fn reserve_vec(v: &mut RawVec, elem_size: u32, additional: usize, arena: &Arena) {
     let need = v.len as usize + additional;
-    if need <= v.cap as usize {
-        return;
+    if need > v.cap as usize {
+        grow_vec(v, elem_size, need, arena);
     }
+}
+
+/// [`reserve_vec`] when the vector is full: to `need` elements at least.
+#[inline(never)]
+fn grow_vec(v: &mut RawVec, elem_size: u32, need: usize, arena: &Arena) {
     let new_cap = need.max(2 * v.cap as usize).max(4).min(u32::MAX as usize);
     assert!(need <= new_cap, "repeated field longer than 2^32 elements");
     let bytes = new_cap.checked_mul(elem_size as usize).expect("vector size overflows");
@@ -769,6 +853,12 @@ mod tests {
                 }
             };
             let room = data.iter().filter(|&&b| b < 0x80).count();
+            // The count that sizes the reservation the decoders write into: exact, for
+            // every length and alignment of the tail.
+            for cut in 0..data.len().min(20) {
+                let part = &data[cut..];
+                assert_eq!(count_terminators(part), part.iter().filter(|&&b| b < 0x80).count(), "from {cut}");
+            }
             let run = |bmi2: bool| {
                 let mut out = vec![0u64; room + 1];
                 out[0] = 7;

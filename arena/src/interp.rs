@@ -165,10 +165,11 @@ impl<'a> Interp<'a> {
         Ok(Step::Next(after))
     }
 
-    /// Decodes one non-packed value of slot `si` whose tag ended at `pos`.
+    /// Decodes one non-packed value of slot `si` whose tag ended at `pos`. `slot` is
+    /// `block.layout().slot(si)`: the stores below rely on it (hence not public).
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn value(
+    fn value(
         &self,
         block: &mut BlockMut<'a>,
         si: SlotIndex,
@@ -180,13 +181,12 @@ impl<'a> Interp<'a> {
     ) -> Result<usize, DecodeError> {
         let buf = &self.buf[..end];
         let repeated = slot.repetition != Repetition::Singular;
+        debug_assert!(std::ptr::eq(slot, block.layout().slot(si)), "slot {si:?} of another layout");
         macro_rules! put {
+            // SAFETY: `slot` is slot `si` of the block's layout (the callers take it from
+            // there), and each arm below stores the type its kind holds.
             ($v:expr) => {{
-                if repeated {
-                    block.push(si, $v).map_err(internal)?
-                } else {
-                    block.set(si, $v).map_err(internal)?
-                }
+                unsafe { block.put_unchecked(slot, $v) }
             }};
         }
         match slot.kind {
@@ -245,11 +245,8 @@ impl<'a> Interp<'a> {
                 if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) && !runtime::is_utf8(bytes) {
                     return Err(DecodeError::new(K::InvalidUtf8, pos));
                 }
-                if repeated {
-                    block.push_bytes(si, bytes).map_err(internal)?
-                } else {
-                    block.set_bytes(si, bytes).map_err(internal)?
-                }
+                // SAFETY: as `put!`: a string or bytes slot of the block's layout.
+                unsafe { block.put_bytes_unchecked(slot, bytes) };
                 Ok(stop)
             }
             FieldKind::Message => {
