@@ -285,6 +285,18 @@ impl<'a> BlockMut<'a> {
     /// is not active gets a fresh child (the shared slot may hold another member's bytes).
     pub fn child(&mut self, si: SlotIndex) -> Result<BlockMut<'a>, SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Singular, FieldKind::is_message, "a singular message field")?;
+        // SAFETY: `slot_of` checked it.
+        Ok(unsafe { self.child_unchecked(&slot) })
+    }
+
+    /// [`child`](Self::child) without the slot check (the interpreter, whose match on the
+    /// slot's kind and cardinality chose it). Checked in debug builds.
+    ///
+    /// # Safety
+    /// `slot` is a singular message or group slot of this block's layout.
+    #[inline]
+    pub(crate) unsafe fn child_unchecked(&mut self, slot: &FieldSlot) -> BlockMut<'a> {
+        debug_assert!(slot.repetition == Repetition::Singular && slot.kind.is_message());
         let child_layout = self.layouts.get(LayoutIndex::new(slot.child));
         let active = slot.oneof == NO_INDEX
             // SAFETY: case words lie inside the block header (invariant 2).
@@ -301,8 +313,8 @@ impl<'a> BlockMut<'a> {
                 ptr
             }
         };
-        self.mark_present(&slot);
-        Ok(self.sibling(child, child_layout))
+        self.mark_present(slot);
+        self.sibling(child, child_layout)
     }
 
     fn sibling(&self, ptr: NonNull<u8>, layout: &'a MessageLayout) -> BlockMut<'a> {
@@ -391,29 +403,34 @@ impl<'a> BlockMut<'a> {
     }
 
     /// Appends every varint of a packed run (`data` holds exactly the run), converted by
-    /// `convert`, to repeated slot `si`: one reservation, then stores without per-element
+    /// `convert`, to repeated slot `slot`: one reservation, then stores without per-element
     /// checks. On a malformed varint the elements before it are kept and its error is
     /// returned with the offset relative to `data`.
     ///
     /// Crate-private: `convert` runs while the vector is borrowed, and a caller's closure
     /// could reach another writer of the same block (two `child()` calls give two) and
     /// grow the vector under the stores. The interpreter passes only plain conversions.
+    ///
+    /// # Safety
+    /// `slot` is a repeated slot of this block's layout, of a kind `T` fits (the
+    /// interpreter's packed runs, whose match on the kind chose `T`; checked in debug
+    /// builds).
     #[inline]
-    pub(crate) fn extend_varints<T: Scalar>(
+    pub(crate) unsafe fn extend_varints<T: Scalar>(
         &mut self,
-        si: SlotIndex,
+        slot: &FieldSlot,
         data: &[u8],
         convert: impl Fn(u64) -> T,
-    ) -> Result<Result<(), crate::DecodeError>, SlotMismatch> {
-        let slot = self.slot_of(si, Repetition::Repeated, T::fits, "a repeated number of this width")?;
+    ) -> Result<(), crate::DecodeError> {
+        debug_assert!(slot.repetition != Repetition::Singular && T::fits(slot.kind));
         let arena = self.arena;
-        // SAFETY: `slot` is repeated.
-        let v = unsafe { self.vec(&slot) };
+        // SAFETY: `slot` is repeated (the contract).
+        let v = unsafe { self.vec(slot) };
         // Every varint that decodes ends in its own byte below 0x80, so counting those
         // bytes bounds the element count, exactly for a run that decodes whole: the vector
-        // holds no more than the run decodes to. (The count is one vectorised pass; compiled
-        // code decodes short runs itself, so this runs on long ones, where it is cheap next
-        // to the decode. Reserving one element per input byte instead held up to 8x the
+        // holds no more than the run decodes to. (The count is one pass, eight bytes a
+        // step; compiled code decodes short runs itself, so this runs on long ones, where
+        // it is cheap next to the decode. Reserving one element per input byte instead held up to 8x the
         // decoded size for runs of 10-byte varints.)
         let terminators = count_terminators(data);
         reserve_vec(v, slot.elem_size, terminators, arena);
@@ -423,7 +440,7 @@ impl<'a> BlockMut<'a> {
             // SAFETY: as below.
             let (n, result) = unsafe { fill_varints_from(base, v.len as usize, data, 0, convert) };
             v.len = n as u32;
-            return Ok(result);
+            return result;
         }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("bmi2") {
@@ -431,12 +448,12 @@ impl<'a> BlockMut<'a> {
             // `terminators` more (reserved above), which is what `fill_varints` writes at most.
             let (n, result) = unsafe { fill_varints_bmi2(base, v.len as usize, data, convert) };
             v.len = n as u32;
-            return Ok(result);
+            return result;
         }
         // SAFETY: as above.
         let (n, result) = unsafe { fill_varints(base, v.len as usize, data, convert, crate::wire::pack_groups) };
         v.len = n as u32;
-        Ok(result)
+        result
     }
 
     /// Appends a zeroed child block to a repeated message, group or map field: the block
@@ -444,11 +461,23 @@ impl<'a> BlockMut<'a> {
     /// copies 8 bytes per element, never whole blocks.
     pub fn push_child(&mut self, si: SlotIndex) -> Result<BlockMut<'a>, SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Repeated, FieldKind::is_message, "a repeated message field")?;
+        // SAFETY: `slot_of` checked it.
+        Ok(unsafe { self.push_child_unchecked(&slot) })
+    }
+
+    /// [`push_child`](Self::push_child) without the slot check, as
+    /// [`child_unchecked`](Self::child_unchecked).
+    ///
+    /// # Safety
+    /// `slot` is a repeated (or map) message or group slot of this block's layout.
+    #[inline]
+    pub(crate) unsafe fn push_child_unchecked(&mut self, slot: &FieldSlot) -> BlockMut<'a> {
+        debug_assert!(slot.repetition != Repetition::Singular && slot.kind.is_message());
         let child_layout = self.layouts.get(LayoutIndex::new(slot.child));
         let child = self.arena.alloc_zeroed(child_layout.size() as usize);
         // SAFETY: `slot` is repeated and its elements are block pointers (invariant 4).
-        unsafe { self.push_elem(&slot, child.as_ptr()) };
-        Ok(self.sibling(child, child_layout))
+        unsafe { self.push_elem(slot, child.as_ptr()) };
+        self.sibling(child, child_layout)
     }
 
     /// Appends an empty element to a repeated message or map field: the address of the

@@ -111,10 +111,13 @@ impl<'a> Interp<'a> {
             // straight to its slot through the layout's tag table, in either form;
             // anything else takes `field`'s tag decode and number lookup.
             if let Some((si, packed)) = layout.one_byte_tag(self.buf[pos]) {
+                let slot = layout.slot(si);
                 pos = if packed {
-                    self.packed(block, si, pos + 1, end)?
+                    // The table's packed form is a repeated packable slot.
+                    let (start, stop) = self.length(&self.buf[..end], pos + 1, end)?;
+                    self.run(block, si, slot, start, stop)?
                 } else {
-                    self.value(block, si, layout.slot(si), pos, pos + 1, end, depth)?
+                    self.value(block, si, slot, pos, pos + 1, end, depth)?
                 };
                 continue;
             }
@@ -259,14 +262,18 @@ impl<'a> Interp<'a> {
                     block.push_empty_child(si).map_err(internal)?;
                     return Ok(stop);
                 }
-                let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
+                // SAFETY: as `put!`: a message slot of the block's layout, by cardinality.
+                let mut child =
+                    unsafe { if repeated { block.push_child_unchecked(slot) } else { block.child_unchecked(slot) } };
                 self.child(&mut child, slot.child, start, stop, depth + 1, None)
             }
             FieldKind::Group => {
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
-                let mut child = if repeated { block.push_child(si) } else { block.child(si) }.map_err(internal)?;
+                // SAFETY: as above: a group slot of the block's layout.
+                let mut child =
+                    unsafe { if repeated { block.push_child_unchecked(slot) } else { block.child_unchecked(slot) } };
                 self.child(&mut child, slot.child, pos, end, depth + 1, Some((slot.number, tag_pos)))
             }
         }
@@ -290,13 +297,12 @@ impl<'a> Interp<'a> {
         pos: usize,
         end: usize,
     ) -> Result<usize, DecodeError> {
-        let slot = *block.layout().slot(si);
+        let slot = block.layout().slot(si);
         if slot.repetition == Repetition::Singular || !slot.kind.is_packable() {
             return Err(DecodeError::new(K::Internal, pos));
         }
-        let buf = &self.buf[..end];
-        let (start, stop) = self.length(buf, pos, end)?;
-        self.packed_run(block, si, start, stop)
+        let (start, stop) = self.length(&self.buf[..end], pos, end)?;
+        self.run(block, si, slot, start, stop)
     }
 
     /// Decodes the values of a packed run of slot `si` that fill exactly `start..stop`
@@ -308,37 +314,56 @@ impl<'a> Interp<'a> {
         start: usize,
         stop: usize,
     ) -> Result<usize, DecodeError> {
-        let slot = *block.layout().slot(si);
+        let slot = block.layout().slot(si);
         if slot.repetition == Repetition::Singular || !slot.kind.is_packable() || start > stop || stop > self.buf.len()
         {
             return Err(DecodeError::new(K::Internal, start));
         }
-        let buf = &self.buf[..stop];
+        self.run(block, si, slot, start, stop)
+    }
+
+    /// [`packed_run`](Self::packed_run) once checked: `slot` is `block.layout().slot(si)`,
+    /// repeated and packable, and `start <= stop <= buf.len()`.
+    fn run(
+        &self,
+        block: &mut BlockMut<'a>,
+        si: SlotIndex,
+        slot: &FieldSlot,
+        start: usize,
+        stop: usize,
+    ) -> Result<usize, DecodeError> {
+        debug_assert!(std::ptr::eq(slot, block.layout().slot(si)), "slot {si:?} of another layout");
         let width = slot.kind.fixed_width() as usize;
         if width != 0 {
             let whole = (stop - start) / width * width;
-            block.extend_fixed(si, &buf[start..start + whole]).map_err(internal)?;
+            block.extend_fixed(si, &self.buf[start..start + whole]).map_err(internal)?;
             if start + whole != stop {
                 return Err(DecodeError::new(K::Truncated, start + whole));
             }
             return Ok(stop);
         }
         let data = &self.buf[start..stop];
-        let at = |e: DecodeError| DecodeError::new(e.kind, start + e.offset);
+        macro_rules! extend {
+            // SAFETY: `slot` is a repeated slot of the block's layout (the contract above),
+            // and each arm below converts to the type its kind holds.
+            ($convert:expr) => {
+                unsafe { block.extend_varints(slot, data, $convert) }
+            };
+        }
         let run = match slot.kind {
-            FieldKind::Int32 => block.extend_varints(si, data, |v| v as i32),
-            FieldKind::Int64 => block.extend_varints(si, data, |v| v as i64),
-            FieldKind::Uint32 => block.extend_varints(si, data, |v| v as u32),
-            FieldKind::Uint64 => block.extend_varints(si, data, |v| v),
-            FieldKind::Sint32 => block.extend_varints(si, data, |v| zigzag32(v as u32)),
-            FieldKind::Sint64 => block.extend_varints(si, data, zigzag64),
-            FieldKind::Bool => block.extend_varints(si, data, |v| v != 0),
-            FieldKind::Enum if !slot.closed_enum => block.extend_varints(si, data, |v| v as i32),
+            FieldKind::Int32 => extend!(|v| v as i32),
+            FieldKind::Int64 => extend!(|v| v as i64),
+            FieldKind::Uint32 => extend!(|v| v as u32),
+            FieldKind::Uint64 => extend!(|v| v),
+            FieldKind::Sint32 => extend!(|v| zigzag32(v as u32)),
+            FieldKind::Sint64 => extend!(zigzag64),
+            FieldKind::Bool => extend!(|v| v != 0),
+            FieldKind::Enum if !slot.closed_enum => extend!(|v| v as i32),
             // A closed enum whose declared values are one run below 128 (most), in a run of
             // one-byte varints all declared: the word-at-a-time decode, after one pass
             // over the bytes.
             FieldKind::Enum if one_byte_enum_run(block.layout().closed_enum_range(si), data) => {
-                block.extend_varints(si, data, |v| v as i32)
+                extend!(|v| v as i32)
             }
             _ => {
                 // Closed enums: undeclared values go to unknown fields, one by one.
@@ -347,7 +372,8 @@ impl<'a> Interp<'a> {
                 while p < stop {
                     let (v, next) = read_varint(data, p)?;
                     if block.layout().closed_enum_has(si, v as i32) {
-                        block.push(si, v as i32).map_err(internal)?
+                        // SAFETY: as `extend!`: a repeated enum slot holds `i32`s.
+                        unsafe { block.put_unchecked(slot, v as i32) }
                     } else {
                         // protoc keeps a packed run's undeclared value as the raw varint
                         // (unlike a single value, kept as the sign-extended int32); golden
@@ -359,10 +385,10 @@ impl<'a> Interp<'a> {
                     }
                     p = next;
                 }
-                Ok(Ok(()))
+                Ok(())
             }
         };
-        run.map_err(internal)?.map_err(at)?;
+        run.map_err(|e| DecodeError::new(e.kind, start + e.offset))?;
         Ok(stop)
     }
 }
