@@ -121,6 +121,18 @@ impl<'a> Interp<'a> {
                 };
                 continue;
             }
+            // A two-byte tag (field numbers 16 to 2047) of a value in its slot's own wire
+            // type: the number looked up directly, without `field`'s general tag decode.
+            if pos + 1 < end && self.buf[pos] >= 0x80 && self.buf[pos + 1] < 0x80 {
+                let tag = (self.buf[pos] & 0x7f) as u32 | (self.buf[pos + 1] as u32) << 7;
+                if let Some(si) = layout.slot_by_number(tag >> 3) {
+                    let slot = layout.slot(si);
+                    if (tag & 7) as u8 == slot.kind.wire_type() {
+                        pos = self.value(block, si, slot, pos, pos + 2, end, depth)?;
+                        continue;
+                    }
+                }
+            }
             match self.field(block, pos, end, depth, group.map(|g| g.0))? {
                 Step::Next(next) => pos = next,
                 Step::GroupEnd(next) => return Ok(next),

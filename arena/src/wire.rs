@@ -250,6 +250,7 @@ pub fn skip_value(
 #[cfg(test)]
 mod tests {
     use super::{read_varint, varint_word, write_varint};
+    use crate::DecodeErrorKind;
 
     /// The word decoder agrees with the byte loop on every varint length and bit pattern
     /// it takes, on overlong encodings, and on random bytes (where it must say `None`
@@ -264,10 +265,25 @@ mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
+        // The reference: one byte at a time, written out here (`read_varint` is checked
+        // against it too).
+        let byte_loop = |buf: &[u8], pos: usize| -> Result<(u64, usize), DecodeErrorKind> {
+            let mut value = 0u64;
+            for i in 0..10 {
+                let &b = buf.get(pos + i).ok_or(DecodeErrorKind::Truncated)?;
+                value |= ((b & 0x7f) as u64).wrapping_shl(7 * i as u32);
+                if b < 0x80 {
+                    return Ok((value, pos + i + 1));
+                }
+            }
+            Err(DecodeErrorKind::VarintTooLong)
+        };
         let check = |buf: &[u8]| {
             for pos in 0..buf.len() {
+                let want = byte_loop(buf, pos);
+                assert_eq!(read_varint(buf, pos).map_err(|e| e.kind), want, "{buf:02x?} at {pos}");
                 if let Some(got) = varint_word(buf, pos) {
-                    assert_eq!(Ok(got), read_varint(buf, pos), "{buf:02x?} at {pos}");
+                    assert_eq!(Ok(got), want, "{buf:02x?} at {pos}");
                 }
             }
         };
