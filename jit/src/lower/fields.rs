@@ -154,39 +154,71 @@ impl<'a> Translator<'a, '_> {
         let first = self.b.ins().imul_imm_u(len_ptr, w);
         let first = self.b.ins().iadd(base, first);
         let head = self.b.create_block();
-        let q = self.b.append_block_param(head, self.ptr);
-        let dst = self.b.append_block_param(head, self.ptr);
+        let hq = self.b.append_block_param(head, self.ptr);
+        let hdst = self.b.append_block_param(head, self.ptr);
+        // One element at `q < stop`; `until` is where the loop looks at a whole word again.
         let body = self.b.create_block();
+        let q = self.b.append_block_param(body, self.ptr);
+        let dst = self.b.append_block_param(body, self.ptr);
+        let until = self.b.append_block_param(body, self.ptr);
         let done = self.b.create_block();
         let dst_done = self.b.append_block_param(done, self.ptr);
         self.b.ins().jump(head, &[BlockArg::Value(start), BlockArg::Value(first)]);
 
         self.b.switch_to_block(head);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, q, stop);
-        self.b.ins().brif(more, body, &[], done, &[BlockArg::Value(dst)]);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, hq, stop);
+        let closed = slot.kind == FieldKind::Enum && slot.closed_enum;
+        if closed {
+            // A closed enum checks every value: element by element.
+            let args = [BlockArg::Value(hq), BlockArg::Value(hdst), BlockArg::Value(stop)];
+            self.b.ins().brif(more, body, &args, done, &[BlockArg::Value(hdst)]);
+        } else {
+            // Eight one-byte varints in the next word of the run (small numbers, enums,
+            // bools, short deltas): stored from the one load, without decoding each. A
+            // word with a longer varint goes element by element until past it, so a run of
+            // mixed lengths pays one word check per eight bytes, not per element.
+            let word = self.b.create_block();
+            let eight = self.b.create_block();
+            let check = self.b.create_block();
+            self.b.ins().brif(more, check, &[], done, &[BlockArg::Value(hdst)]);
+            self.b.switch_to_block(check);
+            let avail = self.b.ins().isub(stop, hq);
+            let room = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 8);
+            let tail = [BlockArg::Value(hq), BlockArg::Value(hdst), BlockArg::Value(stop)];
+            self.b.ins().brif(room, word, &[], body, &tail);
+            self.b.switch_to_block(word);
+            let bits = self.b.ins().load(types::I64, input_flags(), hq, 0);
+            let cont = self.b.ins().band_imm_u(bits, 0x8080_8080_8080_8080u64 as i64);
+            let past = self.b.ins().iadd_imm_s(hq, 8);
+            let mixed = [BlockArg::Value(hq), BlockArg::Value(hdst), BlockArg::Value(past)];
+            self.b.ins().brif(cont, body, &mixed, eight, &[]);
+            self.b.switch_to_block(eight);
+            for i in 0..8 {
+                let byte = self.b.ins().ushr_imm_u(bits, 8 * i);
+                let byte = self.b.ins().band_imm_u(byte, 0x7f);
+                let v = self.packed_element(slot.kind, byte);
+                self.b.ins().store(tree_flags(), v, hdst, (i * w) as i32);
+            }
+            let dst8 = self.b.ins().iadd_imm_s(hdst, 8 * w);
+            self.b.ins().jump(head, &[BlockArg::Value(past), BlockArg::Value(dst8)]);
+        }
 
         self.b.switch_to_block(body);
         let (v, next) = self.packed_varint(q, stop);
-        if slot.kind == FieldKind::Enum && slot.closed_enum {
+        if closed {
             // An undeclared value: the interpreter takes the run from this element on
             // (it keeps the value as an unknown field), as it does after a long varint.
             let long = self.packed_long.expect("packed_varint made the hand-over block");
             let v32 = self.b.ins().ireduce(types::I32, v);
             self.declared_or(si, v32, long, &[]);
         }
-        let v = match slot.kind {
-            FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum => self.b.ins().ireduce(types::I32, v),
-            FieldKind::Sint32 => {
-                let v = self.b.ins().ireduce(types::I32, v);
-                self.zigzag(v)
-            }
-            FieldKind::Sint64 => self.zigzag(v),
-            FieldKind::Bool => self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0),
-            _ => v,
-        };
+        let v = self.packed_element(slot.kind, v);
         self.b.ins().store(tree_flags(), v, dst, 0);
         let dst1 = self.b.ins().iadd_imm_s(dst, w);
-        self.b.ins().jump(head, &[BlockArg::Value(next), BlockArg::Value(dst1)]);
+        // `until <= stop`, so an element before it is inside the run.
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, next, until);
+        let again = [BlockArg::Value(next), BlockArg::Value(dst1), BlockArg::Value(until)];
+        self.b.ins().brif(inside, body, &again, head, &[BlockArg::Value(next), BlockArg::Value(dst1)]);
 
         // The vector's length: the old one plus the elements stored up to `end`.
         let count = |t: &mut Self, end: Value| {
@@ -209,6 +241,20 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         self.thread(si, stop);
+    }
+
+    /// The element a packed varint `v` (an `i64`) of a field of `kind` stores.
+    fn packed_element(&mut self, kind: FieldKind, v: Value) -> Value {
+        match kind {
+            FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum => self.b.ins().ireduce(types::I32, v),
+            FieldKind::Sint32 => {
+                let v = self.b.ins().ireduce(types::I32, v);
+                self.zigzag(v)
+            }
+            FieldKind::Sint64 => self.zigzag(v),
+            FieldKind::Bool => self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0),
+            _ => v,
+        }
     }
 
     /// Hands the packed values in `start..stop` of slot `si` to the interpreter.
