@@ -429,9 +429,8 @@ impl<'a> BlockMut<'a> {
         // Every varint that decodes ends in its own byte below 0x80, so counting those
         // bytes bounds the element count, exactly for a run that decodes whole: the vector
         // holds no more than the run decodes to. (The count is one pass, eight bytes a
-        // step; compiled code decodes short runs itself, so this runs on long ones, where
-        // it is cheap next to the decode. Reserving one element per input byte instead held up to 8x the
-        // decoded size for runs of 10-byte varints.)
+        // step, cheap next to the decode. Reserving one element per input byte instead
+        // held up to 8x the decoded size for runs of 10-byte varints.)
         let terminators = count_terminators(data);
         reserve_vec(v, slot.elem_size, terminators, arena);
         let base = v.ptr.cast::<T>();
