@@ -464,6 +464,24 @@ impl<'a> BlockMut<'a> {
         Ok(unsafe { self.push_child_unchecked(&slot) })
     }
 
+    /// The block a message or group value of `slot` is decoded into: the child of a
+    /// singular slot ([`child_unchecked`](Self::child_unchecked)), a new element of a
+    /// repeated one ([`push_child_unchecked`](Self::push_child_unchecked)).
+    ///
+    /// # Safety
+    /// `slot` is a message or group slot of this block's layout.
+    #[inline]
+    pub(crate) unsafe fn value_child_unchecked(&mut self, slot: &FieldSlot) -> BlockMut<'a> {
+        // SAFETY: the caller's contract, by the slot's cardinality.
+        unsafe {
+            if slot.repetition == Repetition::Singular {
+                self.child_unchecked(slot)
+            } else {
+                self.push_child_unchecked(slot)
+            }
+        }
+    }
+
     /// [`push_child`](Self::push_child) without the slot check, as
     /// [`child_unchecked`](Self::child_unchecked).
     ///

@@ -274,9 +274,8 @@ impl<'a> Interp<'a> {
                     block.push_empty_child(si).map_err(internal)?;
                     return Ok(stop);
                 }
-                // SAFETY: as `put!`: a message slot of the block's layout, by cardinality.
-                let mut child =
-                    unsafe { if repeated { block.push_child_unchecked(slot) } else { block.child_unchecked(slot) } };
+                // SAFETY: as `put!`: a message slot of the block's layout, either cardinality.
+                let mut child = unsafe { block.value_child_unchecked(slot) };
                 self.child(&mut child, slot.child, start, stop, depth + 1, None)
             }
             FieldKind::Group => {
@@ -284,8 +283,7 @@ impl<'a> Interp<'a> {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
                 // SAFETY: as above: a group slot of the block's layout.
-                let mut child =
-                    unsafe { if repeated { block.push_child_unchecked(slot) } else { block.child_unchecked(slot) } };
+                let mut child = unsafe { block.value_child_unchecked(slot) };
                 self.child(&mut child, slot.child, pos, end, depth + 1, Some((slot.number, tag_pos)))
             }
         }
