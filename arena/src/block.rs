@@ -213,9 +213,8 @@ impl<'a> BlockMut<'a> {
     #[inline]
     pub fn set<T: Scalar>(&mut self, si: SlotIndex, value: T) -> Result<(), SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Singular, T::fits, "a singular number of this width")?;
-        // SAFETY: see `at`; the slot holds a number of `T`'s width.
-        unsafe { self.at::<T>(slot.offset).write(value) };
-        self.mark_present(&slot);
+        // SAFETY: `slot_of` checked it.
+        unsafe { self.put_unchecked(&slot, value) };
         Ok(())
     }
 
@@ -223,9 +222,8 @@ impl<'a> BlockMut<'a> {
     #[inline]
     pub fn set_bytes(&mut self, si: SlotIndex, bytes: &'a [u8]) -> Result<(), SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Singular, is_bytes, "a singular string or bytes field")?;
-        // SAFETY: see `at`; the slot holds a RawStr; `bytes` lives for the tree ('a).
-        unsafe { self.at::<RawStr>(slot.offset).write(RawStr::from_slice(bytes)) };
-        self.mark_present(&slot);
+        // SAFETY: `slot_of` checked it.
+        unsafe { self.put_bytes_unchecked(&slot, bytes) };
         Ok(())
     }
 
@@ -345,8 +343,8 @@ impl<'a> BlockMut<'a> {
     #[inline]
     pub fn push<T: Scalar>(&mut self, si: SlotIndex, value: T) -> Result<(), SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Repeated, T::fits, "a repeated number of this width")?;
-        // SAFETY: `slot` is repeated and holds elements of `T`'s width.
-        unsafe { self.push_elem(&slot, value) };
+        // SAFETY: `slot_of` checked it.
+        unsafe { self.put_unchecked(&slot, value) };
         Ok(())
     }
 
@@ -354,8 +352,8 @@ impl<'a> BlockMut<'a> {
     #[inline]
     pub fn push_bytes(&mut self, si: SlotIndex, bytes: &'a [u8]) -> Result<(), SlotMismatch> {
         let slot = self.slot_of(si, Repetition::Repeated, is_bytes, "a repeated string or bytes field")?;
-        // SAFETY: `slot` is repeated and holds RawStr elements; `bytes` lives for 'a.
-        unsafe { self.push_elem(&slot, RawStr::from_slice(bytes)) };
+        // SAFETY: `slot_of` checked it.
+        unsafe { self.put_bytes_unchecked(&slot, bytes) };
         Ok(())
     }
 
