@@ -172,8 +172,28 @@ impl Arena {
         self.chunks.lend(min, INLINE_BYTES)
     }
 
+    /// [`lend`](Arena::lend) with a zeroed block of `size` bytes (rounded up to a multiple
+    /// of 8, at least 8) handed out from the region's front: returns the block and the
+    /// rest of the region, at least `min` bytes. A decode by compiled code takes its root
+    /// block and the region for the root's children in one step.
+    ///
+    /// Panics only when the system is out of memory (like `Vec`).
+    #[inline]
+    pub fn lend_with_block(&self, size: usize, min: usize) -> (NonNull<u8>, *mut u8, *mut u8) {
+        let size = (size.max(8).saturating_add(7)) & !7;
+        let (start, end) = self.lend(size.saturating_add(min));
+        // SAFETY: the region `start..end` holds at least `size > 0` bytes (what `lend`
+        // was asked for), 8-aligned, handed out to nobody else: `start` is not null, and
+        // the block and the rest of the region are disjoint parts of it.
+        unsafe {
+            let block = NonNull::new_unchecked(start);
+            zero(block, size);
+            (block, start.add(size), end)
+        }
+    }
+
     /// Takes back `start..end`, the unused end of the region the last [`lend`](Arena::lend)
-    /// returned, to hand out again. Does nothing if the arena has allocated past that
+    /// (or [`lend_with_block`](Arena::lend_with_block)) returned, to hand out again. Does nothing if the arena has allocated past that
     /// region since (its end is no longer the allocation point).
     ///
     /// # Safety
@@ -187,7 +207,8 @@ impl Arena {
             // The region was the inline block's end, and the block has been full since.
             let at = (start as usize).wrapping_sub(base as usize);
             if at <= INLINE_BYTES {
-                self.inline_used.set(at.next_multiple_of(8).min(INLINE_BYTES));
+                // Rounded up to 8, `at` stays at or before the block's end (a multiple of 8).
+                self.inline_used.set((at + 7) & !7);
             }
             return;
         }
@@ -515,6 +536,25 @@ mod tests {
                         let block = unsafe { std::slice::from_raw_parts(p.as_ptr(), size.max(8)) };
                         assert!(block.iter().all(|&b| b == 0));
                         (p.as_ptr() as usize, size.max(8))
+                    }
+                    1 if i % 8 == 5 => {
+                        // A dirty arena's lent space with a zeroed block at its front, then
+                        // `size` bytes used after it, the rest taken back.
+                        let (block, start, end) = arena.lend_with_block(size, size);
+                        let block_len = size.max(8).next_multiple_of(8);
+                        assert_eq!(start as usize, block.as_ptr() as usize + block_len);
+                        assert!(end as usize - start as usize >= size);
+                        // SAFETY: `lend_with_block` returned `block_len` zeroed bytes.
+                        let bytes = unsafe { std::slice::from_raw_parts(block.as_ptr(), block_len) };
+                        assert!(bytes.iter().all(|&b| b == 0));
+                        let used = size.next_multiple_of(8);
+                        // SAFETY: the region's bytes after the first `used` are unused; the
+                        // rest is written, as a borrower would.
+                        unsafe {
+                            std::ptr::write_bytes(start, 0x5a, used);
+                            arena.take_back(start.wrapping_add(used), end);
+                        }
+                        (block.as_ptr() as usize, block_len + used)
                     }
                     1 => {
                         // Lent space, `size` bytes of it used, the rest taken back.

@@ -68,6 +68,9 @@ pub struct TypeStats {
     pub code_bytes: u32,
     /// Time spent lowering and compiling it.
     pub compile_time: Duration,
+    /// Calls of small leaf message types inlined into this type's function (see
+    /// `Bodies`; eager code and tiers' direct-call modules only).
+    pub inlined_calls: u32,
     /// The Cranelift IR, when requested (`CompileOptions::keep_clif` or `PROTOJIT_DUMP_CLIF`).
     pub clif: Option<String>,
     /// Tiered engines: decodes of this type the interpreter did while counting toward the
@@ -214,6 +217,123 @@ pub(crate) fn declare(module: &mut JITModule, layouts: &Layouts, li: LayoutIndex
         .map_err(|e| JitError::Codegen { message_type: name.clone(), reason: e.to_string() })
 }
 
+/// Lowers message type `li` into `ctx.func` as function `id`; returns why the function
+/// only calls the interpreter, if it does.
+#[allow(clippy::too_many_arguments)]
+fn lower(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    fctx: &mut FunctionBuilderContext,
+    layouts: &Layouts,
+    li: LayoutIndex,
+    id: FuncId,
+    children: Option<&[Option<FuncId>]>,
+    table: *const std::sync::atomic::AtomicPtr<u8>,
+    options: &CompileOptions,
+) -> Option<String> {
+    let frontend = module.isa().frontend_config();
+    let layout = layouts.get(li);
+    ctx.func.signature = message_signature(frontend.pointer_type(), frontend.default_call_conv);
+    ctx.func.name = UserFuncName::user(0, id.as_u32());
+    let fallback = (layout.slots().len() > options.max_fields)
+        .then(|| format!("{} fields exceed the compile limit of {}", layout.slots().len(), options.max_fields));
+    let b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let t = Translator::new(b, frontend, layouts, li);
+    if fallback.is_some() {
+        t.translate_fallback();
+    } else if let Some(ids) = children {
+        let mut children = Children { module: &mut *module, ids, refs: HashMap::new() };
+        t.translate(ChildCalls::Direct(&mut children));
+    } else {
+        t.translate(ChildCalls::Table(table));
+    }
+    fallback
+}
+
+/// The lowered bodies of small leaf message types (no message fields of their own), by
+/// function: each call of one from another message function of the module is inlined.
+///
+/// A call costs a small message more than its fields do: a 3-byte child of an embedded
+/// command took 60 instructions, 20 of them its prologue and epilogue, and the caller
+/// another 10 to pass the arguments and keep its own values across the call. A leaf
+/// calls no message function, so inlining ends there and recursion cannot reach it.
+#[derive(Default)]
+pub(crate) struct Bodies {
+    /// By `FuncId` (functions are declared densely from 0 in a module).
+    bodies: Vec<Option<cranelift_codegen::ir::Function>>,
+    /// How many calls were inlined.
+    inlined: usize,
+}
+
+/// Leaf types with up to this many fields are inlined into their callers. More fields
+/// mean a longer body for each call site (the function of a one-field message is some
+/// 250 IR instructions, most of them in cold paths) for a call that costs relatively
+/// less.
+const INLINE_MAX_FIELDS: usize = 4;
+
+impl Bodies {
+    /// Lowers every small leaf type of `reachable` (functions `ids`) once, for inlining.
+    fn lower_leaves(
+        module: &mut JITModule,
+        ctx: &mut cranelift_codegen::Context,
+        fctx: &mut FunctionBuilderContext,
+        layouts: &Layouts,
+        reachable: &[LayoutIndex],
+        ids: &[Option<FuncId>],
+        options: &CompileOptions,
+    ) -> Bodies {
+        let mut bodies = Bodies::default();
+        for &li in reachable.iter().skip(1) {
+            let slots = layouts.get(li).slots();
+            let leaf = slots.iter().all(|s| s.child == protojit_arena::NO_INDEX);
+            if !leaf || slots.len() > INLINE_MAX_FIELDS || slots.len() > options.max_fields {
+                continue;
+            }
+            let id = ids[li.index()].expect("reachable layouts have functions");
+            lower(module, ctx, fctx, layouts, li, id, Some(ids), std::ptr::null(), options);
+            let at = id.as_u32() as usize;
+            if bodies.bodies.len() <= at {
+                bodies.bodies.resize(at + 1, None);
+            }
+            bodies.bodies[at] = Some(std::mem::replace(&mut ctx.func, cranelift_codegen::ir::Function::new()));
+            ctx.clear();
+        }
+        bodies
+    }
+
+    fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    fn get(&self, id: FuncId) -> Option<&cranelift_codegen::ir::Function> {
+        self.bodies.get(id.as_u32() as usize)?.as_ref()
+    }
+}
+
+impl cranelift_codegen::inline::Inline for Bodies {
+    fn inline(
+        &mut self,
+        caller: &cranelift_codegen::ir::Function,
+        _call: cranelift_codegen::ir::Inst,
+        _opcode: cranelift_codegen::ir::Opcode,
+        callee: FuncRef,
+        _args: &[cranelift_codegen::ir::Value],
+    ) -> cranelift_codegen::inline::InlineCommand<'_> {
+        use cranelift_codegen::inline::InlineCommand;
+        let cranelift_codegen::ir::ExternalName::User(name) = caller.dfg.ext_funcs[callee].name else {
+            return InlineCommand::KeepCall;
+        };
+        let id = caller.params.user_named_funcs()[name].index;
+        match self.bodies.get(id as usize).and_then(Option::as_ref) {
+            Some(body) => {
+                self.inlined += 1;
+                InlineCommand::Inline { callee: std::borrow::Cow::Borrowed(body), visit_callee: false }
+            }
+            None => InlineCommand::KeepCall,
+        }
+    }
+}
+
 /// Lowers message type `li` and defines it as function `id` of `module` (not yet
 /// finalized). `ctx` and `fctx` are reused between functions, which saves their
 /// allocations.
@@ -228,26 +348,29 @@ pub(crate) fn define(
     children: Option<&[Option<FuncId>]>,
     table: *const std::sync::atomic::AtomicPtr<u8>,
     options: &CompileOptions,
+    inline: &mut Bodies,
 ) -> Result<TypeStats, JitError> {
     let dump = std::env::var_os("PROTOJIT_DUMP_CLIF").is_some();
-    let frontend = module.isa().frontend_config();
+    // The machine code as Cranelift lowered it (VCode, after register allocation): what a
+    // per-instruction profile of compiled code is read against.
+    let dump_vcode = std::env::var_os("PROTOJIT_DUMP_VCODE").is_some();
+    ctx.set_disasm(dump_vcode);
     let layout = layouts.get(li);
     let started = Instant::now();
-    ctx.func.signature = message_signature(frontend.pointer_type(), frontend.default_call_conv);
-    ctx.func.name = UserFuncName::user(0, id.as_u32());
-    let fallback = (layout.slots().len() > options.max_fields)
-        .then(|| format!("{} fields exceed the compile limit of {}", layout.slots().len(), options.max_fields));
-    {
-        let b = FunctionBuilder::new(&mut ctx.func, fctx);
-        let t = Translator::new(b, frontend, layouts, li);
-        if fallback.is_some() {
-            t.translate_fallback();
-        } else if let Some(ids) = children {
-            let mut children = Children { module: &mut *module, ids, refs: HashMap::new() };
-            t.translate(ChildCalls::Direct(&mut children));
-        } else {
-            t.translate(ChildCalls::Table(table));
+    let fallback = match inline.get(id) {
+        // A small leaf lowered already (`Bodies::lower_leaves`).
+        Some(body) => {
+            ctx.func = body.clone();
+            None
         }
+        None => lower(module, ctx, fctx, layouts, li, id, children, table, options),
+    };
+    let inlined_before = inline.inlined;
+    if !inline.is_empty() && !ctx.func.dfg.ext_funcs.is_empty() {
+        ctx.inline(&mut *inline).map_err(|e| JitError::Codegen {
+            message_type: layout.descriptor().full_name().to_owned(),
+            reason: clip(e.to_string()),
+        })?;
     }
     let clif = (options.keep_clif || dump).then(|| ctx.func.display().to_string());
     if dump {
@@ -263,6 +386,9 @@ pub(crate) fn define(
         }),
     });
     let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+    if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_deref()).filter(|_| dump_vcode) {
+        eprintln!("; protojit: {} (machine code)\n{vcode}", layout.descriptor().full_name());
+    }
     module.clear_context(ctx);
     defined?;
     Ok(TypeStats {
@@ -273,6 +399,7 @@ pub(crate) fn define(
         },
         code_bytes,
         compile_time: started.elapsed(),
+        inlined_calls: (inline.inlined - inlined_before) as u32,
         clif,
         interpreted_decodes: 0,
         interpreted_bytes: 0,
@@ -291,9 +418,21 @@ impl Compiled {
         let mut ctx = module.make_context();
         let mut fctx = FunctionBuilderContext::new();
         let mut stats = Vec::with_capacity(reachable.len());
+        let mut bodies = Bodies::lower_leaves(&mut module, &mut ctx, &mut fctx, layouts, &reachable, &ids, options);
         for &li in &reachable {
             let id = ids[li.index()].expect("declared above");
-            let s = define(&mut module, &mut ctx, &mut fctx, layouts, li, id, Some(&ids), std::ptr::null(), options)?;
+            let s = define(
+                &mut module,
+                &mut ctx,
+                &mut fctx,
+                layouts,
+                li,
+                id,
+                Some(&ids),
+                std::ptr::null(),
+                options,
+                &mut bodies,
+            )?;
             stats.push(s);
         }
         module.finalize_definitions().map_err(|e| JitError::Codegen {

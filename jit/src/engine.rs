@@ -195,6 +195,7 @@ impl Engine {
                     engine: TypeEngine::Interpreter(reason.clone()),
                     code_bytes: 0,
                     compile_time: Default::default(),
+                    inlined_calls: 0,
                     clif: None,
                     interpreted_decodes: 0,
                     interpreted_bytes: 0,
@@ -310,11 +311,11 @@ impl Engine {
     /// child messages, the arena's free space (at least `min` bytes) lent to `ctx` for them.
     #[inline]
     fn compiled_root(&self, arena: &Arena, ctx: &mut JitCtx, min: usize) -> NonNull<u8> {
-        let root = arena.alloc_zeroed(self.root_size);
         if self.root_has_children {
-            ctx.borrow_chunk(arena, min);
+            // One step: the root at the front of the lent region.
+            return ctx.borrow_chunk_with_block(arena, self.root_size, min);
         }
-        root
+        arena.alloc_zeroed(self.root_size)
     }
 
     /// The least free space a decode of `input_len` bytes asks of the arena at its start:

@@ -3,7 +3,7 @@
 //! - The table interpreter, the correctness oracle and the fallback, lives in
 //!   `protojit_arena::interp` (no Cranelift there, so reading and JSON need none).
 //! - `lower` / [`compile`]: one Cranelift function per message type (peek hub + field-order
-//!   threading), all in one module.
+//!   threading), all in one module; small leaf types are inlined into their callers.
 //! - [`runtime`]: the context compiled code runs with and its slow-path helpers.
 //! - [`Tiers`]: per-type tiering: types start on the interpreter and are compiled on a
 //!   background thread once hot ([`EngineKind::Auto`]).
@@ -13,7 +13,10 @@
 //!
 //! - `PROTOJIT_DUMP_CLIF=1` prints every function's Cranelift IR to stderr as it is
 //!   compiled; `CompileOptions::keep_clif` keeps it in [`TypeStats::clif`] instead
-//!   (`protojit schema jit TYPE --clif` shows it).
+//!   (`protojit schema jit TYPE --clif` shows it). The IR is printed after inlining.
+//! - `PROTOJIT_DUMP_VCODE=1` prints every function's machine code as Cranelift emitted
+//!   it (after register allocation): what a per-instruction profile of compiled code
+//!   (callgrind `--dump-instr=yes`) is read against.
 //! - `PERF_BUILDID_DIR=1` makes Cranelift append each function to `/tmp/perf-<pid>.map`,
 //!   so `perf report` names JIT frames `protojit:<message type>`.
 //! - `EngineKind::Interpreter` decodes the same tree without compiled code: when the two

@@ -106,6 +106,17 @@ impl JitCtx {
         }
     }
 
+    /// A zeroed block of `size` bytes from the front of the arena's free space, and the
+    /// rest of it (at least `min` bytes) lent to compiled code, as [`JitCtx::borrow_chunk`]
+    /// does; for a context that holds no region yet.
+    #[inline]
+    pub(crate) fn borrow_chunk_with_block(&mut self, arena: &Arena, size: usize, min: usize) -> NonNull<u8> {
+        debug_assert!(self.chunk_ptr.is_null(), "the context holds a region already");
+        let (block, start, end) = arena.lend_with_block(size, min);
+        (self.chunk_ptr, self.chunk_end) = (start, end);
+        block
+    }
+
     /// Gives the arena back the unused end of the region compiled code holds, if any.
     #[inline]
     pub(crate) fn return_chunk(&mut self, arena: &Arena) {

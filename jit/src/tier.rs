@@ -228,6 +228,7 @@ impl Tiers {
             None,
             self.table(),
             &self.options,
+            &mut crate::compile::Bodies::default(),
         )?;
         c.module
             .finalize_definitions()
@@ -322,6 +323,7 @@ impl Tiers {
             engine,
             code_bytes: t.code_bytes.load(Ordering::Relaxed),
             compile_time: Duration::from_nanos(t.compile_nanos.load(Ordering::Relaxed)),
+            inlined_calls: 0,
             clif: None,
             interpreted_decodes: t.decodes.load(Ordering::Relaxed),
             interpreted_bytes: t.bytes.load(Ordering::Relaxed),
