@@ -217,20 +217,30 @@ pub(crate) fn declare(module: &mut JITModule, layouts: &Layouts, li: LayoutIndex
         .map_err(|e| JitError::Codegen { message_type: name.clone(), reason: e.to_string() })
 }
 
-/// Lowers message type `li` into `ctx.func` as function `id`; returns why the function
+/// One message type's function in a module: what [`lower`] and [`define`] build.
+#[derive(Clone, Copy)]
+pub(crate) struct TypeFn<'a> {
+    pub layouts: &'a Layouts,
+    /// The message type.
+    pub li: LayoutIndex,
+    /// Its function in the module.
+    pub id: FuncId,
+    /// The functions of child types, called directly (a whole module compiled at once);
+    /// `None`: called through `table`, the tiers' table of entries by layout.
+    pub children: Option<&'a [Option<FuncId>]>,
+    pub table: *const std::sync::atomic::AtomicPtr<u8>,
+    pub options: &'a CompileOptions,
+}
+
+/// Lowers message type `f.li` into `ctx.func` as function `f.id`; returns why the function
 /// only calls the interpreter, if it does.
-#[allow(clippy::too_many_arguments)]
 fn lower(
     module: &mut JITModule,
     ctx: &mut cranelift_codegen::Context,
     fctx: &mut FunctionBuilderContext,
-    layouts: &Layouts,
-    li: LayoutIndex,
-    id: FuncId,
-    children: Option<&[Option<FuncId>]>,
-    table: *const std::sync::atomic::AtomicPtr<u8>,
-    options: &CompileOptions,
+    f: &TypeFn<'_>,
 ) -> Option<String> {
+    let TypeFn { layouts, li, id, children, table, options } = *f;
     let frontend = module.isa().frontend_config();
     let layout = layouts.get(li);
     ctx.func.signature = message_signature(frontend.pointer_type(), frontend.default_call_conv);
@@ -290,7 +300,8 @@ impl Bodies {
                 continue;
             }
             let id = ids[li.index()].expect("reachable layouts have functions");
-            lower(module, ctx, fctx, layouts, li, id, Some(ids), std::ptr::null(), options);
+            let f = TypeFn { layouts, li, id, children: Some(ids), table: std::ptr::null(), options };
+            lower(module, ctx, fctx, &f);
             let at = id.as_u32() as usize;
             if bodies.bodies.len() <= at {
                 bodies.bodies.resize(at + 1, None);
@@ -337,19 +348,14 @@ impl cranelift_codegen::inline::Inline for Bodies {
 /// Lowers message type `li` and defines it as function `id` of `module` (not yet
 /// finalized). `ctx` and `fctx` are reused between functions, which saves their
 /// allocations.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn define(
     module: &mut JITModule,
     ctx: &mut cranelift_codegen::Context,
     fctx: &mut FunctionBuilderContext,
-    layouts: &Layouts,
-    li: LayoutIndex,
-    id: FuncId,
-    children: Option<&[Option<FuncId>]>,
-    table: *const std::sync::atomic::AtomicPtr<u8>,
-    options: &CompileOptions,
+    f: &TypeFn<'_>,
     inline: &mut Bodies,
 ) -> Result<TypeStats, JitError> {
+    let TypeFn { layouts, li, id, options, .. } = *f;
     let dump = std::env::var_os("PROTOJIT_DUMP_CLIF").is_some();
     // The machine code as Cranelift lowered it (VCode, after register allocation): what a
     // per-instruction profile of compiled code is read against.
@@ -363,7 +369,7 @@ pub(crate) fn define(
             ctx.func = body.clone();
             None
         }
-        None => lower(module, ctx, fctx, layouts, li, id, children, table, options),
+        None => lower(module, ctx, fctx, f),
     };
     let inlined_before = inline.inlined;
     if !inline.is_empty() && !ctx.func.dfg.ext_funcs.is_empty() {
@@ -421,18 +427,8 @@ impl Compiled {
         let mut bodies = Bodies::lower_leaves(&mut module, &mut ctx, &mut fctx, layouts, &reachable, &ids, options);
         for &li in &reachable {
             let id = ids[li.index()].expect("declared above");
-            let s = define(
-                &mut module,
-                &mut ctx,
-                &mut fctx,
-                layouts,
-                li,
-                id,
-                Some(&ids),
-                std::ptr::null(),
-                options,
-                &mut bodies,
-            )?;
+            let f = TypeFn { layouts, li, id, children: Some(&ids), table: std::ptr::null(), options };
+            let s = define(&mut module, &mut ctx, &mut fctx, &f, &mut bodies)?;
             stats.push(s);
         }
         module.finalize_definitions().map_err(|e| JitError::Codegen {

@@ -24,7 +24,9 @@ use cranelift_jit::JITModule;
 use cranelift_module::Module;
 use protojit_arena::{LayoutIndex, Layouts};
 
-use crate::compile::{declare, define, new_module, CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
+use crate::compile::{
+    declare, define, new_module, Bodies, CompileOptions, Compiled, JitError, TypeEngine, TypeFn, TypeStats,
+};
 use crate::runtime::MessageFn;
 
 const COLD: u8 = 0;
@@ -218,18 +220,15 @@ impl Tiers {
     fn compile_type(&self, c: &mut Compiler, layout: LayoutIndex) -> Result<(*mut u8, TypeStats), JitError> {
         let started = std::time::Instant::now();
         let id = declare(&mut c.module, &self.layouts, layout)?;
-        let mut stats = define(
-            &mut c.module,
-            &mut c.ctx,
-            &mut c.fctx,
-            &self.layouts,
-            layout,
+        let f = TypeFn {
+            layouts: &self.layouts,
+            li: layout,
             id,
-            None,
-            self.table(),
-            &self.options,
-            &mut crate::compile::Bodies::default(),
-        )?;
+            children: None,
+            table: self.table(),
+            options: &self.options,
+        };
+        let mut stats = define(&mut c.module, &mut c.ctx, &mut c.fctx, &f, &mut Bodies::default())?;
         c.module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen { message_type: stats.message_type.clone(), reason: e.to_string() })?;
