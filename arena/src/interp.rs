@@ -198,9 +198,9 @@ impl<'a> Interp<'a> {
         let repeated = slot.repetition != Repetition::Singular;
         debug_assert!(std::ptr::eq(slot, block.layout().slot(si)), "slot {si:?} of another layout");
         macro_rules! put {
-            // SAFETY: `slot` is slot `si` of the block's layout (the callers take it from
-            // there), and each arm below stores the type its kind holds.
             ($v:expr) => {{
+                // SAFETY: `slot` is slot `si` of the block's layout (the callers take it from
+                // there), and each arm below stores the type its kind holds.
                 unsafe { block.put_unchecked(slot, $v) }
             }};
         }
@@ -354,9 +354,9 @@ impl<'a> Interp<'a> {
         }
         let data = &self.buf[start..stop];
         macro_rules! extend {
-            // SAFETY: `slot` is a repeated slot of the block's layout (the contract above),
-            // and each arm below converts to the type its kind holds.
             ($convert:expr) => {
+                // SAFETY: `slot` is a repeated slot of the block's layout (the contract
+                // above), and each arm below converts to the type its kind holds.
                 unsafe { block.extend_varints(slot, data, $convert) }
             };
         }
