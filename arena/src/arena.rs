@@ -193,8 +193,9 @@ impl Arena {
     }
 
     /// Takes back `start..end`, the unused end of the region the last [`lend`](Arena::lend)
-    /// (or [`lend_with_block`](Arena::lend_with_block)) returned, to hand out again. Does nothing if the arena has allocated past that
-    /// region since (its end is no longer the allocation point).
+    /// (or [`lend_with_block`](Arena::lend_with_block)) returned, to hand out again. Does
+    /// nothing if the arena has allocated past that region since (its end is no longer the
+    /// allocation point).
     ///
     /// # Safety
     /// `start..end` is the end of the region the arena's last `lend` returned (`start` at
