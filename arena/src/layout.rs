@@ -276,6 +276,8 @@ pub struct MessageLayout {
     oneof_case_offset: u32,
     unknown_offset: u32,
     is_map_entry: bool,
+    /// Whether some field of the pool (a group, or a delimited message) decodes this type.
+    decoded_as_group: bool,
     slots: Vec<FieldSlot>,
     /// `dense[n]` = slot index of field number `n`, `u16::MAX` if none (small numbers).
     dense: Vec<u16>,
@@ -322,6 +324,13 @@ impl MessageLayout {
     #[inline]
     pub fn text_name(&self, index: SlotIndex) -> &str {
         &self.text_names[index.index()]
+    }
+    /// Whether some field of the pool decodes this type as a group (`TYPE_GROUP`: a
+    /// proto2 group, or a message field with delimited encoding). A type for which this is
+    /// false is only ever decoded as a length-delimited message or a root.
+    #[inline]
+    pub fn decoded_as_group(&self) -> bool {
+        self.decoded_as_group
     }
     /// Block size in bytes (a multiple of 8).
     pub fn size(&self) -> u32 {
@@ -454,7 +463,16 @@ impl Layouts {
         let empty_blocks = layouts.iter().map(|l| vec![0u64; l.size as usize / 8].into_boxed_slice()).collect();
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Types some group field decodes: only their message functions need the group
+        // end checks (a type decoded as a message alone never has a group number).
+        let mut grouped = vec![false; layouts.len()];
+        for slot in layouts.iter().flat_map(|l| &l.slots) {
+            if slot.kind == FieldKind::Group && slot.child != NO_INDEX {
+                grouped[slot.child as usize] = true;
+            }
+        }
         for (i, layout) in layouts.iter_mut().enumerate() {
+            layout.decoded_as_group = grouped[i];
             layout.index = LayoutIndex(i as u32);
             layout.id = (id << 32) | i as u64;
         }
@@ -780,6 +798,7 @@ fn build_layout(
         // Set by `Layouts::new` once the set's id is known.
         id: 0,
         index: LayoutIndex(0),
+        decoded_as_group: false,
         size,
         hasbit_words,
         oneof_case_offset,

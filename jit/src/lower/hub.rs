@@ -3,18 +3,46 @@
 use super::*;
 
 impl<'a> Translator<'a, '_> {
+    /// The entry: messages are mostly written in field-number order, so the first byte is
+    /// compared with the first field's tag, as threading does after a field, before the
+    /// hub's table is consulted.
+    pub(super) fn emit_entry(&mut self) {
+        let p = self.start;
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
+        let more = self.b.create_block();
+        self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
+        self.b.switch_to_block(more);
+        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        if let Some(first) = self.layout.slots().first().copied() {
+            let form = expected_form(&first);
+            let tag = tag_of(&first, form);
+            if tag < 0x80 && (form != Form::Single || inline_single(self.layout, 0, &first)) {
+                let label = self.label(0, form);
+                let p1 = self.b.ins().iadd_imm_s(p, 1);
+                let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
+                self.b.ins().brif(hit, label, &[BlockArg::Value(p1)], self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+                return;
+            }
+        }
+        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+    }
+
     pub(super) fn emit_dispatch(&mut self) {
         self.b.switch_to_block(self.dispatch);
         let p = self.b.block_params(self.dispatch)[0];
         let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
         let more = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.ins().brif(at_end, done, &[], more, &[]);
+        self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
         self.b.switch_to_block(more);
         let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
         self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
         // The end of the input: fine for a message, an error inside a group.
-        self.b.switch_to_block(done);
+        self.b.switch_to_block(self.finish);
+        let p = self.b.block_params(self.finish)[0];
+        if !self.layout.decoded_as_group() {
+            self.b.ins().return_(&[p]);
+            return;
+        }
         let meta = self.meta();
         let gnum = self.b.ins().ushr_imm_u(meta, 32);
         let unterminated = self.fail_block(DecodeErrorKind::UnterminatedGroup);
@@ -185,7 +213,7 @@ impl<'a> Translator<'a, '_> {
         }
         let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
         let more = self.b.create_block();
-        self.b.ins().brif(at_end, self.dispatch, &[BlockArg::Value(p)], more, &[]);
+        self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
         self.b.switch_to_block(more);
         let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
         let p1 = self.b.ins().iadd_imm_s(p, 1);

@@ -154,6 +154,8 @@ pub(crate) struct Translator<'a, 'b> {
     // Entry parameters and values computed once.
     blk: Value,
     end: Value,
+    /// The entry's `ptr` argument: where the message's first field starts.
+    start: Value,
     /// The entry's `meta`, `gtag` and `ctx` arguments, stored at offsets 0, 8 and 16,
     /// and loaded where they are used: at child calls and helper calls, where a block is
     /// carved from the lent region, on errors and at the end. As SSA values they were live
@@ -164,6 +166,9 @@ pub(crate) struct Translator<'a, 'b> {
     frame: StackSlot,
     // Shared blocks.
     dispatch: Block,
+    /// The end of the message's bytes, reached at `finish(p)`: return `p` (a group's
+    /// function first checks that its end tag came; reaching the end is an error there).
+    finish: Block,
     table: Block,
     slow: Block,
     ret_null: Block,
@@ -236,12 +241,18 @@ impl<'a, 'b> Translator<'a, 'b> {
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
         let (ctx, blk, p0, end, meta, gtag) = (params[0], params[1], params[2], params[3], params[4], params[5]);
+        let layout = layouts.get(li);
         let frame = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
         b.ins().stack_store(ptr, meta, frame, 0);
-        b.ins().stack_store(ptr, gtag, frame, 8);
+        if layout.decoded_as_group() {
+            // Only a group's function reads its `gtag` (see `gtag`).
+            b.ins().stack_store(ptr, gtag, frame, 8);
+        }
         b.ins().stack_store(ptr, ctx, frame, 16);
         let dispatch = b.create_block();
         b.append_block_param(dispatch, ptr);
+        let finish = b.create_block();
+        b.append_block_param(finish, ptr);
         let table = b.create_block();
         b.append_block_param(table, ptr);
         b.append_block_param(table, types::I32);
@@ -250,8 +261,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let ret_null = b.create_block();
         b.set_cold_block(ret_null);
         let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
-        b.ins().jump(dispatch, &[BlockArg::Value(p0)]);
-        let layout = layouts.get(li);
+        // The entry block stays open: `translate` ends it with the first field's check,
+        // `translate_fallback` with a jump to `dispatch`.
         Translator {
             b,
             ptr,
@@ -263,8 +274,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             helpers,
             blk,
             end,
+            start: p0,
             frame,
             dispatch,
+            finish,
             table,
             slow,
             ret_null,
@@ -279,6 +292,7 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// Emits the whole function and finalizes the builder.
     pub(crate) fn translate(mut self, mut children: ChildCalls<'_>) {
+        self.emit_entry();
         self.emit_dispatch();
         self.emit_table();
         self.emit_slow();
@@ -296,17 +310,19 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// A function body that hands the whole message to the interpreter (the explicit
     /// fallback; see `Compiled::stats`).
     pub(crate) fn translate_fallback(mut self) {
-        // The entry block already jumped to `dispatch`; make dispatch the interpreter call.
+        // The entry block (still current) jumps to `dispatch`, which calls the interpreter.
+        self.b.ins().jump(self.dispatch, &[BlockArg::Value(self.start)]);
         self.b.switch_to_block(self.dispatch);
         let p = self.b.block_params(self.dispatch)[0];
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
-        let (meta, gtag) = (self.meta(), self.gtag());
+        let meta = self.meta();
+        let gtag = if self.layout.decoded_as_group() { self.gtag() } else { self.b.ins().iconst(self.ptr, 0) };
         let ctx = self.ctx();
         let args = [ctx, li, self.blk, p, self.end, meta, gtag];
         let call = self.call_helper(self.helpers.interp_message, &args);
         let r = self.b.inst_results(call)[0];
         self.b.ins().return_(&[r]);
-        for blk in [self.table, self.slow, self.ret_null] {
+        for blk in [self.table, self.slow, self.ret_null, self.finish] {
             self.b.switch_to_block(blk);
             let null = self.b.ins().iconst(self.ptr, 0);
             self.b.ins().return_(&[null]);
@@ -335,8 +351,10 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().stack_load(self.ptr, types::I64, self.frame, 0)
     }
 
-    /// The entry's `gtag` argument: for a group, the position of its start tag.
+    /// The entry's `gtag` argument: for a group, the position of its start tag. Stored
+    /// in the frame only by types some field decodes as a group.
     fn gtag(&mut self) -> Value {
+        debug_assert!(self.layout.decoded_as_group(), "gtag of a type never decoded as a group");
         self.b.ins().stack_load(self.ptr, self.ptr, self.frame, 8)
     }
 
