@@ -66,18 +66,22 @@ pub use raw::{RawStr, RawVec};
 pub const MAX_DEPTH_LIMIT: u32 = 1000;
 
 /// Which `string` fields a decoder checks for valid UTF-8.
+///
+/// The discriminants are the codes compiled code reads from its context (0 none, 1 proto3
+/// strings, 2 every string).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u32)]
 pub enum Utf8Check {
     /// proto3 `string` fields, as the protobuf specification asks (proto2 strings may hold
     /// any bytes).
     #[default]
-    Proto3,
+    Proto3 = 1,
     /// Every `string` field, proto2 included: the work generated Rust (prost) does, for
     /// comparisons on equal terms and for callers who want `&str` everywhere.
-    All,
+    All = 2,
     /// None: the caller's risk; string views then check UTF-8 when read, and show
     /// invalid text as bytes.
-    Off,
+    Off = 0,
 }
 
 impl Utf8Check {

@@ -224,7 +224,7 @@ impl Engine {
             return self.decode_other(input, arena);
         };
         if input.len() <= FIRST_CHUNK_SMALL {
-            let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+            let mut ctx = JitCtx::for_engine(input, arena, &self.layouts, &self.options);
             // A small input asks for no minimum (see `first_chunk_min`).
             let root = self.compiled_root(arena, &mut ctx, 0);
             // SAFETY: `f` is the root function of the eagerly compiled code, made for
@@ -236,7 +236,7 @@ impl Engine {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
-        let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options);
+        let mut ctx = JitCtx::for_engine(input, arena, &self.layouts, &self.options);
         let before = self.before(arena, input);
         let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
         // SAFETY: as above.
@@ -274,7 +274,7 @@ impl Engine {
     /// given, so there the root comes after the hook.
     #[inline(never)]
     fn decode_tiered(&self, tiers: &Tiers, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
-        let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options).tiered(tiers);
+        let mut ctx = JitCtx::for_engine(input, arena, &self.layouts, &self.options).tiered(tiers);
         let before = self.before(arena, input);
         if let Some(code) = tiers.direct(self.root) {
             let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));

@@ -72,6 +72,16 @@ impl JitCtx {
     /// A context for decoding `input` into `arena`.
     #[inline]
     pub fn new(input: &[u8], arena: &Arena, layouts: &Layouts, options: &DecodeOptions) -> JitCtx {
+        let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..*options };
+        JitCtx::for_engine(input, arena, layouts, &options)
+    }
+
+    /// [`JitCtx::new`] for an engine, whose options have `max_depth` within
+    /// [`crate::MAX_DEPTH_LIMIT`] already (clamped when it was made): a 10-byte decode
+    /// is a few hundred instructions, and the clamp and the policy's code were ~6 of them.
+    #[inline]
+    pub(crate) fn for_engine(input: &[u8], arena: &Arena, layouts: &Layouts, options: &DecodeOptions) -> JitCtx {
+        debug_assert!(options.max_depth <= crate::MAX_DEPTH_LIMIT);
         JitCtx {
             input_start: input.as_ptr(),
             input_len: input.len(),
@@ -80,12 +90,9 @@ impl JitCtx {
             error_kind: 0,
             group_done: 0,
             error_offset: 0,
-            max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT),
-            utf8: match options.utf8 {
-                Utf8Check::Off => 0,
-                Utf8Check::Proto3 => 1,
-                Utf8Check::All => 2,
-            },
+            max_depth: options.max_depth,
+            // The enum's discriminants are the codes (see `utf8`).
+            utf8: options.utf8 as u32,
             chunk_ptr: std::ptr::null_mut(),
             chunk_end: std::ptr::null_mut(),
             tiers: std::ptr::null(),
