@@ -91,7 +91,11 @@ fn first_field_check_and_group_ends_decode_as_the_interpreter_does() {
             assert_eq!(outcome(&jit, &bytes), want, "{bytes:02x?}");
             // Every prefix (groups cut before their end tag among them), and one corrupted byte.
             for cut in 0..bytes.len() {
-                assert_eq!(outcome(&jit, &bytes[..cut]), outcome(&interp, &bytes[..cut]), "prefix {cut} of {bytes:02x?}");
+                assert_eq!(
+                    outcome(&jit, &bytes[..cut]),
+                    outcome(&interp, &bytes[..cut]),
+                    "prefix {cut} of {bytes:02x?}"
+                );
             }
             if !bytes.is_empty() {
                 let mut bad = bytes.clone();

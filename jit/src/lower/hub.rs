@@ -20,7 +20,13 @@ impl<'a> Translator<'a, '_> {
                 let label = self.label(0, form);
                 let p1 = self.b.ins().iadd_imm_s(p, 1);
                 let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
-                self.b.ins().brif(hit, label, &[BlockArg::Value(p1)], self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+                self.b.ins().brif(
+                    hit,
+                    label,
+                    &[BlockArg::Value(p1)],
+                    self.table,
+                    &[BlockArg::Value(p), BlockArg::Value(byte)],
+                );
                 return;
             }
         }

@@ -4,13 +4,16 @@
 //! Shape of every function (`MessageFn`: `ctx, block, ptr, end, meta, gtag`):
 //!
 //! ```text
-//! entry ─► dispatch(p): p == end ? at_end : table(p, byte *p)
+//! entry(p): p == end ? finish(p) : *p == the first field's tag ? label[first](p + 1) : table(p, *p)
+//! dispatch(p): p == end ? finish(p) : table(p, byte *p)
+//! finish(p): return p (a group's function: an error unless its end tag came first)
 //! table(p, b): b >= 0x80 ? two_byte(p) (tags of fields 16..2047, by Switch)
 //!            : br_table over the field number b >> 3 ─► field n: compare the wire type b & 7
 //!                                                         ─► label[slot, form](p + 1, p)
 //!                                                         └► slow(p) (the interpreter's field step)
-//! label: decode one value inline, then thread: compare the next byte with the tags the
-//!        next fields are expected to have and jump straight there; on a miss, table(p, b).
+//! label: decode one value inline, then thread: p == end ? finish(p) : compare the next
+//!        byte with the tags the next fields are expected to have and jump straight there;
+//!        on a miss, table(p, b).
 //! child: a direct call (eager), or through the per-type entry table (tiering).
 //! ```
 //!
@@ -156,7 +159,8 @@ pub(crate) struct Translator<'a, 'b> {
     end: Value,
     /// The entry's `ptr` argument: where the message's first field starts.
     start: Value,
-    /// The entry's `meta`, `gtag` and `ctx` arguments, stored at offsets 0, 8 and 16,
+    /// The entry's `meta`, `gtag` and `ctx` arguments, stored at offsets 0, 8 (group
+    /// types only: no other function reads it) and 16,
     /// and loaded where they are used: at child calls and helper calls, where a block is
     /// carved from the lent region, on errors and at the end. As SSA values they were live
     /// across the whole body and, with the block, the end and the position, outnumbered
