@@ -8,15 +8,11 @@ impl<'a> Translator<'a, '_> {
     /// hub's table is consulted.
     pub(super) fn emit_entry(&mut self) {
         let p = self.start;
-        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
-        let more = self.b.create_block();
-        self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
-        self.b.switch_to_block(more);
-        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let byte = self.peek(p);
         if let Some(first) = self.layout.slots().first().copied() {
             let form = expected_form(&first);
             let tag = tag_of(&first, form);
-            if tag < 0x80 && (form != Form::Single || inline_single(self.layout, 0, &first)) {
+            if tag < 0x80 && self.has_label(0, &first, form) {
                 let label = self.label(0, form);
                 let p1 = self.b.ins().iadd_imm_s(p, 1);
                 let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
@@ -33,14 +29,20 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
     }
 
-    pub(super) fn emit_dispatch(&mut self) {
-        self.b.switch_to_block(self.dispatch);
-        let p = self.b.block_params(self.dispatch)[0];
+    /// At `p`: the end of the message's bytes goes to `finish(p)`; otherwise the byte at
+    /// `p` (the next tag's first), in a new current block.
+    fn peek(&mut self, p: Value) -> Value {
         let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
         let more = self.b.create_block();
         self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
         self.b.switch_to_block(more);
-        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        self.b.ins().uload8(types::I32, input_flags(), p, 0)
+    }
+
+    pub(super) fn emit_dispatch(&mut self) {
+        self.b.switch_to_block(self.dispatch);
+        let p = self.b.block_params(self.dispatch)[0];
+        let byte = self.peek(p);
         self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
         // The end of the input: fine for a message, an error inside a group.
         self.b.switch_to_block(self.finish);
@@ -201,6 +203,12 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().return_(&[r]);
     }
 
+    /// Whether compiled code decodes slot `si` in `form` (a label may be jumped to): every
+    /// packed form does, a single value only if `inline_single` says so.
+    fn has_label(&self, si: u32, slot: &FieldSlot, form: Form) -> bool {
+        form != Form::Single || inline_single(self.layout, si, slot)
+    }
+
     /// Jumps to the label of the field expected after slot `si`, given position `p`.
     pub(super) fn thread(&mut self, si: u32, p: Value) {
         let slot = *self.slot(si);
@@ -217,17 +225,13 @@ impl<'a> Translator<'a, '_> {
             }
             next += 1;
         }
-        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
-        let more = self.b.create_block();
-        self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
-        self.b.switch_to_block(more);
-        let byte = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let byte = self.peek(p);
         let p1 = self.b.ins().iadd_imm_s(p, 1);
         let mut two_byte: Vec<(u32, Block)> = Vec::new();
         for (csi, form) in candidates {
             let cslot = *self.slot(csi);
             let tag = tag_of(&cslot, form);
-            if tag >= 0x4000 || (form == Form::Single && !inline_single(self.layout, csi, &cslot)) {
+            if tag >= 0x4000 || !self.has_label(csi, &cslot, form) {
                 continue;
             }
             let label = self.label(csi, form);
