@@ -69,7 +69,9 @@ pub struct TypeStats {
     /// Time spent lowering and compiling it.
     pub compile_time: Duration,
     /// Calls of small leaf message types inlined into this type's function (see
-    /// `Bodies`; eager code and tiers' direct-call modules only).
+    /// `Bodies`). Eager code inlines; a tiered engine's per-type functions call through
+    /// the entry table and inline nothing, so its stats say 0 (the direct-call module a
+    /// hot root gets does inline, but its stats are not what `Tiers::stats` reports).
     pub inlined_calls: u32,
     /// The Cranelift IR, when requested (`CompileOptions::keep_clif` or `PROTOJIT_DUMP_CLIF`).
     pub clif: Option<String>,
