@@ -5,14 +5,14 @@
 //! access reads, [`AccessKind`]) and carries what a read needs: the offset, how presence
 //! is stored, the child layout. A read through it compares the block's layout id with the
 //! one the access was made for; on a match every fact the access recorded holds for the
-//! block (layout ids are unique per process, and clones of a [`Layouts`] are the same
+//! block (layout ids are unique per process, and clones of a [`Layouts`](crate::Layouts) are the same
 //! layouts), so the load is sound; on a mismatch the read returns `None`.
 
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use crate::block::{BlockRef, Scalar};
-use crate::layout::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
+use crate::block::{as_text, BlockRef, Scalar};
+use crate::layout::{FieldKind, FieldSlot, LayoutIndex, MessageLayout, Repetition, SlotIndex, NO_INDEX};
 use crate::raw::{RawStr, RawVec};
 use crate::SlotMismatch;
 
@@ -111,6 +111,9 @@ pub struct Access<K: AccessKind> {
     presence: Presence,
     child: u32,
     slot: SlotIndex,
+    /// The slot's [`FieldSlot::validate_utf8`]: a decoder that checks proto3 strings
+    /// checked this one.
+    validate_utf8: bool,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -171,14 +174,95 @@ impl MessageLayout {
         } else {
             Presence::Always
         };
-        Ok(Access { layout: self.id(), offset: slot.offset, presence, child: slot.child, slot: si, _kind: PhantomData })
+        Ok(Access {
+            layout: self.id(),
+            offset: slot.offset,
+            presence,
+            child: slot.child,
+            slot: si,
+            validate_utf8: slot.validate_utf8,
+            _kind: PhantomData,
+        })
     }
 }
 
-/// The strings or bytes of a repeated `string`/`bytes` field, in order.
+/// The strings or bytes of a repeated `string`/`bytes` field, in order, as bytes;
+/// [`texts`](Self::texts) and [`strs`](Self::strs) read them as text.
 #[derive(Clone, Debug)]
 pub struct StrIter<'a> {
     elems: std::slice::Iter<'a, RawStr>,
+    /// The decoder checked every element for UTF-8 ([`BlockRef::from_decoded`]).
+    checked: bool,
+}
+
+impl<'a> StrIter<'a> {
+    /// The elements as text, each `Ok` if it is UTF-8 (not checked again where the
+    /// decoder checked it), else `Err` with its bytes.
+    #[inline]
+    pub fn texts(self) -> Texts<'a> {
+        Texts { elems: self.elems, checked: self.checked }
+    }
+
+    /// The elements as `&str` if every one is UTF-8 (checked here, all at once, unless
+    /// the decoder checked them); `None` if one is not.
+    #[inline]
+    pub fn strs(self) -> Option<StrList<'a>> {
+        if !self.checked && self.clone().any(|b| std::str::from_utf8(b).is_err()) {
+            return None;
+        }
+        Some(StrList { elems: self.elems })
+    }
+}
+
+/// The elements of a repeated `string` field as text, each checked to be UTF-8
+/// ([`StrIter::texts`]): `Err` holds the bytes of one that is not.
+#[derive(Clone, Debug)]
+pub struct Texts<'a> {
+    elems: std::slice::Iter<'a, RawStr>,
+    checked: bool,
+}
+
+impl<'a> Iterator for Texts<'a> {
+    type Item = Result<&'a str, &'a [u8]>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        // SAFETY: elements are views into the tree (invariant 5); `checked` only where the
+        // decoder checked every element (`BlockRef::from_decoded`'s contract).
+        self.elems.next().map(|s| unsafe { as_text(s.as_slice(), self.checked) })
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.elems.size_hint()
+    }
+}
+impl ExactSizeIterator for Texts<'_> {}
+
+/// The elements of a repeated `string` field, every one UTF-8 ([`StrIter::strs`]).
+#[derive(Clone, Debug)]
+pub struct StrList<'a> {
+    elems: std::slice::Iter<'a, RawStr>,
+}
+
+impl<'a> Iterator for StrList<'a> {
+    type Item = &'a str;
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        // SAFETY: elements are views into the tree (invariant 5), every one UTF-8: checked
+        // by the decoder or by `StrIter::strs` before this list was made.
+        self.elems.next().map(|s| unsafe { std::str::from_utf8_unchecked(s.as_slice()) })
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.elems.size_hint()
+    }
+}
+impl ExactSizeIterator for StrList<'_> {}
+impl DoubleEndedIterator for StrList<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        // SAFETY: as in `next`.
+        self.elems.next_back().map(|s| unsafe { std::str::from_utf8_unchecked(s.as_slice()) })
+    }
 }
 
 impl<'a> Iterator for StrIter<'a> {
@@ -208,7 +292,8 @@ impl DoubleEndedIterator for StrIter<'_> {
 pub struct ChildIter<'a> {
     elems: std::slice::Iter<'a, NonNull<u8>>,
     layout: &'a MessageLayout,
-    layouts: &'a Layouts,
+    /// The block holding the field (its tree's layouts and UTF-8 guarantee).
+    parent: BlockRef<'a>,
 }
 
 impl<'a> ChildIter<'a> {
@@ -220,7 +305,7 @@ impl<'a> ChildIter<'a> {
 
     #[inline]
     fn block(&self, ptr: NonNull<u8>) -> BlockRef<'a> {
-        BlockRef::child_of(ptr, self.layout, self.layouts)
+        self.parent.child_of(ptr, self.layout)
     }
 }
 
@@ -307,6 +392,18 @@ impl<'a> BlockRef<'a> {
         Some((set, unsafe { s.as_slice() }))
     }
 
+    /// A singular string field as text, like [`get_bytes_at`](Self::get_bytes_at): `Ok`
+    /// if it is UTF-8 (not checked again where the decoder checked it), else `Err` with
+    /// the bytes.
+    #[inline(always)]
+    pub fn get_str_at(&self, access: &Access<Str>) -> Option<(bool, Result<&'a str, &'a [u8]>)> {
+        let (set, bytes) = self.get_bytes_at(access)?;
+        // SAFETY: the bytes are the slot's of this tree (the block is of the access's
+        // layout); `utf8_checked` only where the decoder checked them
+        // (`BlockRef::from_decoded`'s contract).
+        Some((set, unsafe { as_text(bytes, self.utf8_checked(access.validate_utf8)) }))
+    }
+
     /// A singular message field: `Some(None)` when absent, `None` if the block is not of
     /// the access's layout.
     #[inline(always)]
@@ -319,7 +416,7 @@ impl<'a> BlockRef<'a> {
         }
         let Some(ptr) = NonNull::new(self.read::<*mut u8>(access.offset)) else { return Some(None) };
         // The access's child index came from this layout's slot (`Layouts::new` made it).
-        Some(Some(BlockRef::child_of(ptr, self.layouts().get(LayoutIndex::new(access.child)), self.layouts())))
+        Some(Some(self.child_of(ptr, self.layouts().get(LayoutIndex::new(access.child)))))
     }
 
     /// A repeated number field as a slice, or `None` if the block is not of the access's
@@ -342,7 +439,7 @@ impl<'a> BlockRef<'a> {
         }
         // SAFETY: the slot holds a vector of RawStr (`StrVector::accepts`).
         let elems = unsafe { self.vec_as_slice::<RawStr>(access.offset) };
-        Some(StrIter { elems: elems.iter() })
+        Some(StrIter { elems: elems.iter(), checked: self.utf8_checked(access.validate_utf8) })
     }
 
     /// A repeated message, group or map field's child blocks, or `None` if the block is
@@ -356,7 +453,7 @@ impl<'a> BlockRef<'a> {
         // (`ChildVector::accepts`, invariant 4); `NonNull<u8>` has the layout of a pointer.
         let elems = unsafe { self.vec_as_slice::<NonNull<u8>>(access.offset) };
         let layout = self.layouts().get(LayoutIndex::new(access.child));
-        Some(ChildIter { elems: elems.iter(), layout, layouts: self.layouts() })
+        Some(ChildIter { elems: elems.iter(), layout, parent: *self })
     }
 
     /// A repeated number slot as a slice. Panics if the slot does not hold `T`s.
@@ -374,7 +471,10 @@ impl<'a> BlockRef<'a> {
         let slot = self.layout().slot(si);
         assert!(StrVector::accepts(slot), "slot {si:?} is not string or bytes");
         // SAFETY: checked just above.
-        StrIter { elems: unsafe { self.vec_as_slice::<RawStr>(slot.offset) }.iter() }
+        StrIter {
+            elems: unsafe { self.vec_as_slice::<RawStr>(slot.offset) }.iter(),
+            checked: self.utf8_checked(slot.validate_utf8),
+        }
     }
 
     /// A repeated message, group or map slot's children. Panics if the slot is not one.
@@ -384,11 +484,7 @@ impl<'a> BlockRef<'a> {
         assert!(ChildVector::accepts(slot), "slot {si:?} is not a message");
         // SAFETY: checked just above (invariant 4: addresses, never null).
         let elems = unsafe { self.vec_as_slice::<NonNull<u8>>(slot.offset) };
-        ChildIter {
-            elems: elems.iter(),
-            layout: self.layouts().get(LayoutIndex::new(slot.child)),
-            layouts: self.layouts(),
-        }
+        ChildIter { elems: elems.iter(), layout: self.layouts().get(LayoutIndex::new(slot.child)), parent: *self }
     }
 
     /// The initialised elements of the vector at `offset`.

@@ -10,7 +10,8 @@ use std::ptr::NonNull;
 
 use crate::arena::Arena;
 use crate::layout::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
-use crate::raw::{RawStr, RawVec};
+use crate::raw::{reserve_vec, RawStr, RawVec};
+use crate::varint;
 
 /// A number stored inline in a block or vector: `bool`, 32/64-bit integers and floats.
 /// Sealed. Strings, bytes and child blocks have their own methods, because their slots
@@ -120,23 +121,6 @@ pub struct BlockMut<'a> {
     _invariant: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
-/// The bytes of `data` below 0x80: the number of varints that end in it. Eight bytes a
-/// step (the high bits, gathered by a multiply), as the runs are mostly short: the
-/// iterator count it replaces widened every byte to a 64-bit lane.
-#[inline]
-fn count_terminators(data: &[u8]) -> usize {
-    let mut chunks = data.chunks_exact(8);
-    let mut n = 0usize;
-    for c in &mut chunks {
-        let w = u64::from_le_bytes(c.try_into().expect("eight bytes"));
-        // One bit per terminator at bit 0 of its byte; the multiply sums the bytes into
-        // the top one (at most 8: no carry between bytes).
-        let t = (!w >> 7) & 0x0101_0101_0101_0101;
-        n += (t.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
-    }
-    n + chunks.remainder().iter().filter(|&&b| b < 0x80).count()
-}
-
 impl<'a> BlockMut<'a> {
     /// A fresh zeroed block of layout `index` in `arena`.
     #[inline]
@@ -173,6 +157,21 @@ impl<'a> BlockMut<'a> {
     /// The arena the tree lives in.
     pub fn arena(&self) -> &'a Arena {
         self.arena
+    }
+
+    /// A reader of this block, for the rest of the tree's lifetime `'a`. Its strings are
+    /// checked for UTF-8 when read as text (this writer cannot vouch for what a decoder
+    /// checked: [`BlockRef::from_decoded`] can).
+    ///
+    /// Writers of the same tree may remain (those [`child`](Self::child) handed out);
+    /// what they can still do is append to vectors past their initialised elements and
+    /// overwrite slots that readers copy out by value, so nothing a reader borrowed
+    /// (initialised vector elements, input bytes) changes under it.
+    pub fn into_ref(self) -> BlockRef<'a> {
+        // SAFETY: the block is of `self.layout` in `self.arena` (this writer's own
+        // invariant); the strings it points at live for 'a (`set_bytes` takes `&'a [u8]`);
+        // remaining writers only append or overwrite by-value slots (see above).
+        unsafe { BlockRef::from_raw(self.ptr, self.layouts, self.layout.index()) }
     }
 
     #[inline]
@@ -429,26 +428,11 @@ impl<'a> BlockMut<'a> {
         // holds no more than the run decodes to. (The count is one pass, eight bytes a
         // step, cheap next to the decode. Reserving one element per input byte instead
         // held up to 8x the decoded size for runs of 10-byte varints.)
-        let terminators = count_terminators(data);
+        let terminators = varint::count_terminators(data);
         reserve_vec(v, slot.elem_size, terminators, arena);
-        let base = v.ptr.cast::<T>();
-        if data.len() < 8 {
-            // Too short for a word: the byte loop, inline (a tag list, a short geometry).
-            // SAFETY: as below.
-            let (n, result) = unsafe { fill_varints_from(base, v.len as usize, data, 0, convert) };
-            v.len = n as u32;
-            return result;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("bmi2") {
-            // SAFETY: the CPU has BMI2; `base` holds `v.len` elements and room for
-            // `terminators` more (reserved above), which is what `fill_varints` writes at most.
-            let (n, result) = unsafe { fill_varints_bmi2(base, v.len as usize, data, convert) };
-            v.len = n as u32;
-            return result;
-        }
-        // SAFETY: as above.
-        let (n, result) = unsafe { fill_varints(base, v.len as usize, data, convert, crate::wire::pack_groups) };
+        // SAFETY: `v.ptr` holds `v.len` elements of `T` (the contract: the slot's elements
+        // are `T`s) and room for `terminators` more (reserved just above).
+        let (n, result) = unsafe { varint::decode_run(v.ptr.cast::<T>(), v.len as usize, data, convert) };
         v.len = n as u32;
         result
     }
@@ -521,143 +505,23 @@ impl<'a> BlockMut<'a> {
     }
 }
 
-/// The loop of [`BlockMut::extend_varints`]: decodes every varint of `data`, converted
-/// by `convert`, into `base[n..]`, packing each varint's 7-bit groups with `pack`; returns
-/// the new element count and, on a malformed varint, its error (offset relative to
-/// `data`), the elements before it kept.
+/// `bytes` as text: without a check when `checked`, else checked here (`Err(bytes)` if
+/// they are not UTF-8).
 ///
 /// # Safety
-/// `base` holds `n` elements and room for as many more as `data` has bytes below 0x80.
+/// `checked` only if `bytes` are valid UTF-8.
 #[inline(always)]
-unsafe fn fill_varints<T: Scalar>(
-    base: *mut T,
-    mut n: usize,
-    data: &[u8],
-    convert: impl Fn(u64) -> T,
-    pack: impl Fn(u64) -> u64 + Copy,
-) -> (usize, Result<(), crate::DecodeError>) {
-    let mut p = 0;
-    // Eight bytes at a time while eight remain: one load, no loop over bytes. A word
-    // without continuation bits is eight one-byte varints (small numbers, enums,
-    // bools: the common packed run), stored without decoding each.
-    while let Some(w) = crate::wire::load_word(data, p) {
-        if w & 0x8080_8080_8080_8080 == 0 {
-            for i in 0..8 {
-                // SAFETY: each of the eight bytes is its own varint's terminator (below
-                // 0x80), so these are 8 of the elements the caller made room for.
-                unsafe { base.add(n + i).write(convert((w >> (8 * i)) & 0x7f)) };
-            }
-            n += 8;
-            p += 8;
-            continue;
-        }
-        // Every varint that ends in the word, from the one load.
-        let used = crate::wire::varints_in_word(w, pack, |x| {
-            // SAFETY: as below: each varint ended at its own byte below 0x80.
-            unsafe { base.add(n).write(convert(x)) };
-            n += 1;
-        });
-        if used != 0 {
-            p += used;
-            continue;
-        }
-        // No terminator in the word: nine or ten bytes; longer or cut off: `read_varint`
-        // reports it below.
-        let Some((x, len)) = crate::wire::varint_past_word_by(data, p, w, pack) else { break };
-        // SAFETY: as below: the varint ended at its own byte below 0x80.
-        unsafe { base.add(n).write(convert(x)) };
-        n += 1;
-        p += len;
+pub(crate) unsafe fn as_text(bytes: &[u8], checked: bool) -> Result<&str, &[u8]> {
+    if checked {
+        // SAFETY: the caller's contract.
+        Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes).map_err(|_| bytes)
     }
-    // SAFETY: the caller's contract; `n` counts what was written so far.
-    unsafe { fill_varints_from(base, n, data, p, convert) }
-}
-
-/// The rest of [`fill_varints`] from `p`, one varint at a time: the tail of a long run
-/// (fewer than eight bytes left, or a malformed varint) and the whole of a short one.
-///
-/// # Safety
-/// As [`fill_varints`].
-#[inline(always)]
-unsafe fn fill_varints_from<T: Scalar>(
-    base: *mut T,
-    mut n: usize,
-    data: &[u8],
-    mut p: usize,
-    convert: impl Fn(u64) -> T,
-) -> (usize, Result<(), crate::DecodeError>) {
-    let result = loop {
-        if p >= data.len() {
-            break Ok(());
-        }
-        match crate::wire::read_varint(data, p) {
-            Ok((x, next)) => {
-                // SAFETY: each element decoded ended at its own byte below 0x80
-                // (`read_varint` returns only then), so at most as many elements as the
-                // caller made room for are written after the first `n`.
-                unsafe { base.add(n).write(convert(x)) };
-                n += 1;
-                p = next;
-            }
-            Err(e) => break Err(e),
-        }
-    };
-    (n, result)
-}
-
-/// [`fill_varints`] compiled for BMI2, packing a varint's 7-bit groups with one `pext`
-/// (12 dependent shift-and-mask operations otherwise).
-///
-/// # Safety
-/// As [`fill_varints`], and the CPU has BMI2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-unsafe fn fill_varints_bmi2<T: Scalar>(
-    base: *mut T,
-    n: usize,
-    data: &[u8],
-    convert: impl Fn(u64) -> T,
-) -> (usize, Result<(), crate::DecodeError>) {
-    // SAFETY: the caller's contract (BMI2 present, room in `base`).
-    unsafe { fill_varints(base, n, data, convert, |x| std::arch::x86_64::_pext_u64(x, 0x7f7f_7f7f_7f7f_7f7f)) }
 }
 
 fn is_bytes(kind: FieldKind) -> bool {
     matches!(kind, FieldKind::String | FieldKind::Bytes)
-}
-
-/// Grows `v` (elements of `elem_size` bytes) to hold `additional` more elements: at least
-/// doubling, so pushes are amortised O(1); a vector never holds more than twice the
-/// elements its input justified.
-#[inline]
-fn reserve_vec(v: &mut RawVec, elem_size: u32, additional: usize, arena: &Arena) {
-    let need = v.len as usize + additional;
-    if need > v.cap as usize {
-        grow_vec(v, elem_size, need, arena);
-    }
-}
-
-/// [`reserve_vec`] when the vector is full: to `need` elements at least.
-#[inline(never)]
-fn grow_vec(v: &mut RawVec, elem_size: u32, need: usize, arena: &Arena) {
-    let new_cap = need.max(2 * v.cap as usize).max(4).min(u32::MAX as usize);
-    assert!(need <= new_cap, "repeated field longer than 2^32 elements");
-    let bytes = new_cap.checked_mul(elem_size as usize).expect("vector size overflows");
-    if v.cap > 0 {
-        // SAFETY: a vector with capacity has an arena buffer of `cap` elements (`RawVec`).
-        let old = unsafe { NonNull::new_unchecked(v.ptr) };
-        if arena.grow_in_place(old, v.cap as usize * elem_size as usize, bytes) {
-            v.cap = new_cap as u32;
-            return;
-        }
-    }
-    let ptr = arena.alloc_uninit(bytes).as_ptr();
-    if v.len > 0 {
-        // SAFETY: both buffers hold at least `len` elements; they do not overlap (fresh).
-        unsafe { std::ptr::copy_nonoverlapping(v.ptr, ptr, v.len as usize * elem_size as usize) };
-    }
-    v.ptr = ptr;
-    v.cap = new_cap as u32;
 }
 
 /// Reader for one block of a decoded tree, valid for `'a` (the tree's input and arena).
@@ -672,6 +536,10 @@ pub struct BlockRef<'a> {
     ptr: NonNull<u8>,
     layout: &'a MessageLayout,
     layouts: &'a Layouts,
+    /// The decoder checked that every `string` slot marked
+    /// [`validate_utf8`](FieldSlot::validate_utf8) holds UTF-8 ([`from_decoded`](Self::from_decoded)):
+    /// those read as text without a second check. Children inherit it.
+    utf8_checked: bool,
     _tree: PhantomData<&'a [u8]>,
 }
 
@@ -681,8 +549,30 @@ impl<'a> BlockRef<'a> {
     /// # Safety
     /// `ptr` is a block of layout `index` of `layouts` (invariants 1-5), nothing writes to
     /// the tree any more, and the input and arena it points into live for `'a`.
+    ///
+    /// Its strings are checked for UTF-8 when read as text; a tree a decoder wrote
+    /// under a UTF-8 policy is wrapped with [`from_decoded`](Self::from_decoded) instead.
     pub unsafe fn from_raw(ptr: NonNull<u8>, layouts: &'a Layouts, index: LayoutIndex) -> BlockRef<'a> {
-        BlockRef { ptr, layout: layouts.get(index), layouts, _tree: PhantomData }
+        BlockRef { ptr, layout: layouts.get(index), layouts, utf8_checked: false, _tree: PhantomData }
+    }
+
+    /// Wraps the root of a tree a decoder wrote. `proto3_utf8_checked`: its UTF-8 policy
+    /// checked proto3 strings ([`Utf8Check::proto3_checked`](crate::Utf8Check::proto3_checked));
+    /// then the text reads ([`get_str`](Self::get_str), [`vec_get_str`](Self::vec_get_str),
+    /// [`StrIter::texts`](crate::StrIter::texts), [`get_str_at`](Self::get_str_at)) return
+    /// those strings without a second check.
+    ///
+    /// # Safety
+    /// As [`from_raw`](Self::from_raw), and if `proto3_utf8_checked`, every `string` slot
+    /// of the tree with [`FieldSlot::validate_utf8`] holds valid UTF-8 (the decoders
+    /// guarantee it under such a policy: they reject input with such a string that is not).
+    pub unsafe fn from_decoded(
+        ptr: NonNull<u8>,
+        layouts: &'a Layouts,
+        index: LayoutIndex,
+        proto3_utf8_checked: bool,
+    ) -> BlockRef<'a> {
+        BlockRef { ptr, layout: layouts.get(index), layouts, utf8_checked: proto3_utf8_checked, _tree: PhantomData }
     }
 
     /// The block's address.
@@ -710,8 +600,35 @@ impl<'a> BlockRef<'a> {
     /// A reader for child block `ptr` of `layout`, in this reader's tree: `ptr` must come
     /// from a message slot or element whose child layout is `layout` (invariants 3, 4).
     #[inline]
-    pub(crate) fn child_of(ptr: NonNull<u8>, layout: &'a MessageLayout, layouts: &'a Layouts) -> BlockRef<'a> {
-        BlockRef { ptr, layout, layouts, _tree: PhantomData }
+    pub(crate) fn child_of(&self, ptr: NonNull<u8>, layout: &'a MessageLayout) -> BlockRef<'a> {
+        BlockRef { ptr, layout, layouts: self.layouts, utf8_checked: self.utf8_checked, _tree: PhantomData }
+    }
+
+    /// Whether the decoder checked the bytes of a string slot with this
+    /// [`validate_utf8`](FieldSlot::validate_utf8) flag.
+    #[inline(always)]
+    pub(crate) fn utf8_checked(&self, validate_utf8: bool) -> bool {
+        self.utf8_checked && validate_utf8
+    }
+
+    /// The text of a singular `string` (or `bytes`) field, as [`get_bytes`](Self::get_bytes)
+    /// reads it: `Ok` if it is UTF-8 (not checked again where the decoder checked it),
+    /// else `Err` with the bytes. Panics if the slot is not a string or bytes field.
+    #[inline]
+    pub fn get_str(&self, si: SlotIndex) -> Result<&'a str, &'a [u8]> {
+        let bytes = self.get_bytes(si);
+        // SAFETY: `utf8_checked` is true only for a slot of this tree the decoder checked
+        // (`from_decoded`'s contract), and `bytes` are that slot's.
+        unsafe { as_text(bytes, self.utf8_checked(self.layout.slot(si).validate_utf8)) }
+    }
+
+    /// Element `i` of a repeated `string` (or `bytes`) field as text, like
+    /// [`get_str`](Self::get_str). Panics as [`vec_get_bytes`](Self::vec_get_bytes).
+    #[inline]
+    pub fn vec_get_str(&self, si: SlotIndex, i: usize) -> Result<&'a str, &'a [u8]> {
+        let bytes = self.vec_get_bytes(si, i);
+        // SAFETY: as in `get_str`: the bytes are an element of slot `si`.
+        unsafe { as_text(bytes, self.utf8_checked(self.layout.slot(si).validate_utf8)) }
     }
 
     /// The case word of oneof `oneof`: the active member's field number, 0 for none.
@@ -785,12 +702,7 @@ impl<'a> BlockRef<'a> {
             return None;
         }
         let p = NonNull::new(self.read::<*mut u8>(slot.offset))?;
-        Some(BlockRef {
-            ptr: p,
-            layout: self.layouts.get(LayoutIndex::new(slot.child)),
-            layouts: self.layouts,
-            _tree: PhantomData,
-        })
+        Some(self.child_of(p, self.layouts.get(LayoutIndex::new(slot.child))))
     }
 
     /// Number of elements of a repeated or map field. Panics on a singular slot.
@@ -835,12 +747,7 @@ impl<'a> BlockRef<'a> {
         let ptr = unsafe { v.ptr.cast::<*mut u8>().add(i).read() };
         // SAFETY: element addresses are never null (invariant 4).
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
-        BlockRef {
-            ptr,
-            layout: self.layouts.get(LayoutIndex::new(slot.child)),
-            layouts: self.layouts,
-            _tree: PhantomData,
-        }
+        self.child_of(ptr, self.layouts.get(LayoutIndex::new(slot.child)))
     }
 
     /// The unknown fields, each its complete wire bytes, in wire order.
@@ -850,87 +757,5 @@ impl<'a> BlockRef<'a> {
             // SAFETY: i < len; elements are RawStr views (invariants 4, 5).
             unsafe { v.ptr.cast::<RawStr>().add(i).read().as_slice() }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wire::{pack_groups, read_varint, write_varint};
-
-    /// The run decoder's loop gives what a byte-at-a-time loop gives, with the portable
-    /// packing and (where the CPU has it) the BMI2 one: values, element count, and the
-    /// error and its offset on a malformed tail. Runs of every length class, so words hold
-    /// one to eight varints or none (9- and 10-byte varints).
-    #[test]
-    fn fill_varints_agrees_with_read_varint_for_both_packings() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for round in 0..400 {
-            let mut data = Vec::new();
-            for _ in 0..(next() % 40) {
-                let bits = next() % 65;
-                let v = if bits == 64 { next() } else { next() & ((1u64 << bits) - 1) };
-                write_varint(&mut data, v);
-            }
-            if round % 5 == 0 {
-                // A malformed or cut-off tail: continuation bytes to the end.
-                data.extend((0..next() % 12).map(|_| 0x80 | next() as u8));
-            }
-            let mut want = Vec::new();
-            let mut p = 0;
-            let want_result = loop {
-                if p >= data.len() {
-                    break Ok(());
-                }
-                match read_varint(&data, p) {
-                    Ok((x, q)) => {
-                        want.push(x);
-                        p = q;
-                    }
-                    Err(e) => break Err(e),
-                }
-            };
-            let room = data.iter().filter(|&&b| b < 0x80).count();
-            // The count that sizes the reservation the decoders write into: exact, for
-            // every length and alignment of the tail.
-            for cut in 0..data.len().min(20) {
-                let part = &data[cut..];
-                assert_eq!(count_terminators(part), part.iter().filter(|&&b| b < 0x80).count(), "from {cut}");
-            }
-            let run = |bmi2: bool| {
-                let mut out = vec![0u64; room + 1];
-                out[0] = 7;
-                // SAFETY: `out` holds 1 element and room for `room` more; `run(true)` is
-                // called only where the CPU has BMI2.
-                let (n, result) = unsafe {
-                    if bmi2 {
-                        #[cfg(target_arch = "x86_64")]
-                        {
-                            fill_varints_bmi2(out.as_mut_ptr(), 1, &data, |x| x)
-                        }
-                        #[cfg(not(target_arch = "x86_64"))]
-                        unreachable!()
-                    } else {
-                        fill_varints(out.as_mut_ptr(), 1, &data, |x| x, pack_groups)
-                    }
-                };
-                out.truncate(n);
-                (out, result)
-            };
-            let mut expected = vec![7];
-            expected.extend(&want);
-            let portable = run(false);
-            assert_eq!(portable, (expected.clone(), want_result.clone()), "round {round}: {data:02x?}");
-            #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("bmi2") {
-                assert_eq!(run(true), portable, "round {round}: {data:02x?}");
-            }
-        }
     }
 }

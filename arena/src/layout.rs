@@ -3,11 +3,13 @@
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, DescriptorPool, EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor,
-    OneofDescriptor, Syntax,
+    DescriptorPool, EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor,
 };
 
-use crate::raw::{RawStr, RawVec};
+use crate::raw::RawStr;
+
+mod builder;
+use builder::build_layout;
 
 /// "No such index" for the `u32` index fields of [`FieldSlot`].
 pub const NO_INDEX: u32 = u32::MAX;
@@ -236,6 +238,20 @@ impl SlotDescriptor {
         match self {
             SlotDescriptor::Field(f) => f.json_name(),
             SlotDescriptor::Extension(e) => e.json_name(),
+        }
+    }
+    /// Whether the field is repeated and not a map.
+    pub fn is_list(&self) -> bool {
+        match self {
+            SlotDescriptor::Field(f) => f.is_list(),
+            SlotDescriptor::Extension(e) => e.is_list(),
+        }
+    }
+    /// Whether the field is a map.
+    pub fn is_map(&self) -> bool {
+        match self {
+            SlotDescriptor::Field(f) => f.is_map(),
+            SlotDescriptor::Extension(e) => e.is_map(),
         }
     }
     /// Whether the field distinguishes "absent" from its default value.
@@ -518,6 +534,32 @@ impl Layouts {
     pub fn index_of(&self, full_name: &str) -> Option<LayoutIndex> {
         self.by_name.get(full_name.trim_start_matches('.')).copied()
     }
+    /// The message type `name` names, by the one rule every lookup by type name follows
+    /// (`Schema`'s decoders, typed handles): its full name (a leading dot allowed), or else
+    /// the one type whose full name ends in `.name`: a short name (`Inner`) or a partly
+    /// qualified one (`Outer.Inner`). Map entries are found by full name only. `Err`
+    /// lists the types a short name matches when it is not exactly one (none, or several).
+    pub fn find_type(&self, name: &str) -> Result<LayoutIndex, Vec<LayoutIndex>> {
+        let name = name.trim_start_matches('.');
+        if let Some(li) = self.index_of(name) {
+            return Ok(li);
+        }
+        let found: Vec<LayoutIndex> = self
+            .iter()
+            .filter(|(_, l)| {
+                let full = l.descriptor().full_name();
+                !l.is_map_entry()
+                    && full.len() > name.len()
+                    && full.ends_with(name)
+                    && full.as_bytes()[full.len() - name.len() - 1] == b'.'
+            })
+            .map(|(li, _)| li)
+            .collect();
+        match found[..] {
+            [li] => Ok(li),
+            _ => Err(found),
+        }
+    }
     /// All layouts in index order.
     pub fn iter(&self) -> impl Iterator<Item = (LayoutIndex, &MessageLayout)> {
         self.layouts.iter().enumerate().map(|(i, l)| (LayoutIndex(i as u32), l))
@@ -576,245 +618,6 @@ impl EnumType {
     pub fn name_of(&self, number: i32) -> Option<&str> {
         self.numbers.binary_search(&number).ok().map(|i| &*self.names[i])
     }
-}
-
-fn is_closed_enum(kind: &Kind) -> bool {
-    matches!(kind, Kind::Enum(e) if e.parent_file().syntax() == Syntax::Proto2)
-}
-
-struct Pending {
-    slot: FieldSlot,
-    desc: SlotDescriptor,
-    /// Bytes this slot needs in the block (oneof members are placed once per oneof).
-    size: u32,
-}
-
-fn build_layout(
-    msg: &MessageDescriptor,
-    extensions: Vec<ExtensionDescriptor>,
-    by_name: &HashMap<String, LayoutIndex>,
-    enum_by_name: &HashMap<String, u32>,
-) -> Result<MessageLayout, LayoutError> {
-    let child_of = |kind: &Kind| match kind {
-        Kind::Message(m) => by_name[m.full_name()].0,
-        _ => NO_INDEX,
-    };
-    let mut pending: Vec<Pending> = Vec::new();
-    let mut hasbits = 0u32;
-    let oneofs: Vec<OneofDescriptor> = msg.oneofs().filter(|o| !o.is_synthetic()).collect();
-    let oneof_index = |f: &FieldDescriptor| -> u32 {
-        match f.containing_oneof() {
-            Some(o) if !o.is_synthetic() => oneofs.iter().position(|x| x.name() == o.name()).unwrap() as u32,
-            _ => NO_INDEX,
-        }
-    };
-    let mut add = |number: u32,
-                   kind: Kind,
-                   is_group: bool,
-                   cardinality: Cardinality,
-                   is_map: bool,
-                   is_packed: bool,
-                   supports_presence: bool,
-                   oneof: u32,
-                   desc: SlotDescriptor| {
-        let fk = FieldKind::of(&kind, is_group);
-        let repetition = if is_map {
-            Repetition::Map
-        } else if cardinality == Cardinality::Repeated {
-            Repetition::Repeated
-        } else {
-            Repetition::Singular
-        };
-        let hasbit = if repetition == Repetition::Singular && supports_presence && oneof == NO_INDEX && !fk.is_message()
-        {
-            hasbits += 1;
-            hasbits - 1
-        } else {
-            NO_INDEX
-        };
-        let size =
-            if repetition == Repetition::Singular { fk.value_size() } else { std::mem::size_of::<RawVec>() as u32 };
-        let proto3 = msg.parent_file().syntax() == Syntax::Proto3;
-        pending.push(Pending {
-            slot: FieldSlot {
-                number,
-                offset: 0,
-                kind: fk,
-                repetition,
-                hasbit,
-                oneof,
-                child: child_of(&kind),
-                elem_size: fk.value_size(),
-                packed: is_packed,
-                closed_enum: is_closed_enum(&kind),
-                validate_utf8: fk == FieldKind::String && proto3,
-                is_extension: matches!(desc, SlotDescriptor::Extension(_)),
-            },
-            desc,
-            size,
-        });
-    };
-    for f in msg.fields() {
-        let oneof = oneof_index(&f);
-        add(
-            f.number(),
-            f.kind(),
-            f.is_group(),
-            f.cardinality(),
-            f.is_map(),
-            f.is_packed(),
-            f.supports_presence(),
-            oneof,
-            SlotDescriptor::Field(f),
-        );
-    }
-    for e in extensions {
-        add(
-            e.number(),
-            e.kind(),
-            e.is_group(),
-            e.cardinality(),
-            e.is_map(),
-            e.is_packed(),
-            true,
-            NO_INDEX,
-            SlotDescriptor::Extension(e),
-        );
-    }
-    if pending.len() >= u16::MAX as usize {
-        return Err(LayoutError::TooManyFields(msg.full_name().to_owned()));
-    }
-    pending.sort_by_key(|p| p.slot.number);
-
-    // Header: presence words, then one case word per oneof, then 8-byte alignment.
-    let hasbit_words = hasbits.div_ceil(32);
-    let oneof_case_offset = 4 * hasbit_words;
-    let mut cursor = (oneof_case_offset + 4 * oneofs.len() as u32).next_multiple_of(8);
-
-    // Oneof members share one slot sized for the widest member.
-    let mut oneof_size = vec![0u32; oneofs.len()];
-    for p in &pending {
-        if p.slot.oneof != NO_INDEX {
-            let s = &mut oneof_size[p.slot.oneof as usize];
-            *s = (*s).max(p.size);
-        }
-    }
-    // Place by descending alignment class so that nothing needs padding: 16-byte values
-    // (8-aligned), then 8, 4, 1. The unknown-field vector opens the 16-byte class.
-    let unknown_offset = cursor;
-    cursor += std::mem::size_of::<RawVec>() as u32;
-    let mut oneof_offset = vec![NO_INDEX; oneofs.len()];
-    for class in [16u32, 8, 4, 1] {
-        for (o, &size) in oneof_size.iter().enumerate() {
-            if size == class {
-                oneof_offset[o] = cursor;
-                cursor += size;
-            }
-        }
-        for p in pending.iter_mut() {
-            if p.slot.oneof == NO_INDEX && p.size == class {
-                p.slot.offset = cursor;
-                cursor += p.size;
-            }
-        }
-    }
-    for p in pending.iter_mut() {
-        if p.slot.oneof != NO_INDEX {
-            p.slot.offset = oneof_offset[p.slot.oneof as usize];
-        }
-    }
-    let size = cursor.next_multiple_of(8);
-
-    let max_number = pending.last().map_or(0, |p| p.slot.number);
-    let dense_len = (max_number as usize + 1).min(1024);
-    let mut dense = vec![u16::MAX; dense_len];
-    for (i, p) in pending.iter().enumerate() {
-        if (p.slot.number as usize) < dense_len {
-            dense[p.slot.number as usize] = i as u16;
-        }
-    }
-    // Field numbers 1..=15 have one-byte tags; slot indexes fit in 15 bits (a message has
-    // fewer than 32768 fields here: the bit above marks the packed form).
-    let mut tag_table = Box::new([u16::MAX; 128]);
-    for (i, p) in pending.iter().enumerate().filter(|(i, _)| *i < 0x8000) {
-        let s = &p.slot;
-        if (1..16).contains(&s.number) {
-            tag_table[s.tag() as usize] = i as u16;
-            if s.repetition != Repetition::Singular && s.kind.is_packable() {
-                tag_table[((s.number << 3) | 2) as usize] = i as u16 | 0x8000;
-            }
-        }
-    }
-    let closed_enum_values = pending
-        .iter()
-        .map(|p| {
-            let kind = match &p.desc {
-                SlotDescriptor::Field(f) => f.kind(),
-                SlotDescriptor::Extension(e) => e.kind(),
-            };
-            match kind {
-                Kind::Enum(e) if p.slot.closed_enum => {
-                    let mut v: Vec<i32> = e.values().map(|v| v.number()).collect();
-                    v.sort_unstable();
-                    v.dedup();
-                    v.into_boxed_slice()
-                }
-                _ => Box::default(),
-            }
-        })
-        .collect();
-    let defaults = pending
-        .iter()
-        .map(|p| {
-            if p.slot.repetition != Repetition::Singular || p.slot.kind.is_message() {
-                return None;
-            }
-            Some(match &p.desc {
-                SlotDescriptor::Field(f) => f.default_value(),
-                SlotDescriptor::Extension(e) => e.default_value(),
-            })
-        })
-        .collect();
-    let enum_types = pending
-        .iter()
-        .map(|p| match p.desc.kind() {
-            Kind::Enum(e) => enum_by_name.get(e.full_name()).copied().unwrap_or(NO_INDEX),
-            _ => NO_INDEX,
-        })
-        .collect();
-    let text_names = pending
-        .iter()
-        .map(|p| match &p.desc {
-            SlotDescriptor::Extension(e) => format!("[{}]", e.full_name()).into_boxed_str(),
-            SlotDescriptor::Field(f) if f.is_group() => match f.kind() {
-                Kind::Message(m) => m.name().into(),
-                _ => f.name().into(),
-            },
-            SlotDescriptor::Field(f) => f.name().into(),
-        })
-        .collect();
-    let (slots, slot_descriptors) = pending.into_iter().map(|p| (p.slot, p.desc)).unzip();
-    Ok(MessageLayout {
-        // Set by `Layouts::new` once the set's id is known.
-        id: 0,
-        index: LayoutIndex(0),
-        decoded_as_group: false,
-        size,
-        hasbit_words,
-        oneof_case_offset,
-        unknown_offset,
-        is_map_entry: msg.is_map_entry(),
-        slots,
-        dense,
-        tag_table,
-        descriptor: msg.clone(),
-        slot_descriptors,
-        oneofs,
-        closed_enum_values,
-        defaults,
-        enum_types,
-        text_names,
-    })
 }
 
 /// Crate invariant 2: every slot inside the block, naturally aligned. A layout bug here

@@ -49,11 +49,14 @@ pub mod interp;
 mod layout;
 mod raw;
 pub mod runtime;
+mod varint;
 pub mod wire;
 
 pub use arena::Arena;
 
-pub use access::{Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrVector, Vector};
+pub use access::{
+    Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrList, StrVector, Texts, Vector,
+};
 pub use block::{BlockMut, BlockRef, Scalar, SlotMismatch};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use layout::{

@@ -1,4 +1,8 @@
-//! Raw field representations stored inside message blocks.
+//! Raw field representations stored inside message blocks, and how a vector grows.
+
+use std::ptr::NonNull;
+
+use crate::arena::Arena;
 
 /// A string or bytes value: a view of `len` bytes, borrowed from the input (or, for bytes
 /// the decoder had to synthesise, from the arena). Never owns its bytes.
@@ -50,6 +54,40 @@ pub struct RawVec {
 impl RawVec {
     /// The empty vector.
     pub const EMPTY: RawVec = RawVec { ptr: std::ptr::null_mut(), len: 0, cap: 0 };
+}
+
+/// Grows `v` (elements of `elem_size` bytes) to hold `additional` more elements: at least
+/// doubling, so pushes are amortised O(1); a vector never holds more than twice the
+/// elements its input justified.
+#[inline]
+pub(crate) fn reserve_vec(v: &mut RawVec, elem_size: u32, additional: usize, arena: &Arena) {
+    let need = v.len as usize + additional;
+    if need > v.cap as usize {
+        grow_vec(v, elem_size, need, arena);
+    }
+}
+
+/// [`reserve_vec`] when the vector is full: to `need` elements at least.
+#[inline(never)]
+fn grow_vec(v: &mut RawVec, elem_size: u32, need: usize, arena: &Arena) {
+    let new_cap = need.max(2 * v.cap as usize).max(4).min(u32::MAX as usize);
+    assert!(need <= new_cap, "repeated field longer than 2^32 elements");
+    let bytes = new_cap.checked_mul(elem_size as usize).expect("vector size overflows");
+    if v.cap > 0 {
+        // SAFETY: a vector with capacity has an arena buffer of `cap` elements (`RawVec`).
+        let old = unsafe { NonNull::new_unchecked(v.ptr) };
+        if arena.grow_in_place(old, v.cap as usize * elem_size as usize, bytes) {
+            v.cap = new_cap as u32;
+            return;
+        }
+    }
+    let ptr = arena.alloc_uninit(bytes).as_ptr();
+    if v.len > 0 {
+        // SAFETY: both buffers hold at least `len` elements; they do not overlap (fresh).
+        unsafe { std::ptr::copy_nonoverlapping(v.ptr, ptr, v.len as usize * elem_size as usize) };
+    }
+    v.ptr = ptr;
+    v.cap = new_cap as u32;
 }
 
 const _: () = assert!(std::mem::size_of::<RawStr>() == 16);

@@ -60,30 +60,6 @@ pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes))
 }
 
-/// Calls `f` with each varint that ends within the word `w` (eight bytes of a buffer, the
-/// first a varint's first), in order, and returns the bytes they take: 0 when the first
-/// varint is longer than eight bytes. Bytes after the last terminator (the start of a
-/// varint the word cuts) are left for the next word. One load serves every varint in the
-/// word, so a run of 2-4-byte varints is not one load-to-load dependency per value. `pack`
-/// packs a varint's 7-bit groups: [`pack_groups`], or one `pext` where the CPU has BMI2
-/// (see `BlockMut::extend_varints`).
-#[inline(always)]
-pub(crate) fn varints_in_word(w: u64, pack: impl Fn(u64) -> u64, mut f: impl FnMut(u64)) -> usize {
-    let mut stops = !w & 0x8080_8080_8080_8080;
-    // The bit where the next varint starts.
-    let mut start = 0;
-    while stops != 0 {
-        // One past the terminator's top bit: the end of this varint's bytes.
-        let end = stops.trailing_zeros() + 1;
-        // `end - start` is 8 to 64 bits, so the shift is at most 56.
-        let x = (w >> start) & (u64::MAX >> (64 - (end - start))) & 0x7f7f_7f7f_7f7f_7f7f;
-        f(pack(x));
-        start = end;
-        stops &= stops - 1;
-    }
-    (start / 8) as usize
-}
-
 /// The low 7 bits of each byte of `x` (whose top bits are clear), packed together.
 #[inline(always)]
 pub(crate) fn pack_groups(x: u64) -> u64 {
@@ -111,7 +87,8 @@ pub(crate) fn varint_past_word(buf: &[u8], pos: usize, w: u64) -> Option<(u64, u
     varint_past_word_by(buf, pos, w, pack_groups)
 }
 
-/// [`varint_past_word`] with the 7-bit groups packed by `pack` (see [`varints_in_word`]).
+/// [`varint_past_word`] with the 7-bit groups packed by `pack` ([`pack_groups`], or one
+/// `pext` where the CPU has BMI2: see `varint::decode_run`).
 #[inline(always)]
 pub(crate) fn varint_past_word_by(buf: &[u8], pos: usize, w: u64, pack: impl Fn(u64) -> u64) -> Option<(u64, usize)> {
     let low = pack(w & 0x7f7f_7f7f_7f7f_7f7f);
