@@ -155,7 +155,7 @@
 //! let err = Field::<field::Str>::resolve(layouts, "shop.Order", "total_cents").unwrap_err();
 //! assert_eq!(err.to_string(), "field `total_cents` of `shop.Order` is int64, but this handle reads a string (in `total_cents`)");
 //!
-//! let labels = order.get_field(&Field::<field::Map>::resolve(layouts, "shop.Order", "labels")?).unwrap();
+//! let labels = Field::<field::Map>::resolve(layouts, "shop.Order", "labels")?.get(&order).unwrap();
 //! let index = labels.index(); // once per map; then O(1) per lookup
 //! assert_eq!(index.get(&MapKey::String("gift")).unwrap().as_str(), Some("yes"));
 //!

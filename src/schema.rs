@@ -209,18 +209,17 @@ impl Schema {
         self.pool().all_messages().filter(|m| !m.is_map_entry()).map(|m| m.full_name().to_owned()).collect()
     }
 
-    /// Resolves a full name (leading dot optional) or a unique short name.
+    /// Resolves a full name (leading dot optional) or a unique short name, by the rule of
+    /// [`Layouts::find_type`] (which typed handles follow too).
     pub fn resolve_type(&self, name: &str) -> Result<String, SchemaError> {
         let name = name.trim_start_matches('.');
-        if self.layouts.index_of(name).is_some() {
-            return Ok(name.to_owned());
-        }
-        let names = self.message_names();
-        let suffix = format!(".{name}");
-        let matches: Vec<&String> = names.iter().filter(|n| n.ends_with(&suffix)).collect();
+        let matches: Vec<String> = match self.layouts.find_type(name) {
+            Ok(li) => return Ok(self.layouts.get(li).descriptor().full_name().to_owned()),
+            Err(found) => found.iter().map(|&li| self.layouts.get(li).descriptor().full_name().to_owned()).collect(),
+        };
         match matches.len() {
-            1 => Ok(matches[0].clone()),
             0 => {
+                let names = self.message_names();
                 let mut scored: Vec<(usize, &String)> = names
                     .iter()
                     .map(|n| {

@@ -201,7 +201,7 @@ fn size_message(msg: &MessageRef<'_>, sizes: &mut Vec<usize>) -> usize {
                 let len = msg.block.vec_len(si);
                 if slot.kind.is_message() {
                     for child in msg.block.vec_children(si) {
-                        let child = MessageRef { block: child, ..*msg };
+                        let child = MessageRef::new(child);
                         total += framed(n, slot.kind, size_nested(&child, sizes));
                     }
                 } else if slot.packed && slot.kind.is_packable() {
@@ -314,7 +314,7 @@ impl Writer<'_, '_> {
                 Repetition::Repeated => {
                     if slot.kind.is_message() {
                         for child in msg.block.vec_children(si) {
-                            let child = MessageRef { block: child, ..*msg };
+                            let child = MessageRef::new(child);
                             self.nested(n, slot.kind, &child);
                         }
                     } else if slot.packed && slot.kind.is_packable() {

@@ -3,14 +3,16 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use prost_reflect::{EnumDescriptor, Kind};
+use prost_reflect::Kind;
 use protojit_arena::{
-    Access, BlockRef, Child, ChildIter, ChildVector, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition,
-    Scalar, Single, SlotIndex, StrIter, StrVector, Vector,
+    Access, BlockRef, Child, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, Scalar, SlotIndex,
 };
 
-use crate::path::kind_name;
-use crate::{EnumValue, MapRef, MessageRef};
+use crate::path::{find_field, kind_name, PathError, PathErrorKind, PathSegment};
+use crate::MessageRef;
+
+mod kinds;
+pub use kinds::MessageList;
 
 /// Why a [`Field`] handle could not be resolved (or joined).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -22,9 +24,28 @@ pub enum HandleError {
         /// The whole path.
         path: String,
     },
-    /// No message type has this full name.
+    /// No message type has this full name (or short name).
     #[error("no message type `{0}` in the schema")]
     UnknownType(String),
+    /// A short name matches several message types.
+    #[error("message type name `{name}` is ambiguous: {}; use the full name", candidates.join(", "))]
+    AmbiguousType {
+        /// The name asked for.
+        name: String,
+        /// The full names it matches.
+        candidates: Vec<String>,
+    },
+    /// The path does not follow the field-path grammar ([`parse_path`](crate::parse_path)).
+    #[error(transparent)]
+    Path(PathError),
+    /// A `[...]` selector: a handle reads one field (a [`FieldPath`](crate::FieldPath) selects).
+    #[error("`{segment}` in `{path}`: a handle reads one field, through singular messages; select elements with a FieldPath")]
+    Selector {
+        /// The selector.
+        segment: String,
+        /// The whole path.
+        path: String,
+    },
     /// The message type has no field called (or numbered) so.
     #[error("message type `{message}` has no field `{field}` (in `{path}`)")]
     UnknownField {
@@ -144,7 +165,7 @@ pub mod field {
     #[derive(Debug)]
     pub enum Map {}
 }
-use field::{Bytes, Enum, List, Map, Message, Str};
+use field::Message;
 
 /// What a [`Field`] handle reads: a [`Number`] type or one of the [`field`] markers.
 /// Sealed: the hidden items are how resolution checks a slot and how a read is done.
@@ -206,7 +227,6 @@ mod sealed {
 /// assert_eq!(x.get(&point), Some(7));
 /// assert_eq!(path.get(&point), Some(&[1, -2][..]));
 /// assert_eq!(name.get(&point), Some("p"));
-/// assert_eq!(point.get_field(&x), Some(7)); // the same read, prost-reflect's spelling
 ///
 /// // Kinds are checked once, at resolution:
 /// let err = Field::<field::Str>::resolve(schema.layouts(), "Point", "x").unwrap_err();
@@ -272,56 +292,47 @@ fn describe(layout: &MessageLayout, si: SlotIndex) -> String {
     }
 }
 
-/// Slot of segment `seg` (a name, a JSON name, or `#number`) in `layout`.
-fn find_slot(layout: &MessageLayout, seg: &str) -> Option<SlotIndex> {
-    if let Some(n) = seg.strip_prefix('#') {
-        return layout.slot_by_number(n.parse().ok()?);
-    }
-    let d = layout.descriptor();
-    let f = d.get_field_by_name(seg).or_else(|| d.get_field_by_json_name(seg))?;
-    layout.slot_by_number(f.number())
-}
-
 impl<T: FieldType> Field<T> {
-    /// Resolves `path` (`name`, `a.b.c` through singular message fields; a segment may be
-    /// a declared name, a JSON name or `#number`) against the message type `message` (a
-    /// full name) of `layouts`.
+    /// Resolves `path` against the message type `message` of `layouts`: the one way to
+    /// make a handle. `message` is a full name or a unique short name
+    /// ([`Layouts::find_type`], the rule `Schema` follows too); `path` is a chain of
+    /// fields through singular messages (`name`, `a.b.c`), each segment written in the
+    /// one field-path grammar ([`parse_path`](crate::parse_path): a declared name, a JSON
+    /// name, `#number` or `(extension)`; no `[...]` selectors).
+    ///
+    /// From a decoded message: `Field::resolve(msg.layouts(), msg.descriptor().full_name(), path)`.
     pub fn resolve(layouts: &Layouts, message: &str, path: &str) -> Result<Field<T>, HandleError> {
-        let root = match layouts.index_of(message) {
-            Some(li) => li,
-            None => {
-                // A unique short name, as `Schema::decoder` accepts.
-                let mut found = layouts.iter().filter(|(_, l)| l.descriptor().name() == message);
-                match (found.next(), found.next()) {
-                    (Some((li, _)), None) => li,
-                    _ => return Err(HandleError::UnknownType(message.to_owned())),
-                }
+        let root = layouts.find_type(message).map_err(|candidates| match candidates.len() {
+            0 => HandleError::UnknownType(message.to_owned()),
+            _ => HandleError::AmbiguousType {
+                name: message.to_owned(),
+                candidates: candidates.iter().map(|&li| layouts.get(li).descriptor().full_name().to_owned()).collect(),
+            },
+        })?;
+        let segments = crate::parse_path(path).map_err(|e| match e.kind {
+            // No path, or a segment left empty (`a.`, `a..b`, `.a`).
+            PathErrorKind::Empty => HandleError::Empty { path: path.to_owned() },
+            PathErrorKind::Syntax(_) if matches!(e.segment.as_str(), "" | ".") => {
+                HandleError::Empty { path: path.to_owned() }
             }
-        };
-        Self::resolve_in(layouts, root, path)
-    }
-
-    /// Resolves `path` against layout `root` of `layouts` (see [`resolve`](Self::resolve)).
-    pub fn resolve_in(layouts: &Layouts, root: LayoutIndex, path: &str) -> Result<Field<T>, HandleError> {
+            _ => HandleError::Path(e),
+        })?;
         let root_layout = layouts.get(root);
         let mut layout = root_layout;
         let mut steps = Vec::new();
-        let mut segs = path.split('.').peekable();
-        loop {
-            let seg = segs.next().unwrap_or_default();
-            if seg.is_empty() {
-                return Err(HandleError::Empty { path: path.to_owned() });
-            }
+        let mut segs = segments.iter().peekable();
+        while let Some(seg) = segs.next() {
+            let PathSegment::Field(name) = &seg.segment else {
+                return Err(HandleError::Selector { segment: seg.text.to_owned(), path: path.to_owned() });
+            };
             let message = || layout.descriptor().full_name().to_owned();
-            let si = find_slot(layout, seg).ok_or_else(|| HandleError::UnknownField {
-                message: message(),
-                field: seg.to_owned(),
-                path: path.to_owned(),
-            })?;
+            let si = find_field(layout.descriptor(), name).and_then(|f| layout.slot_by_number(f.number())).ok_or_else(
+                || HandleError::UnknownField { message: message(), field: seg.text.to_owned(), path: path.to_owned() },
+            )?;
             if segs.peek().is_none() {
                 let leaf = T::leaf(layouts, layout, si).ok_or_else(|| HandleError::KindMismatch {
                     message: message(),
-                    field: seg.to_owned(),
+                    field: seg.text.to_owned(),
                     found: describe(layout, si),
                     wanted: <T as FieldType>::WANTED,
                     path: path.to_owned(),
@@ -340,18 +351,14 @@ impl<T: FieldType> Field<T> {
             }
             let step = layout.access::<Child>(si).map_err(|_| HandleError::NotAMessage {
                 message: message(),
-                field: seg.to_owned(),
+                field: seg.text.to_owned(),
                 found: describe(layout, si),
                 path: path.to_owned(),
             })?;
             steps.push(step);
             layout = layouts.get(step.child().expect("message slots have a child layout"));
         }
-    }
-
-    /// Resolves `path` against the type of `msg` (see [`resolve`](Self::resolve)).
-    pub fn of(msg: &MessageRef<'_>, path: &str) -> Result<Field<T>, HandleError> {
-        Self::resolve_in(msg.layouts(), msg.layout().index(), path)
+        unreachable!("a parsed path has a segment")
     }
 
     /// The path the handle was resolved from.
@@ -434,556 +441,5 @@ impl Field<Message> {
             root_name: self.root_name.clone(),
             _t: PhantomData,
         })
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Numbers.
-
-/// Leaf of a singular number (or enum) handle.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct NumLeaf<T: Number> {
-    access: Access<Single<T>>,
-    default: T,
-    /// The field has explicit presence (a presence bit or a oneof case).
-    explicit: bool,
-    /// Enum type index ([`Layouts::enum_type`]), for enum handles.
-    enum_type: Option<(u32, EnumDescriptor)>,
-}
-
-fn num_leaf<T: Number>(
-    layouts: &Layouts,
-    layout: &MessageLayout,
-    si: SlotIndex,
-    kinds: &[FieldKind],
-) -> Option<NumLeaf<T>> {
-    let slot = layout.slot(si);
-    if !kinds.contains(&slot.kind) {
-        return None;
-    }
-    let access = layout.access::<Single<T>>(si).ok()?;
-    let default = layout.slot_default(si).map_or(T::ZERO, |d| match d {
-        prost_reflect::Value::EnumNumber(n) => T::from_default(&prost_reflect::Value::I32(*n)),
-        d => T::from_default(d),
-    });
-    let explicit = slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX;
-    let enum_type = layout.slot_enum(si).map(|e| (e, layouts.enum_type(e).descriptor().clone()));
-    Some(NumLeaf { access, default, explicit, enum_type })
-}
-
-#[inline(always)]
-fn num_get<T: Number, F: FieldType<Leaf = NumLeaf<T>>>(h: &Field<F>, msg: &MessageRef<'_>) -> Option<T> {
-    match h.locate(msg)? {
-        Some(b) => {
-            let (set, v) = b.get_at(&h.leaf.access)?;
-            Some(if set { v } else { h.leaf.default })
-        }
-        None => Some(h.leaf.default),
-    }
-}
-
-#[inline]
-fn num_present<T: Number, F: FieldType<Leaf = NumLeaf<T>>>(h: &Field<F>, msg: &MessageRef<'_>) -> Option<T> {
-    let (set, v) = h.locate(msg)??.get_at(&h.leaf.access)?;
-    (set && (h.leaf.explicit || !v.is_zero())).then_some(v)
-}
-
-impl<T: Number> sealed::Sealed for T {}
-impl<T: Number> FieldType for T {
-    type Value<'a> = T;
-    type Leaf = NumLeaf<T>;
-    const WANTED: &'static str = <T as Number>::WANTED;
-    fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<NumLeaf<T>> {
-        num_leaf(layouts, layout, si, T::KINDS)
-    }
-    #[inline(always)]
-    fn get<'a>(h: &Field<T>, msg: &MessageRef<'a>) -> Option<T> {
-        num_get(h, msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<T>, msg: &MessageRef<'a>) -> Option<T> {
-        num_present(h, msg)
-    }
-}
-
-impl sealed::Sealed for Enum {}
-impl FieldType for Enum {
-    type Value<'a> = i32;
-    type Leaf = NumLeaf<i32>;
-    const WANTED: &'static str = "an enum";
-    fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<NumLeaf<i32>> {
-        num_leaf(layouts, layout, si, &[FieldKind::Enum])
-    }
-    #[inline]
-    fn get<'a>(h: &Field<Enum>, msg: &MessageRef<'a>) -> Option<i32> {
-        num_get(h, msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<Enum>, msg: &MessageRef<'a>) -> Option<i32> {
-        num_present(h, msg)
-    }
-}
-
-impl Field<Enum> {
-    /// The enum type the field holds (resolved once).
-    pub fn enum_type(&self) -> &EnumDescriptor {
-        &self.leaf.enum_type.as_ref().expect("enum handles have an enum type").1
-    }
-
-    /// The value with its type (names without allocation), like [`get`](Self::get).
-    pub fn get_value<'a>(&self, msg: &MessageRef<'a>) -> Option<EnumValue<'a>> {
-        let n = self.get(msg)?;
-        let ty = msg.layouts().enum_type(self.leaf.enum_type.as_ref().expect("enum handles have an enum type").0);
-        Some(EnumValue::new(n, ty))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Strings and bytes.
-
-/// Leaf of a singular string/bytes handle.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct StrLeaf {
-    access: Access<protojit_arena::Str>,
-    explicit: bool,
-    /// The decoder validates this field's UTF-8 (proto3 `string`).
-    validated: bool,
-}
-
-fn str_leaf(layout: &MessageLayout, si: SlotIndex, kinds: &[FieldKind]) -> Option<StrLeaf> {
-    let slot = layout.slot(si);
-    if !kinds.contains(&slot.kind) {
-        return None;
-    }
-    Some(StrLeaf {
-        access: layout.access(si).ok()?,
-        explicit: slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX,
-        validated: slot.validate_utf8,
-    })
-}
-
-impl<F: FieldType<Leaf = StrLeaf>> Field<F> {
-    /// The declared default (proto2), else empty: read only when the field is absent.
-    fn default_bytes<'a>(&self, msg: &MessageRef<'a>) -> &'a [u8] {
-        match msg.layouts().get(self.leaf_layout).slot_default(self.leaf_slot) {
-            Some(prost_reflect::Value::String(s)) => s.as_bytes(),
-            Some(prost_reflect::Value::Bytes(b)) => b,
-            _ => &[],
-        }
-    }
-
-    #[inline]
-    fn bytes_get<'a>(&self, msg: &MessageRef<'a>) -> Option<&'a [u8]> {
-        match self.locate(msg)? {
-            Some(b) => {
-                let (set, v) = b.get_bytes_at(&self.leaf.access)?;
-                Some(if set { v } else { self.default_bytes(msg) })
-            }
-            None => Some(self.default_bytes(msg)),
-        }
-    }
-
-    #[inline]
-    fn bytes_present<'a>(&self, msg: &MessageRef<'a>) -> Option<&'a [u8]> {
-        let (set, v) = self.locate(msg)??.get_bytes_at(&self.leaf.access)?;
-        (set && (self.leaf.explicit || !v.is_empty())).then_some(v)
-    }
-
-    #[inline]
-    fn text<'a>(&self, msg: &MessageRef<'a>, bytes: &'a [u8]) -> Option<&'a str> {
-        if self.leaf.validated && msg.utf8_validated() {
-            // SAFETY: the decoder validated this proto3 string (`MessageRef::from_raw`).
-            Some(unsafe { std::str::from_utf8_unchecked(bytes) })
-        } else {
-            std::str::from_utf8(bytes).ok()
-        }
-    }
-}
-
-impl sealed::Sealed for Str {}
-impl FieldType for Str {
-    type Value<'a> = &'a str;
-    type Leaf = StrLeaf;
-    const WANTED: &'static str = "a string";
-    fn leaf(_: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<StrLeaf> {
-        str_leaf(layout, si, &[FieldKind::String])
-    }
-    /// `None` also when the bytes are not UTF-8, which only a string the decoder did not
-    /// validate (proto2, or with validation off) can hold: read those with `field::Bytes`.
-    #[inline]
-    fn get<'a>(h: &Field<Str>, msg: &MessageRef<'a>) -> Option<&'a str> {
-        let b = h.bytes_get(msg)?;
-        h.text(msg, b)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<Str>, msg: &MessageRef<'a>) -> Option<&'a str> {
-        let b = h.bytes_present(msg)?;
-        h.text(msg, b)
-    }
-}
-
-impl sealed::Sealed for Bytes {}
-impl FieldType for Bytes {
-    type Value<'a> = &'a [u8];
-    type Leaf = StrLeaf;
-    const WANTED: &'static str = "bytes or a string";
-    fn leaf(_: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<StrLeaf> {
-        str_leaf(layout, si, &[FieldKind::Bytes, FieldKind::String])
-    }
-    #[inline]
-    fn get<'a>(h: &Field<Bytes>, msg: &MessageRef<'a>) -> Option<&'a [u8]> {
-        h.bytes_get(msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<Bytes>, msg: &MessageRef<'a>) -> Option<&'a [u8]> {
-        h.bytes_present(msg)
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Messages.
-
-/// Leaf of a singular message handle.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct MsgLeaf {
-    access: Access<Child>,
-    child: LayoutIndex,
-    child_id: u64,
-    child_name: Box<str>,
-}
-
-impl sealed::Sealed for Message {}
-impl FieldType for Message {
-    type Value<'a> = MessageRef<'a>;
-    type Leaf = MsgLeaf;
-    const WANTED: &'static str = "a message";
-    fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<MsgLeaf> {
-        let access = layout.access::<Child>(si).ok()?;
-        let child = access.child()?;
-        let cl = layouts.get(child);
-        Some(MsgLeaf { access, child, child_id: cl.id(), child_name: cl.descriptor().full_name().into() })
-    }
-    #[inline]
-    fn get<'a>(h: &Field<Message>, msg: &MessageRef<'a>) -> Option<MessageRef<'a>> {
-        let child = match h.locate(msg)? {
-            Some(b) => b.child_at(&h.leaf.access)?,
-            None => None,
-        };
-        Some(match child {
-            Some(c) => msg.with_block(c),
-            None => MessageRef::empty(msg.layouts(), h.leaf.child),
-        })
-    }
-    #[inline]
-    fn present<'a>(h: &Field<Message>, msg: &MessageRef<'a>) -> Option<MessageRef<'a>> {
-        h.locate(msg)??.child_at(&h.leaf.access)?.map(|c| msg.with_block(c))
-    }
-}
-
-impl Field<Message> {
-    /// Full name of the message type the field holds.
-    pub fn holds(&self) -> &str {
-        &self.leaf.child_name
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Repeated fields.
-
-/// Leaf of a repeated number (or enum) handle.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct VecLeaf<T: Number> {
-    access: Access<Vector<T>>,
-    enum_type: Option<(u32, EnumDescriptor)>,
-}
-
-fn vec_leaf<T: Number>(
-    layouts: &Layouts,
-    layout: &MessageLayout,
-    si: SlotIndex,
-    kinds: &[FieldKind],
-) -> Option<VecLeaf<T>> {
-    if !kinds.contains(&layout.slot(si).kind) {
-        return None;
-    }
-    let access = layout.access::<Vector<T>>(si).ok()?;
-    let enum_type = layout.slot_enum(si).map(|e| (e, layouts.enum_type(e).descriptor().clone()));
-    Some(VecLeaf { access, enum_type })
-}
-
-#[inline]
-fn vec_get<'a, T: Number, F: FieldType<Leaf = VecLeaf<T>>>(h: &Field<F>, msg: &MessageRef<'a>) -> Option<&'a [T]> {
-    match h.locate(msg)? {
-        Some(b) => b.slice_at(&h.leaf.access),
-        None => Some(&[]),
-    }
-}
-
-impl<T: Number> sealed::Sealed for List<T> {}
-impl<T: Number> FieldType for List<T> {
-    type Value<'a> = &'a [T];
-    type Leaf = VecLeaf<T>;
-    const WANTED: &'static str = "a repeated number of this type";
-    fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<VecLeaf<T>> {
-        vec_leaf(layouts, layout, si, T::KINDS)
-    }
-    #[inline]
-    fn get<'a>(h: &Field<List<T>>, msg: &MessageRef<'a>) -> Option<&'a [T]> {
-        vec_get(h, msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<List<T>>, msg: &MessageRef<'a>) -> Option<&'a [T]> {
-        vec_get(h, msg).filter(|s| !s.is_empty())
-    }
-}
-
-impl sealed::Sealed for List<Enum> {}
-impl FieldType for List<Enum> {
-    type Value<'a> = &'a [i32];
-    type Leaf = VecLeaf<i32>;
-    const WANTED: &'static str = "a repeated enum";
-    fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<VecLeaf<i32>> {
-        vec_leaf(layouts, layout, si, &[FieldKind::Enum])
-    }
-    #[inline]
-    fn get<'a>(h: &Field<List<Enum>>, msg: &MessageRef<'a>) -> Option<&'a [i32]> {
-        vec_get(h, msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<List<Enum>>, msg: &MessageRef<'a>) -> Option<&'a [i32]> {
-        vec_get(h, msg).filter(|s| !s.is_empty())
-    }
-}
-
-impl Field<List<Enum>> {
-    /// The enum type of the elements (resolved once).
-    pub fn enum_type(&self) -> &EnumDescriptor {
-        &self.leaf.enum_type.as_ref().expect("enum handles have an enum type").1
-    }
-}
-
-/// Leaf of a repeated string/bytes handle.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct StrVecLeaf {
-    access: Access<StrVector>,
-    validated: bool,
-}
-
-fn str_vec_leaf(layout: &MessageLayout, si: SlotIndex, kinds: &[FieldKind]) -> Option<StrVecLeaf> {
-    let slot = layout.slot(si);
-    if !kinds.contains(&slot.kind) {
-        return None;
-    }
-    Some(StrVecLeaf { access: layout.access(si).ok()?, validated: slot.validate_utf8 })
-}
-
-impl<F: FieldType<Leaf = StrVecLeaf>> Field<F> {
-    #[inline]
-    fn strs<'a>(&self, msg: &MessageRef<'a>) -> Option<StrIter<'a>> {
-        match self.locate(msg)? {
-            Some(b) => b.strs_at(&self.leaf.access),
-            None => {
-                // An empty iterator of the right type: a message on the path is absent.
-                let empty = MessageRef::empty(msg.layouts(), self.leaf_layout);
-                Some(empty.block().vec_strs(self.leaf_slot))
-            }
-        }
-    }
-}
-
-/// The elements of a repeated `string` field as text (see [`field::List`]).
-#[derive(Clone, Debug)]
-pub struct StrList<'a> {
-    inner: StrIter<'a>,
-}
-
-impl<'a> Iterator for StrList<'a> {
-    type Item = &'a str;
-    #[inline]
-    fn next(&mut self) -> Option<&'a str> {
-        // SAFETY: every element was checked to be UTF-8, by the decoder or by `Field::get`
-        // before this iterator was made.
-        self.inner.next().map(|b| unsafe { std::str::from_utf8_unchecked(b) })
-    }
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-impl ExactSizeIterator for StrList<'_> {}
-impl DoubleEndedIterator for StrList<'_> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        // SAFETY: as in `next`.
-        self.inner.next_back().map(|b| unsafe { std::str::from_utf8_unchecked(b) })
-    }
-}
-
-impl sealed::Sealed for List<Str> {}
-impl FieldType for List<Str> {
-    type Value<'a> = StrList<'a>;
-    type Leaf = StrVecLeaf;
-    const WANTED: &'static str = "a repeated string";
-    fn leaf(_: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<StrVecLeaf> {
-        str_vec_leaf(layout, si, &[FieldKind::String])
-    }
-    /// Where the decoder did not validate the strings, they are checked here, all at
-    /// once; `None` if one is not UTF-8 (read those with `List<Bytes>`).
-    #[inline]
-    fn get<'a>(h: &Field<List<Str>>, msg: &MessageRef<'a>) -> Option<StrList<'a>> {
-        let inner = h.strs(msg)?;
-        if !(h.leaf.validated && msg.utf8_validated()) && inner.clone().any(|b| std::str::from_utf8(b).is_err()) {
-            return None;
-        }
-        Some(StrList { inner })
-    }
-    #[inline]
-    fn present<'a>(h: &Field<List<Str>>, msg: &MessageRef<'a>) -> Option<StrList<'a>> {
-        Self::get(h, msg).filter(|l| l.len() > 0)
-    }
-}
-
-impl sealed::Sealed for List<Bytes> {}
-impl FieldType for List<Bytes> {
-    type Value<'a> = StrIter<'a>;
-    type Leaf = StrVecLeaf;
-    const WANTED: &'static str = "a repeated bytes or string";
-    fn leaf(_: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<StrVecLeaf> {
-        str_vec_leaf(layout, si, &[FieldKind::Bytes, FieldKind::String])
-    }
-    #[inline]
-    fn get<'a>(h: &Field<List<Bytes>>, msg: &MessageRef<'a>) -> Option<StrIter<'a>> {
-        h.strs(msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<List<Bytes>>, msg: &MessageRef<'a>) -> Option<StrIter<'a>> {
-        h.strs(msg).filter(|l| l.len() > 0)
-    }
-}
-
-/// The elements of a repeated message field (see [`field::List`], [`ListRef::messages`](crate::ListRef::messages)).
-#[derive(Clone, Debug)]
-pub struct MessageList<'a> {
-    pub(crate) inner: ChildIter<'a>,
-    pub(crate) msg: MessageRef<'a>,
-}
-
-impl<'a> MessageList<'a> {
-    /// Element `i`, if in range.
-    #[inline]
-    pub fn get(&self, i: usize) -> Option<MessageRef<'a>> {
-        self.inner.get(i).map(|b| self.msg.with_block(b))
-    }
-}
-
-impl<'a> Iterator for MessageList<'a> {
-    type Item = MessageRef<'a>;
-    #[inline]
-    fn next(&mut self) -> Option<MessageRef<'a>> {
-        self.inner.next().map(|b| self.msg.with_block(b))
-    }
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-impl ExactSizeIterator for MessageList<'_> {}
-impl DoubleEndedIterator for MessageList<'_> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.inner.next_back().map(|b| self.msg.with_block(b))
-    }
-}
-
-/// Leaf of a repeated message or map handle.
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub struct ChildVecLeaf {
-    access: Access<ChildVector>,
-}
-
-impl Field<List<Message>> {
-    #[inline]
-    fn children<'a>(&self, msg: &MessageRef<'a>) -> Option<MessageList<'a>> {
-        let inner = match self.locate(msg)? {
-            Some(b) => b.children_at(&self.leaf.access)?,
-            None => MessageRef::empty(msg.layouts(), self.leaf_layout).block().vec_children(self.leaf_slot),
-        };
-        Some(MessageList { inner, msg: *msg })
-    }
-}
-
-impl sealed::Sealed for List<Message> {}
-impl FieldType for List<Message> {
-    type Value<'a> = MessageList<'a>;
-    type Leaf = ChildVecLeaf;
-    const WANTED: &'static str = "a repeated message";
-    fn leaf(_: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<ChildVecLeaf> {
-        if layout.slot(si).repetition != Repetition::Repeated {
-            return None;
-        }
-        Some(ChildVecLeaf { access: layout.access(si).ok()? })
-    }
-    #[inline]
-    fn get<'a>(h: &Field<List<Message>>, msg: &MessageRef<'a>) -> Option<MessageList<'a>> {
-        h.children(msg)
-    }
-    #[inline]
-    fn present<'a>(h: &Field<List<Message>>, msg: &MessageRef<'a>) -> Option<MessageList<'a>> {
-        h.children(msg).filter(|l| l.len() > 0)
-    }
-}
-
-impl sealed::Sealed for Map {}
-impl FieldType for Map {
-    type Value<'a> = MapRef<'a>;
-    type Leaf = ChildVecLeaf;
-    const WANTED: &'static str = "a map";
-    fn leaf(_: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<ChildVecLeaf> {
-        if layout.slot(si).repetition != Repetition::Map {
-            return None;
-        }
-        Some(ChildVecLeaf { access: layout.access(si).ok()? })
-    }
-    #[inline]
-    fn get<'a>(h: &Field<Map>, msg: &MessageRef<'a>) -> Option<MapRef<'a>> {
-        let holder = match h.locate(msg)? {
-            Some(b) => {
-                b.is_set_at(&h.leaf.access)?;
-                msg.with_block(b)
-            }
-            None => MessageRef::empty(msg.layouts(), h.leaf_layout),
-        };
-        Some(MapRef { msg: holder, slot: h.leaf_slot })
-    }
-    #[inline]
-    fn present<'a>(h: &Field<Map>, msg: &MessageRef<'a>) -> Option<MapRef<'a>> {
-        Self::get(h, msg).filter(|m| !m.is_empty())
-    }
-}
-
-impl<'a> MessageRef<'a> {
-    /// The value of a field through its handle (see [`Field::get`]): the prost-reflect
-    /// spelling of `field.get(&msg)`.
-    #[inline]
-    pub fn get_field<T: FieldType>(&self, field: &Field<T>) -> Option<T::Value<'a>> {
-        field.get(self)
-    }
-
-    /// Whether a field is present, through its handle (see [`Field::has`]).
-    #[inline]
-    pub fn has_field<T: FieldType>(&self, field: &Field<T>) -> bool {
-        field.has(self)
-    }
-
-    /// A handle on the field at `path` of this message's type (see [`Field::resolve`]):
-    /// resolve once, then read it on every message of the type.
-    pub fn field_handle<T: FieldType>(&self, path: &str) -> Result<Field<T>, HandleError> {
-        Field::of(self, path)
     }
 }

@@ -169,7 +169,7 @@ impl<'a> MessageRef<'a> {
     where
         'a: 'b,
     {
-        self.unpack_any_within(arena, protojit_arena::DecodeOptions::default().max_depth)
+        self.unpack_any_within(arena, protojit_arena::DecodeOptions::default().max_depth())
     }
 
     fn unpack_any_within<'b>(&self, arena: &'b Arena, max_depth: u32) -> Result<MessageRef<'b>, AnyError>
@@ -181,7 +181,7 @@ impl<'a> MessageRef<'a> {
         }
         let url = self.get_by_number(1).map(|v| string_of(&v)).unwrap_or_default();
         let (_, name) = url.rsplit_once('/').ok_or_else(|| AnyError::TypeUrl(url.clone()))?;
-        let layouts = self.layouts;
+        let layouts = self.layouts();
         let index = layouts
             .pool()
             .get_message_by_name(name)
@@ -192,13 +192,10 @@ impl<'a> MessageRef<'a> {
             _ => &[],
         };
         let mut root = BlockMut::alloc(arena, layouts, index);
-        let options = protojit_arena::DecodeOptions { max_depth, ..Default::default() };
+        let options = protojit_arena::DecodeOptions::default().with_max_depth(max_depth);
         let interp = protojit_arena::interp::Interp::new(bytes, &options);
         interp.message(&mut root, 0, bytes.len(), 0, None)?;
-        // SAFETY: the interpreter finished a root block of layout `index` in `arena`,
-        // pointing only into `bytes` (which lives for 'a: 'b) and `arena` ('b); strings
-        // were validated.
-        Ok(unsafe { MessageRef::from_raw(layouts, index, root.as_ptr(), true) })
+        Ok(MessageRef::new(root.into_ref()))
     }
 }
 
@@ -557,7 +554,7 @@ fn sorted_entries<'a>(m: &MapRef<'a>) -> Vec<(MapKey<'a>, Value<'a>)> {
 }
 
 fn map<S: Serializer>(m: &MapRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, S::Error> {
-    let entry_layout = m.msg.layouts.get(protojit_arena::LayoutIndex::new(m.msg.layout().slot(m.slot).child));
+    let entry_layout = m.msg.layouts().get(protojit_arena::LayoutIndex::new(m.msg.layout().slot(m.slot).child));
     let string = entry_layout.slot_by_number(2).is_some_and(|si| is_string_kind(entry_layout.slot(si).kind));
     let entries = sorted_entries(m);
     let mut out = s.serialize_map(Some(entries.len()))?;

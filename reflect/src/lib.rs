@@ -21,8 +21,7 @@
 //! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
 
 #![warn(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 mod dynamic;
 mod encode;
@@ -35,13 +34,15 @@ mod text;
 mod value;
 mod visit;
 
-pub use handle::{field, Field, FieldType, HandleError, MessageList, Number, StrList};
+pub use handle::{field, Field, FieldType, HandleError, MessageList, Number};
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapIndex, MapRef};
 pub use message::MessageRef;
-pub use path::{kind_name, FieldPath, PathError, PathErrorKind};
+pub use path::{
+    find_field, kind_name, parse_path, FieldName, FieldPath, PathError, PathErrorKind, PathSegment, Segment, Selector,
+};
 pub use protojit_arena::EnumType;
-pub use protojit_arena::StrIter;
+pub use protojit_arena::{StrIter, StrList, Texts};
 pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};
 pub use visit::{Descend, FieldInfo, MapWalk, Visitor};

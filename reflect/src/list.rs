@@ -40,7 +40,7 @@ impl<'a> ListRef<'a> {
         let slot = self.msg.layout().slot(self.slot);
         if slot.kind.is_message() {
             let block = self.msg.block.vec_child(self.slot, i);
-            return Some(Value::Message(MessageRef { block, ..self.msg }));
+            return Some(Value::Message(MessageRef::new(block)));
         }
         Some(self.msg.scalar(self.slot, slot.kind, |r| r.vec_inline(self.slot, i)))
     }
@@ -107,7 +107,7 @@ impl<'a> MapRef<'a> {
 
     pub(crate) fn entry(&self, i: usize) -> MessageRef<'a> {
         let block = self.msg.block.vec_child(self.slot, i);
-        MessageRef { block, ..self.msg }
+        MessageRef::new(block)
     }
 
     /// Every entry on the wire, duplicates included, in wire order (each a message with

@@ -1,7 +1,6 @@
 //! `MessageRef`: a read-only view of one decoded message.
 
 use std::fmt;
-use std::ptr::NonNull;
 
 use prost_reflect::MessageDescriptor;
 use protojit_arena::{
@@ -13,12 +12,12 @@ use crate::value::EnumValue;
 use crate::{ListRef, MapRef, Value};
 
 /// A decoded message, borrowed from its tree (which borrows the input and the arena).
+///
+/// Made from a block reader ([`MessageRef::new`]); whether its proto3 strings read as
+/// text without a check is the reader's to know ([`BlockRef::from_decoded`]).
 #[derive(Clone, Copy)]
 pub struct MessageRef<'a> {
-    pub(crate) layouts: &'a Layouts,
     pub(crate) block: BlockRef<'a>,
-    /// Whether the decoder validated UTF-8 of proto3 strings (else views check on read).
-    pub(crate) utf8_validated: bool,
 }
 
 impl fmt::Debug for MessageRef<'_> {
@@ -31,26 +30,15 @@ impl fmt::Debug for MessageRef<'_> {
 }
 
 impl<'a> MessageRef<'a> {
-    /// A view of the root block of a decoded tree.
-    ///
-    /// # Safety
-    /// `block` is a finished tree's block of layout `layout` in `layouts` (the arena crate's
-    /// invariants 1-5), and the tree's input and arena live for `'a`. If `utf8_validated`,
-    /// every proto3 string in the tree was checked to be UTF-8.
-    pub unsafe fn from_raw(
-        layouts: &'a Layouts,
-        layout: LayoutIndex,
-        block: NonNull<u8>,
-        utf8_validated: bool,
-    ) -> MessageRef<'a> {
-        // SAFETY: forwarded from the caller.
-        let block = unsafe { BlockRef::from_raw(block, layouts, layout) };
-        MessageRef { layouts, block, utf8_validated }
+    /// A view of a decoded block (the root of a tree, as a decoder returns it).
+    #[inline]
+    pub fn new(block: BlockRef<'a>) -> MessageRef<'a> {
+        MessageRef { block }
     }
 
     /// The default instance of a message type: every field absent.
     pub fn empty(layouts: &'a Layouts, layout: LayoutIndex) -> MessageRef<'a> {
-        MessageRef { layouts, block: layouts.empty_block(layout), utf8_validated: true }
+        MessageRef { block: layouts.empty_block(layout) }
     }
 
     /// The message type.
@@ -65,7 +53,7 @@ impl<'a> MessageRef<'a> {
 
     /// The layouts of the whole schema.
     pub fn layouts(&self) -> &'a Layouts {
-        self.layouts
+        self.block.layouts()
     }
 
     /// The raw block (for engines and tests).
@@ -90,29 +78,9 @@ impl<'a> MessageRef<'a> {
         self.layout().slot_by_number(number).map(|si| self.value(si))
     }
 
-    /// [`get`](Self::get) under prost-reflect's name: the value of the field called `name`.
-    pub fn get_field_by_name(&self, name: &str) -> Option<Value<'a>> {
-        self.get(name)
-    }
-
-    /// [`get_by_number`](Self::get_by_number) under prost-reflect's name.
-    pub fn get_field_by_number(&self, number: u32) -> Option<Value<'a>> {
-        self.get_by_number(number)
-    }
-
-    /// [`has`](Self::has) under prost-reflect's name.
-    pub fn has_field_by_name(&self, name: &str) -> bool {
-        self.has(name)
-    }
-
-    /// [`has_by_number`](Self::has_by_number) under prost-reflect's name.
-    pub fn has_field_by_number(&self, number: u32) -> bool {
-        self.has_by_number(number)
-    }
-
     /// The value of the extension with this full name, like [`get`](Self::get).
     pub fn get_extension(&self, full_name: &str) -> Option<Value<'a>> {
-        let ext = self.layouts.pool().get_extension_by_name(full_name.trim_start_matches('.'))?;
+        let ext = self.layouts().pool().get_extension_by_name(full_name.trim_start_matches('.'))?;
         if ext.containing_message().full_name() != self.descriptor().full_name() {
             return None;
         }
@@ -121,7 +89,7 @@ impl<'a> MessageRef<'a> {
 
     /// Whether the extension with this full name is present (see [`has`](Self::has)).
     pub fn has_extension(&self, full_name: &str) -> bool {
-        let Some(ext) = self.layouts.pool().get_extension_by_name(full_name.trim_start_matches('.')) else {
+        let Some(ext) = self.layouts().pool().get_extension_by_name(full_name.trim_start_matches('.')) else {
             return false;
         };
         ext.containing_message().full_name() == self.descriptor().full_name() && self.has_by_number(ext.number())
@@ -201,8 +169,8 @@ impl<'a> MessageRef<'a> {
         if slot.kind.is_message() {
             let layout = LayoutIndex::new(slot.child);
             return Value::Message(match self.block.child(si) {
-                Some(block) => MessageRef { block, ..*self },
-                None => MessageRef { block: self.layouts.empty_block(layout), ..*self },
+                Some(block) => MessageRef { block },
+                None => MessageRef::empty(self.layouts(), layout),
             });
         }
         if !self.block.is_set(si) {
@@ -216,49 +184,23 @@ impl<'a> MessageRef<'a> {
     #[inline]
     pub(crate) fn scalar(&self, si: SlotIndex, kind: FieldKind, read: impl Fn(Reader<'a>) -> Inline) -> Value<'a> {
         let r = Reader { block: self.block, kind };
-        match (kind, read(r)) {
-            (FieldKind::String, Inline::Str(b)) => self.string(si, b),
-            (FieldKind::Enum, Inline::I32(n)) => Value::Enum(EnumValue::new(n, self.enum_type(si))),
-            (_, v) => v.into_value(),
+        match read(r) {
+            Inline::I32(n) if kind == FieldKind::Enum => Value::Enum(EnumValue::new(n, self.enum_type(si))),
+            v => v.into_value(),
         }
-    }
-
-    #[inline]
-    fn string(&self, si: SlotIndex, bytes: &'a [u8]) -> Value<'a> {
-        match self.str_of(self.layout().slot(si), bytes) {
-            Some(s) => Value::String(s),
-            None => Value::Bytes(bytes),
-        }
-    }
-
-    /// The bytes of `string` slot `slot` as text: without a check where the decoder
-    /// validated them, else checked here; `None` if they are not UTF-8.
-    #[inline]
-    pub(crate) fn str_of(&self, slot: &FieldSlot, bytes: &'a [u8]) -> Option<&'a str> {
-        if self.utf8_validated && slot.validate_utf8 {
-            // SAFETY: the decoder validated this proto3 string (`from_raw`'s contract).
-            Some(unsafe { std::str::from_utf8_unchecked(bytes) })
-        } else {
-            std::str::from_utf8(bytes).ok()
-        }
-    }
-
-    /// Whether the decoder checked every proto3 string of this tree.
-    pub(crate) fn utf8_validated(&self) -> bool {
-        self.utf8_validated
     }
 
     /// The enum type of enum slot `si` (of this message's layout).
     #[inline]
     pub(crate) fn enum_type(&self, si: SlotIndex) -> &'a EnumType {
         let e = self.layout().slot_enum(si).expect("enum slot without enum type");
-        self.layouts.enum_type(e)
+        self.layouts().enum_type(e)
     }
 
     /// A message of this tree with another block (a child of this one).
     #[inline]
     pub(crate) fn with_block(&self, block: BlockRef<'a>) -> MessageRef<'a> {
-        MessageRef { block, ..*self }
+        MessageRef { block }
     }
 
     fn from_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
@@ -288,7 +230,9 @@ pub(crate) enum Inline<'a> {
     U64(u64),
     F32(f32),
     F64(f64),
-    Str(&'a [u8]),
+    /// A `string`: text, or its bytes if they are not UTF-8.
+    Text(Result<&'a str, &'a [u8]>),
+    Bytes(&'a [u8]),
 }
 
 impl<'a> Inline<'a> {
@@ -302,7 +246,8 @@ impl<'a> Inline<'a> {
             Inline::U64(v) => Value::U64(v),
             Inline::F32(v) => Value::F32(v),
             Inline::F64(v) => Value::F64(v),
-            Inline::Str(v) => Value::Bytes(v),
+            Inline::Text(Ok(s)) => Value::String(s),
+            Inline::Text(Err(b)) | Inline::Bytes(b) => Value::Bytes(b),
         }
     }
 }
@@ -314,7 +259,7 @@ pub(crate) struct Reader<'a> {
 }
 
 macro_rules! read_kind {
-    ($self:ident, $get:ident, $bytes:ident, $($arg:expr),*) => {
+    ($self:ident, $get:ident, $text:ident, $bytes:ident, $($arg:expr),*) => {
         match $self.kind {
             FieldKind::Bool => Inline::Bool($self.block.$get($($arg),*)),
             FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 | FieldKind::Enum => Inline::I32($self.block.$get($($arg),*)),
@@ -323,7 +268,8 @@ macro_rules! read_kind {
             FieldKind::Uint64 | FieldKind::Fixed64 => Inline::U64($self.block.$get($($arg),*)),
             FieldKind::Float => Inline::F32($self.block.$get($($arg),*)),
             FieldKind::Double => Inline::F64($self.block.$get($($arg),*)),
-            FieldKind::String | FieldKind::Bytes => Inline::Str($self.block.$bytes($($arg),*)),
+            FieldKind::String => Inline::Text($self.block.$text($($arg),*)),
+            FieldKind::Bytes => Inline::Bytes($self.block.$bytes($($arg),*)),
             FieldKind::Message | FieldKind::Group => unreachable!("messages are not inline"),
         }
     };
@@ -332,10 +278,10 @@ macro_rules! read_kind {
 impl<'a> Reader<'a> {
     #[inline]
     pub(crate) fn get_inline(&self, si: SlotIndex) -> Inline<'a> {
-        read_kind!(self, get, get_bytes, si)
+        read_kind!(self, get, get_str, get_bytes, si)
     }
     #[inline]
     pub(crate) fn vec_inline(&self, si: SlotIndex, i: usize) -> Inline<'a> {
-        read_kind!(self, vec_get, vec_get_bytes, si, i)
+        read_kind!(self, vec_get, vec_get_str, vec_get_bytes, si, i)
     }
 }

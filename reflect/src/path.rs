@@ -1,10 +1,12 @@
-//! Field paths: `a.b[2].c`, parsed and type-checked once against a schema, then evaluated on decoded trees without string work.
+//! Field paths: the one grammar every path of protojit follows (`FieldPath`, typed handles, Arrow's `select`), its parser, and `FieldPath`: `a.b[2].c` parsed and type-checked once against a schema, then evaluated on decoded trees without string work.
+//!
+//! The grammar is written once, on [`parse_path`].
 
 use std::fmt;
 use std::ops::ControlFlow;
 
 use prost_reflect::{Kind, MessageDescriptor};
-use protojit_arena::{LayoutIndex, Layouts, Repetition, SlotIndex};
+use protojit_arena::{LayoutIndex, Layouts, Repetition, SlotDescriptor, SlotIndex};
 
 use crate::{ListRef, MapKey, MapRef, MessageRef, Value};
 
@@ -142,24 +144,7 @@ enum Step {
 /// types checked, once. [`eval`](Self::eval) then walks slots with no string work (besides
 /// comparing string map keys).
 ///
-/// # Grammar
-///
-/// ```text
-/// path     = field { "." field | "[" selector "]" }
-/// field    = name | "#" number | "(" extension-full-name ")"
-/// selector = index | key | "*"
-/// ```
-///
-/// - `name`: a field name as declared (`snake_case`) or its JSON name (`lowerCamelCase`);
-///   `#7`: field number 7 (fields and extensions); `(pkg.ext)`: an extension by full name.
-/// - `[i]` on a repeated field: element `i`, counted from the end when negative (`[-1]` is
-///   the last element).
-/// - `[key]` on a map: the value for that key (the last entry with it): string keys quoted
-///   (`["a b"]`, with `\"` and `\\` escapes), integer and bool keys bare (`[42]`, `[-1]`,
-///   `[true]`).
-/// - `[*]`: every element of a repeated field, every entry of a map (one per key, in wire
-///   order). An entry is a message with fields `key` and `value`, so `m[*].key` and
-///   `m[*].value` select them.
+/// The grammar is the one every path follows, in [`parse_path`]'s documentation.
 ///
 /// A path yields zero or more values. A field yields its value even when absent (its
 /// default, as [`MessageRef::get`] reads), so that `a.b` where `a` is unset yields `b`'s
@@ -294,7 +279,7 @@ impl<'s> Parser<'s> {
 
     /// A `[...]` segment (at `[`): returns the segment text and its content (a string key
     /// unescaped, `Ok(None)` content for `*`).
-    fn bracket(&mut self) -> Result<(&'s str, usize, Bracket), PathError> {
+    fn bracket(&mut self) -> Result<(&'s str, usize, Selector), PathError> {
         let start = self.pos;
         self.pos += 1;
         let content = if self.peek() == Some(b'"') {
@@ -323,7 +308,7 @@ impl<'s> Parser<'s> {
                     c => s.push(c),
                 }
             }
-            Bracket::Quoted(s)
+            Selector::Quoted(s)
         } else {
             let end = self.text[self.pos..].find(']').map(|i| self.pos + i);
             let Some(end) = end else {
@@ -332,9 +317,9 @@ impl<'s> Parser<'s> {
             let raw = &self.text[self.pos..end];
             self.pos = end;
             if raw == "*" {
-                Bracket::All
+                Selector::All
             } else {
-                Bracket::Bare(raw.trim().to_owned())
+                Selector::Bare(raw.trim().to_owned())
             }
         };
         if self.peek() != Some(b']') {
@@ -345,24 +330,135 @@ impl<'s> Parser<'s> {
     }
 }
 
-enum Bracket {
+/// One segment of a field path, as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathSegment<'s> {
+    /// A field: `name`, `#number` or `(extension)`.
+    Field(FieldName<'s>),
+    /// A `[...]` selector.
+    Select(Selector),
+}
+
+/// How a path names a field (see [`find_field`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldName<'s> {
+    /// A declared name, else a JSON name.
+    Name(&'s str),
+    /// `#number`: a field, else an extension, by number.
+    Number(u32),
+    /// `(full.name)`: an extension by full name (without the parentheses and a leading dot).
+    Extension(&'s str),
+}
+
+/// What a `[...]` selector holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selector {
+    /// `[*]`: every element or entry.
     All,
+    /// `["..."]`: a string key, unescaped.
     Quoted(String),
+    /// `[...]` unquoted: an index, or an integer or bool key (trimmed).
     Bare(String),
 }
 
-fn parse_key(kind: &Kind, content: Bracket) -> Option<Key> {
+/// A segment of a parsed path with where it stands in the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment<'s> {
+    /// The segment.
+    pub segment: PathSegment<'s>,
+    /// Its text (`name`, `#7`, `(pkg.ext)`, `[2]`).
+    pub text: &'s str,
+    /// Byte offset of the text in the path.
+    pub offset: usize,
+}
+
+/// Splits `path` into its segments, checking the syntax only (names are not looked up).
+///
+/// This is the one grammar every field path of protojit follows ([`FieldPath`], typed
+/// handles, Arrow's `select`):
+///
+/// ```text
+/// path     = field { "." field | "[" selector "]" }
+/// field    = name | "#" number | "(" extension-full-name ")"
+/// selector = index | key | "*"
+/// ```
+///
+/// - `name`: a field name as declared (`snake_case`) or, if no field is declared so, its
+///   JSON name (`lowerCamelCase`); `#7`: field number 7 (a field, else an extension);
+///   `(pkg.ext)`: an extension of the message by full name (a leading dot is allowed).
+/// - `[i]` on a repeated field: element `i`, counted from the end when negative (`[-1]` is
+///   the last element).
+/// - `[key]` on a map: the value for that key (the last entry with it): string keys quoted
+///   (`["a b"]`, with `\"` and `\\` escapes), integer and bool keys bare (`[42]`, `[-1]`,
+///   `[true]`).
+/// - `[*]`: every element of a repeated field, every entry of a map (one per key, in wire
+///   order). An entry is a message with fields `key` and `value`, so `m[*].key` and
+///   `m[*].value` select them.
+///
+/// [`FieldPath`] takes the whole grammar; a typed handle (`Field`) a chain of fields
+/// through singular messages (`a.b.c`, no selectors); Arrow's `select` a chain of fields
+/// through singular or repeated messages. [`find_field`] finds the field a segment names.
+pub fn parse_path(path: &str) -> Result<Vec<Segment<'_>>, PathError> {
+    let mut p = Parser { text: path, pos: 0 };
+    if path.is_empty() {
+        return Err(p.err(0, "", PathErrorKind::Empty));
+    }
+    let mut out = Vec::new();
+    loop {
+        let offset = p.pos;
+        let text = p.field_segment()?;
+        out.push(Segment { segment: PathSegment::Field(field_name(text)), text, offset });
+        while p.peek() == Some(b'[') {
+            let (text, offset, content) = p.bracket()?;
+            out.push(Segment { segment: PathSegment::Select(content), text, offset });
+        }
+        match p.peek() {
+            None => return Ok(out),
+            Some(b'.') => p.pos += 1,
+            Some(_) => return Err(p.syntax("`.`, `[` or the end of the path")),
+        }
+    }
+}
+
+/// The [`FieldName`] of a field segment's text, as `Parser::field_segment` returned it.
+fn field_name(text: &str) -> FieldName<'_> {
+    if let Some(n) = text.strip_prefix('#') {
+        // Digits only (the syntax checked); too large for a field number: no field has it.
+        FieldName::Number(n.parse().unwrap_or(u32::MAX))
+    } else if let Some(name) = text.strip_prefix('(') {
+        FieldName::Extension(name.trim_end_matches(')').trim_start_matches('.'))
+    } else {
+        FieldName::Name(text)
+    }
+}
+
+/// The field or extension of `msg` that `name` names: by name, a declared name first,
+/// then a JSON name; by number, a field first, then an extension; by full name, an
+/// extension of `msg`.
+pub fn find_field(msg: &MessageDescriptor, name: &FieldName<'_>) -> Option<SlotDescriptor> {
+    match *name {
+        FieldName::Number(n) => {
+            msg.get_field(n).map(SlotDescriptor::Field).or_else(|| msg.get_extension(n).map(SlotDescriptor::Extension))
+        }
+        FieldName::Extension(full) => msg.extensions().find(|e| e.full_name() == full).map(SlotDescriptor::Extension),
+        FieldName::Name(n) => {
+            msg.get_field_by_name(n).or_else(|| msg.get_field_by_json_name(n)).map(SlotDescriptor::Field)
+        }
+    }
+}
+
+fn parse_key(kind: &Kind, content: Selector) -> Option<Key> {
     match (kind, content) {
-        (Kind::String, Bracket::Quoted(s)) => Some(Key::String(s)),
-        (Kind::Bool, Bracket::Bare(s)) => match s.as_str() {
+        (Kind::String, Selector::Quoted(s)) => Some(Key::String(s)),
+        (Kind::Bool, Selector::Bare(s)) => match s.as_str() {
             "true" => Some(Key::Bool(true)),
             "false" => Some(Key::Bool(false)),
             _ => None,
         },
-        (Kind::Int32 | Kind::Sint32 | Kind::Sfixed32, Bracket::Bare(s)) => s.parse().ok().map(Key::I32),
-        (Kind::Int64 | Kind::Sint64 | Kind::Sfixed64, Bracket::Bare(s)) => s.parse().ok().map(Key::I64),
-        (Kind::Uint32 | Kind::Fixed32, Bracket::Bare(s)) => s.parse().ok().map(Key::U32),
-        (Kind::Uint64 | Kind::Fixed64, Bracket::Bare(s)) => s.parse().ok().map(Key::U64),
+        (Kind::Int32 | Kind::Sint32 | Kind::Sfixed32, Selector::Bare(s)) => s.parse().ok().map(Key::I32),
+        (Kind::Int64 | Kind::Sint64 | Kind::Sfixed64, Selector::Bare(s)) => s.parse().ok().map(Key::I64),
+        (Kind::Uint32 | Kind::Fixed32, Selector::Bare(s)) => s.parse().ok().map(Key::U32),
+        (Kind::Uint64 | Kind::Fixed64, Selector::Bare(s)) => s.parse().ok().map(Key::U64),
         _ => None,
     }
 }
@@ -405,26 +501,16 @@ impl FieldPath {
                 return Err(p.err(start, seg, PathErrorKind::NotAMessage { found: cur.describe() }));
             };
             let message = msg.full_name().to_owned();
-            // (number, kind, is_list, is_map)
-            let field = if let Some(n) = seg.strip_prefix('#') {
-                let number: Option<u32> = n.parse().ok();
-                let found = number.and_then(|n| {
-                    msg.get_field(n)
-                        .map(|f| (f.number(), f.kind(), f.is_list(), f.is_map()))
-                        .or_else(|| msg.get_extension(n).map(|e| (e.number(), e.kind(), e.is_list(), e.is_map())))
-                });
-                found.ok_or_else(|| p.err(start, seg, PathErrorKind::UnknownNumber { message }))?
-            } else if let Some(name) = seg.strip_prefix('(') {
-                let name = name.trim_end_matches(')').trim_start_matches('.');
-                let ext = msg.extensions().find(|e| e.full_name() == name);
-                ext.map(|e| (e.number(), e.kind(), e.is_list(), e.is_map()))
-                    .ok_or_else(|| p.err(start, seg, PathErrorKind::UnknownExtension { message }))?
-            } else {
-                let f = msg.get_field_by_name(seg).or_else(|| msg.get_field_by_json_name(seg));
-                f.map(|f| (f.number(), f.kind(), f.is_list(), f.is_map()))
-                    .ok_or_else(|| p.err(start, seg, PathErrorKind::UnknownField { message }))?
-            };
-            let (number, kind, is_list, is_map) = field;
+            let name = field_name(seg);
+            let field = find_field(msg, &name).ok_or_else(|| {
+                let kind = match name {
+                    FieldName::Number(_) => PathErrorKind::UnknownNumber { message },
+                    FieldName::Extension(_) => PathErrorKind::UnknownExtension { message },
+                    FieldName::Name(_) => PathErrorKind::UnknownField { message },
+                };
+                p.err(start, seg, kind)
+            })?;
+            let (number, kind, is_list, is_map) = (field.number(), field.kind(), field.is_list(), field.is_map());
             steps.push(Step::Field { number, slot: slot_of(msg, number) });
             cur = match kind {
                 Kind::Message(entry) if is_map => Cur::Map(entry),
@@ -434,13 +520,13 @@ impl FieldPath {
             while p.peek() == Some(b'[') {
                 let (seg, start, content) = p.bracket()?;
                 let (step, next) = match (&cur, content) {
-                    (Cur::List(k), Bracket::All) => (Step::All, Cur::of_value(k.clone())),
-                    (Cur::Map(e), Bracket::All) => (Step::All, Cur::Message(e.clone())),
-                    (Cur::List(k), Bracket::Bare(s)) => match s.parse::<i64>() {
+                    (Cur::List(k), Selector::All) => (Step::All, Cur::of_value(k.clone())),
+                    (Cur::Map(e), Selector::All) => (Step::All, Cur::Message(e.clone())),
+                    (Cur::List(k), Selector::Bare(s)) => match s.parse::<i64>() {
                         Ok(i) => (Step::Index(i), Cur::of_value(k.clone())),
                         Err(_) => return Err(p.err(start, seg, PathErrorKind::BadIndex)),
                     },
-                    (Cur::List(_), Bracket::Quoted(_)) => return Err(p.err(start, seg, PathErrorKind::BadIndex)),
+                    (Cur::List(_), Selector::Quoted(_)) => return Err(p.err(start, seg, PathErrorKind::BadIndex)),
                     (Cur::Map(e), content) => {
                         let key_kind = e.map_entry_key_field().kind();
                         match parse_key(&key_kind, content) {
@@ -548,8 +634,8 @@ impl FieldPath {
         match (s, slot.repetition) {
             (Step::Field { .. }, Repetition::Singular) if slot.kind.is_message() => {
                 let child = match m.block.child(si) {
-                    Some(block) => MessageRef { block, ..m },
-                    None => MessageRef { block: m.layouts.empty_block(LayoutIndex::new(slot.child)), ..m },
+                    Some(block) => MessageRef::new(block),
+                    None => MessageRef::empty(m.layouts(), LayoutIndex::new(slot.child)),
                 };
                 self.walk_msg(step, child, f)
             }
@@ -593,7 +679,7 @@ impl FieldPath {
         F: FnMut(Value<'a>) -> ControlFlow<()>,
     {
         if m.layout().slot(si).kind.is_message() {
-            let child = MessageRef { block: m.block.vec_child(si, i), ..m };
+            let child = MessageRef::new(m.block.vec_child(si, i));
             return self.walk_msg(step, child, f);
         }
         match self.steps.get(step) {
@@ -614,7 +700,7 @@ impl<'a> MessageRef<'a> {
     /// The values at `path` in this message (see [`FieldPath`] for the grammar). Parses
     /// the path each call; parse it once with [`FieldPath::parse`] to evaluate it often.
     pub fn path(&self, path: &str) -> Result<Vec<Value<'a>>, PathError> {
-        let layouts = self.layouts;
+        let layouts = self.layouts();
         let fp = match layouts.index_of(self.descriptor().full_name()) {
             Some(li) => FieldPath::parse_in(layouts, li, path)?,
             None => FieldPath::parse(self.descriptor(), path)?,

@@ -249,13 +249,10 @@ impl<'a> MessageRef<'a> {
                         FieldKind::Float => visitor.f32(f, block.get(si)),
                         FieldKind::Double => visitor.f64(f, block.get(si)),
                         FieldKind::Enum => visitor.enum_value(f, EnumValue::new(block.get(si), self.enum_type(si))),
-                        FieldKind::String => {
-                            let b = block.get_bytes(si);
-                            match self.str_of(slot, b) {
-                                Some(s) => visitor.string(f, s),
-                                None => visitor.bytes(f, b),
-                            }
-                        }
+                        FieldKind::String => match block.get_str(si) {
+                            Ok(s) => visitor.string(f, s),
+                            Err(b) => visitor.bytes(f, b),
+                        },
                         FieldKind::Bytes => visitor.bytes(f, block.get_bytes(si)),
                         FieldKind::Message | FieldKind::Group => unreachable!("handled above"),
                     }
@@ -278,10 +275,10 @@ impl<'a> MessageRef<'a> {
                         FieldKind::Double => visitor.f64s(f, block.vec_slice(si)),
                         FieldKind::Enum => visitor.enums(f, block.vec_slice(si), self.enum_type(si)),
                         FieldKind::String => {
-                            for b in block.vec_strs(si) {
-                                match self.str_of(slot, b) {
-                                    Some(s) => visitor.string(f, s),
-                                    None => visitor.bytes(f, b),
+                            for t in block.vec_strs(si).texts() {
+                                match t {
+                                    Ok(s) => visitor.string(f, s),
+                                    Err(b) => visitor.bytes(f, b),
                                 }
                             }
                         }

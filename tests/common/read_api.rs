@@ -121,7 +121,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
         let value = m.value(si);
         macro_rules! single {
             ($t:ty, $wrap:ident) => {{
-                let h = Field::<$t>::of(m, &path).unwrap();
+                let h = Field::<$t>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 assert_eq!(scalar(&Value::$wrap(h.get(m).unwrap())), scalar(&value), "get #{n}");
                 if let Some(v) = h.present(m) {
                     out.push(line(n, scalar(&Value::$wrap(v))));
@@ -131,7 +131,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
         }
         macro_rules! list {
             ($t:ty, $wrap:ident) => {{
-                let h = Field::<field::List<$t>>::of(m, &path).unwrap();
+                let h = Field::<field::List<$t>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 let s = h.get(m).unwrap();
                 // The same memory (values may be NaN, which no comparison would accept).
                 let via_list = value.as_list().unwrap().as_slice::<$t>().unwrap();
@@ -150,7 +150,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
             (Repetition::Singular, FieldKind::Float) => single!(f32, F32),
             (Repetition::Singular, FieldKind::Double) => single!(f64, F64),
             (Repetition::Singular, FieldKind::Enum) => {
-                let h = Field::<field::Enum>::of(m, &path).unwrap();
+                let h = Field::<field::Enum>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 assert_eq!(enum_text(&h.get_value(m).unwrap()), scalar(&value), "get #{n}");
                 if let Some(v) = h.present(m) {
                     assert_eq!(h.get_value(m).unwrap().number, v);
@@ -158,14 +158,14 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                 }
             }
             (Repetition::Singular, FieldKind::String | FieldKind::Bytes) => {
-                let h = Field::<field::Bytes>::of(m, &path).unwrap();
+                let h = Field::<field::Bytes>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 let text = |b: &[u8]| match (slot.kind, std::str::from_utf8(b)) {
                     (FieldKind::String, Ok(s)) => format!("s:{s:?}"),
                     _ => format!("y:{b:?}"),
                 };
                 assert_eq!(text(h.get(m).unwrap()), scalar(&value), "get #{n}");
                 if slot.kind == FieldKind::String {
-                    let s = Field::<field::Str>::of(m, &path).unwrap();
+                    let s = Field::<field::Str>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                     assert_eq!(s.get(m), value.as_str(), "str #{n}");
                 }
                 if let Some(b) = h.present(m) {
@@ -173,7 +173,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                 }
             }
             (Repetition::Singular, _) => {
-                let h = Field::<field::Message>::of(m, &path).unwrap();
+                let h = Field::<field::Message>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 assert_eq!(h.get(m).unwrap().block().as_ptr(), value.as_message().unwrap().block().as_ptr());
                 if let Some(c) = h.present(m) {
                     out.push(format!("{n}{{"));
@@ -189,7 +189,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
             (Repetition::Repeated, FieldKind::Float) => list!(f32, F32),
             (Repetition::Repeated, FieldKind::Double) => list!(f64, F64),
             (Repetition::Repeated, FieldKind::Enum) => {
-                let h = Field::<field::List<field::Enum>>::of(m, &path).unwrap();
+                let h = Field::<field::List<field::Enum>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 let (numbers, ty) = value.as_list().unwrap().enum_numbers().unwrap();
                 assert_eq!(h.get(m).unwrap(), numbers);
                 assert_eq!(h.enum_type(), ty.descriptor());
@@ -198,7 +198,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                 }
             }
             (Repetition::Repeated, FieldKind::String | FieldKind::Bytes) => {
-                let h = Field::<field::List<field::Bytes>>::of(m, &path).unwrap();
+                let h = Field::<field::List<field::Bytes>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 for b in h.get(m).unwrap() {
                     out.push(line(
                         n,
@@ -209,14 +209,14 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                     ));
                 }
                 if slot.kind == FieldKind::String {
-                    if let Some(strs) = Field::<field::List<field::Str>>::of(m, &path).unwrap().get(m) {
+                    if let Some(strs) = Field::<field::List<field::Str>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap().get(m) {
                         let via_values: Vec<_> = value.as_list().unwrap().iter().map(|v| v.as_str()).collect();
                         assert_eq!(strs.map(Some).collect::<Vec<_>>(), via_values, "strs #{n}");
                     }
                 }
             }
             (Repetition::Repeated, _) => {
-                let h = Field::<field::List<field::Message>>::of(m, &path).unwrap();
+                let h = Field::<field::List<field::Message>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 assert_eq!(h.get(m).unwrap().len(), value.as_list().unwrap().len());
                 for c in h.get(m).unwrap() {
                     out.push(format!("{n}{{"));
@@ -225,7 +225,7 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                 }
             }
             (Repetition::Map, _) => {
-                let h = Field::<field::Map>::of(m, &path).unwrap();
+                let h = Field::<field::Map>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 let map = h.get(m).unwrap();
                 let index = map.index();
                 assert_eq!(index.len(), map.len(), "map len #{n}");
