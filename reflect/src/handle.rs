@@ -317,14 +317,15 @@ impl<T: FieldType> Field<T> {
             }
             _ => HandleError::Path(e),
         })?;
+        if let Some(seg) = segments.iter().find(|s| matches!(s.segment, PathSegment::Select(_))) {
+            return Err(HandleError::Selector { segment: seg.text.to_owned(), path: path.to_owned() });
+        }
         let root_layout = layouts.get(root);
         let mut layout = root_layout;
         let mut steps = Vec::new();
         let mut segs = segments.iter().peekable();
         while let Some(seg) = segs.next() {
-            let PathSegment::Field(name) = &seg.segment else {
-                return Err(HandleError::Selector { segment: seg.text.to_owned(), path: path.to_owned() });
-            };
+            let PathSegment::Field(name) = &seg.segment else { unreachable!("selectors refused above") };
             let message = || layout.descriptor().full_name().to_owned();
             let si = find_field(layout.descriptor(), name).and_then(|f| layout.slot_by_number(f.number())).ok_or_else(
                 || HandleError::UnknownField { message: message(), field: seg.text.to_owned(), path: path.to_owned() },

@@ -7,12 +7,15 @@
 //!   from the proto3 JSON mapping; see [`JsonOptions`]), canonical
 //!   binary (`encode`, `encoded_len`) and `prost_reflect::DynamicMessage` (`to_dynamic`).
 //! - [`Value`], [`ListRef`], [`MapRef`], [`MapKey`], [`EnumValue`]: what fields hold.
+//! - [`parse_path`] / [`find_field`]: the one field-path grammar (written on `parse_path`)
+//!   and the one field lookup that paths, handles and Arrow's `select` share.
 //! - [`FieldPath`]: `a.b[2].c` paths, compiled once against the schema and evaluated
 //!   without string work; [`MessageRef::path`] is the one-shot form.
 //! - [`Field`]: typed field handles (`Field<i64>`, `Field<field::Str>`,
-//!   `Field<field::List<u32>>`, ...), resolved once from a name or `a.b.c` path with the
-//!   kind checked ([`HandleError`]), then read on any message of the type in O(1): one
-//!   layout check, one presence check, one load. Repeated numbers read as slices.
+//!   `Field<field::List<u32>>`, ...), made by [`Field::resolve`] from a type name and a
+//!   chain of fields `a.b.c`, the kind checked ([`HandleError`]), then read on any message
+//!   of the type in O(1): one layout check, one presence check, one load. Repeated numbers
+//!   read as slices.
 //! - [`MessageRef::visit`] with a [`Visitor`]: every present field with typed callbacks
 //!   (slices for repeated numbers), no [`Value`] per field: the fastest full read.
 //! - [`MapIndex`] ([`MapRef::index`]): O(1) expected map lookups, last key wins.
