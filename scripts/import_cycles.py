@@ -8,7 +8,8 @@ through `mod` declarations (with `#[path]`, and inline `mod x { … }` blocks), 
 with comments and string contents blanked. A path resolves to the file of the deepest
 module it names, following explicit `pub use` re-exports (a `use crate::Options` that
 lib.rs re-exports from options.rs is an import of options.rs) and `#[macro_export]`
-macros to the file that defines them. Bare imports of a module (`use crate::lower;`)
+macros to the file that defines them; a re-export itself is no import unless its file
+uses the name too. Bare imports of a module (`use crate::lower;`)
 count where the module's items are used through the alias.
 
 Usage: scripts/import_cycles.py [REPO]   (exit 1 and the cycles, one per line, if any)
@@ -232,17 +233,27 @@ def edges_of(crate):
     for file, (_src, code) in crate.files.items():
         aliases = {}  # (module path, alias) -> module path, from `use` of a whole module
         uses = []  # spans of use statements, so their paths are not read twice
-        for m in re.finditer(r"\buse\s+([^;]*);", code):
+        statements = list(re.finditer(r"(\bpub\s*(?:\([^)]*\))?\s*)?\buse\s+([^;]*);", code))
+        rest = code
+        for m in statements:
+            rest = rest[: m.start()] + " " * (m.end() - m.start()) + rest[m.end() :]
+        for m in statements:
             mod = crate.module_at(file, m.start())
             if mod is None:
                 continue
             uses.append((m.start(), m.end()))
-            for segs, alias in use_paths(TOKEN.findall(m.group(1))):
+            for segs, alias in use_paths(TOKEN.findall(m.group(2))):
                 if not segs or not (segs[0] in KEYWORDS or segs[0] in mod.children):
                     continue
                 target = module_path(crate, mod.path, segs)
                 if target is not None and segs[-1] != "*":
                     aliases[(mod.path, alias or segs[-1])] = target
+                    continue
+                # A re-export (`pub use kinds::MessageList;`) only routes a name: whoever
+                # uses the name imports the file that defines it. It is an import of its own
+                # only where the re-exporting file uses the name too.
+                name = alias or segs[-1]
+                if m.group(1) and name != "*" and not re.search(r"\b" + re.escape(name) + r"\b", rest):
                     continue
                 add(edges, crate, file, crate.resolve(mod.path, segs, False), code, m.start())
         for m in re.finditer(r"(?<![\w:])(" + IDENT + r")(\s*::\s*" + IDENT + r")+(\s*!)?", code):
