@@ -505,6 +505,15 @@ impl<'a> BlockMut<'a> {
     }
 }
 
+impl Layouts {
+    /// The default instance of layout `index`: a zeroed block (every field absent).
+    pub fn empty_block(&self, index: LayoutIndex) -> BlockRef<'_> {
+        // SAFETY: a zeroed, 8-aligned block of the layout's size is a valid empty message
+        // (invariant 1); it is never written and lives as long as `self`.
+        unsafe { BlockRef::from_raw(self.empty_block_ptr(index), self, index) }
+    }
+}
+
 /// `bytes` as text: without a check when `checked`, else checked here (`Err(bytes)` if
 /// they are not UTF-8).
 ///

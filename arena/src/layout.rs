@@ -9,7 +9,6 @@ use prost_reflect::{
 use crate::raw::RawStr;
 
 mod builder;
-use builder::build_layout;
 
 /// "No such index" for the `u32` index fields of [`FieldSlot`].
 pub const NO_INDEX: u32 = u32::MAX;
@@ -453,48 +452,6 @@ pub struct Layouts {
 }
 
 impl Layouts {
-    /// Computes the layout of every message type in `pool`, in O(fields + extensions).
-    pub fn new(pool: &DescriptorPool) -> Result<Layouts, LayoutError> {
-        let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
-        let by_name: HashMap<String, LayoutIndex> =
-            messages.iter().enumerate().map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32))).collect();
-        let enums: Vec<EnumType> = pool.all_enums().map(EnumType::new).collect();
-        let enum_by_name: HashMap<String, u32> =
-            enums.iter().enumerate().map(|(i, e)| (e.descriptor.full_name().to_owned(), i as u32)).collect();
-        let mut extensions: Vec<Vec<ExtensionDescriptor>> = vec![Vec::new(); messages.len()];
-        for ext in pool.all_extensions() {
-            if let Some(&li) = by_name.get(ext.containing_message().full_name()) {
-                extensions[li.index()].push(ext);
-            }
-        }
-        // A repeated message field holds addresses of child blocks: its element size is a
-        // pointer's (`FieldKind::value_size`), whatever the child's block size.
-        let mut layouts = Vec::with_capacity(messages.len());
-        for (i, msg) in messages.iter().enumerate() {
-            layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name, &enum_by_name)?);
-        }
-        for layout in &layouts {
-            check_layout(layout);
-        }
-        let empty_blocks = layouts.iter().map(|l| vec![0u64; l.size as usize / 8].into_boxed_slice()).collect();
-        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // Types some group field decodes: only their message functions need the group
-        // end checks (a type decoded as a message alone never has a group number).
-        let mut grouped = vec![false; layouts.len()];
-        for slot in layouts.iter().flat_map(|l| &l.slots) {
-            if slot.kind == FieldKind::Group && slot.child != NO_INDEX {
-                grouped[slot.child as usize] = true;
-            }
-        }
-        for (i, layout) in layouts.iter_mut().enumerate() {
-            layout.decoded_as_group = grouped[i];
-            layout.index = LayoutIndex(i as u32);
-            layout.id = (id << 32) | i as u64;
-        }
-        Ok(Layouts { pool: pool.clone(), layouts, by_name, enums, empty_blocks: std::sync::Arc::new(empty_blocks), id })
-    }
-
     /// A number that identifies these layouts (and their clones) among all layouts made
     /// by this process: compiled code records it and refuses to run over other layouts,
     /// whose blocks have other sizes and offsets.
@@ -518,12 +475,11 @@ impl Layouts {
     pub fn get(&self, index: LayoutIndex) -> &MessageLayout {
         &self.layouts[index.index()]
     }
-    /// The default instance of layout `index`: a zeroed block (every field absent).
-    pub fn empty_block(&self, index: LayoutIndex) -> crate::BlockRef<'_> {
+    /// The zeroed block of layout `index` that [`empty_block`](Self::empty_block) reads:
+    /// 8-aligned, of the layout's size, never written.
+    pub(crate) fn empty_block_ptr(&self, index: LayoutIndex) -> std::ptr::NonNull<u8> {
         let block = &self.empty_blocks[index.index()];
-        // SAFETY: a zeroed, 8-aligned block of the layout's size is a valid empty message
-        // (invariant 1); it is never written and lives as long as `self`.
-        unsafe { crate::BlockRef::from_raw(std::ptr::NonNull::new(block.as_ptr() as *mut u8).unwrap(), self, index) }
+        std::ptr::NonNull::new(block.as_ptr() as *mut u8).expect("a boxed slice is not null")
     }
     /// Enum type `index` (see [`MessageLayout::slot_enum`]).
     #[inline]

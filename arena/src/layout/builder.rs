@@ -1,18 +1,65 @@
-//! One message type's layout built from its descriptor, in named steps: collect a slot per field and extension, place the slots in the block, then make the lookup tables and the cold per-slot data.
+//! Layouts built from descriptors: the set of a pool (`Layouts::new`), and each message type's layout in named steps: collect a slot per field and extension, place the slots in the block, then make the lookup tables and the cold per-slot data.
 
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor, Syntax,
+    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor, Syntax,
 };
 
-use super::{FieldKind, FieldSlot, LayoutError, LayoutIndex, MessageLayout, Repetition, SlotDescriptor, NO_INDEX};
+use super::{
+    check_layout, EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition,
+    SlotDescriptor, NO_INDEX,
+};
 use crate::raw::RawVec;
+
+impl Layouts {
+    /// Computes the layout of every message type in `pool`, in O(fields + extensions).
+    pub fn new(pool: &DescriptorPool) -> Result<Layouts, LayoutError> {
+        let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
+        let by_name: HashMap<String, LayoutIndex> =
+            messages.iter().enumerate().map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32))).collect();
+        let enums: Vec<EnumType> = pool.all_enums().map(EnumType::new).collect();
+        let enum_by_name: HashMap<String, u32> =
+            enums.iter().enumerate().map(|(i, e)| (e.descriptor.full_name().to_owned(), i as u32)).collect();
+        let mut extensions: Vec<Vec<ExtensionDescriptor>> = vec![Vec::new(); messages.len()];
+        for ext in pool.all_extensions() {
+            if let Some(&li) = by_name.get(ext.containing_message().full_name()) {
+                extensions[li.index()].push(ext);
+            }
+        }
+        // A repeated message field holds addresses of child blocks: its element size is a
+        // pointer's (`FieldKind::value_size`), whatever the child's block size.
+        let mut layouts = Vec::with_capacity(messages.len());
+        for (i, msg) in messages.iter().enumerate() {
+            layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name, &enum_by_name)?);
+        }
+        for layout in &layouts {
+            check_layout(layout);
+        }
+        let empty_blocks = layouts.iter().map(|l| vec![0u64; l.size as usize / 8].into_boxed_slice()).collect();
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Types some group field decodes: only their message functions need the group
+        // end checks (a type decoded as a message alone never has a group number).
+        let mut grouped = vec![false; layouts.len()];
+        for slot in layouts.iter().flat_map(|l| &l.slots) {
+            if slot.kind == FieldKind::Group && slot.child != NO_INDEX {
+                grouped[slot.child as usize] = true;
+            }
+        }
+        for (i, layout) in layouts.iter_mut().enumerate() {
+            layout.decoded_as_group = grouped[i];
+            layout.index = LayoutIndex(i as u32);
+            layout.id = (id << 32) | i as u64;
+        }
+        Ok(Layouts { pool: pool.clone(), layouts, by_name, enums, empty_blocks: std::sync::Arc::new(empty_blocks), id })
+    }
+}
 
 /// The layout of `msg` (declared fields, then `extensions`), its children found in
 /// `by_name` and its enum types in `enum_by_name`. The id, index and group flag are left
 /// for [`Layouts::new`](super::Layouts::new), which knows the whole set.
-pub(super) fn build_layout(
+fn build_layout(
     msg: &MessageDescriptor,
     extensions: Vec<ExtensionDescriptor>,
     by_name: &HashMap<String, LayoutIndex>,
