@@ -11,9 +11,10 @@
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use crate::block::{as_text, BlockRef, Scalar};
-use crate::layout::{FieldKind, FieldSlot, LayoutIndex, MessageLayout, Repetition, SlotIndex, NO_INDEX};
+use crate::block::{as_text, BlockRef};
+use crate::layout::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
 use crate::raw::{RawStr, RawVec};
+use crate::scalar::Scalar;
 use crate::SlotMismatch;
 
 /// What an [`Access`] reads. Sealed; the implementations are the marker types of this
@@ -183,6 +184,15 @@ impl MessageLayout {
             validate_utf8: slot.validate_utf8,
             _kind: PhantomData,
         })
+    }
+}
+
+impl Layouts {
+    /// The default instance of layout `index`: a zeroed block (every field absent).
+    pub fn empty_block(&self, index: LayoutIndex) -> BlockRef<'_> {
+        // SAFETY: a zeroed, 8-aligned block of the layout's size is a valid empty message
+        // (invariant 1); it is never written and lives as long as `self`.
+        unsafe { BlockRef::from_raw(self.empty_block_ptr(index), self, index) }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Typed access to message blocks: the one place that reads and writes tree memory.
+//! The block writer (`BlockMut`) and reader (`BlockRef`): the one place that writes and reads tree memory.
 //!
 //! [`BlockMut`] (for the decoders) and [`BlockRef`] (for the views) pair a block pointer with
 //! its layout. Constructing one from a raw pointer is `unsafe` (the caller vouches for crate
@@ -11,61 +11,8 @@ use std::ptr::NonNull;
 use crate::arena::Arena;
 use crate::layout::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
 use crate::raw::{reserve_vec, RawStr, RawVec};
+use crate::scalar::{Scalar, SlotMismatch};
 use crate::varint;
-
-/// A number stored inline in a block or vector: `bool`, 32/64-bit integers and floats.
-/// Sealed. Strings, bytes and child blocks have their own methods, because their slots
-/// hold pointers that readers follow: nothing but the decoder may put an address there.
-pub trait Scalar: Copy + sealed::Sealed {
-    /// The value an absent field (or an inactive oneof member) reads as.
-    const ZERO: Self;
-    /// Whether a slot of `kind` holds values of this type's width and representation:
-    /// any number kind of the same width (`u32` reads a `float`'s bits, `i64` a `uint64`),
-    /// `bool` only `bool`, and never a kind whose slot holds a pointer.
-    fn fits(kind: FieldKind) -> bool;
-}
-mod sealed {
-    pub trait Sealed {}
-}
-macro_rules! scalar {
-    ($($t:ty => $zero:expr, [$($k:ident)|*];)*) => {$(
-        impl sealed::Sealed for $t {}
-        impl Scalar for $t {
-            const ZERO: Self = $zero;
-            #[inline]
-            fn fits(kind: FieldKind) -> bool {
-                matches!(kind, $(FieldKind::$k)|*)
-            }
-        }
-    )*};
-}
-scalar! {
-    bool => false, [Bool];
-    u32 => 0, [Uint32 | Fixed32 | Int32 | Sint32 | Sfixed32 | Enum | Float];
-    i32 => 0, [Uint32 | Fixed32 | Int32 | Sint32 | Sfixed32 | Enum | Float];
-    f32 => 0.0, [Uint32 | Fixed32 | Int32 | Sint32 | Sfixed32 | Enum | Float];
-    u64 => 0, [Uint64 | Fixed64 | Int64 | Sint64 | Sfixed64 | Double];
-    i64 => 0, [Uint64 | Fixed64 | Int64 | Sint64 | Sfixed64 | Double];
-    f64 => 0.0, [Uint64 | Fixed64 | Int64 | Sint64 | Sfixed64 | Double];
-}
-
-/// Why a [`BlockMut`] refused a write: the slot is not of the kind or cardinality the
-/// method writes. A decoder never hits this (it writes what the layout says); it stops
-/// a caller from storing, say, an integer where a reader expects an address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("slot {slot} (field {number}) is a {repetition:?} {kind:?} field: {wanted}")]
-pub struct SlotMismatch {
-    /// The slot written.
-    pub slot: u32,
-    /// Its field number.
-    pub number: u32,
-    /// Its kind.
-    pub kind: FieldKind,
-    /// Its cardinality.
-    pub repetition: Repetition,
-    /// What the write needed.
-    pub wanted: &'static str,
-}
 
 /// Writer for one block of a tree being decoded.
 ///
@@ -159,14 +106,10 @@ impl<'a> BlockMut<'a> {
         self.arena
     }
 
-    /// A reader of this block, for the rest of the tree's lifetime `'a`. Its strings are
-    /// checked for UTF-8 when read as text (this writer cannot vouch for what a decoder
-    /// checked: [`BlockRef::from_decoded`] can).
-    ///
-    /// Writers of the same tree may remain (those [`child`](Self::child) handed out);
-    /// what they can still do is append to vectors past their initialised elements and
-    /// overwrite slots that readers copy out by value, so nothing a reader borrowed
-    /// (initialised vector elements, input bytes) changes under it.
+    /// A reader of this block for the tree's lifetime `'a`, whose strings are checked when
+    /// read as text (a writer cannot vouch for what a decoder checked). Writers of the same
+    /// tree that remain (from [`child`](Self::child)) only append past initialised elements
+    /// or overwrite slots readers copy out by value: nothing a reader borrowed changes.
     pub fn into_ref(self) -> BlockRef<'a> {
         // SAFETY: the block is of `self.layout` in `self.arena` (this writer's own
         // invariant); the strings it points at live for 'a (`set_bytes` takes `&'a [u8]`);
@@ -505,17 +448,7 @@ impl<'a> BlockMut<'a> {
     }
 }
 
-impl Layouts {
-    /// The default instance of layout `index`: a zeroed block (every field absent).
-    pub fn empty_block(&self, index: LayoutIndex) -> BlockRef<'_> {
-        // SAFETY: a zeroed, 8-aligned block of the layout's size is a valid empty message
-        // (invariant 1); it is never written and lives as long as `self`.
-        unsafe { BlockRef::from_raw(self.empty_block_ptr(index), self, index) }
-    }
-}
-
-/// `bytes` as text: without a check when `checked`, else checked here (`Err(bytes)` if
-/// they are not UTF-8).
+/// `bytes` as text: unchecked when `checked`, else checked (`Err(bytes)` if not UTF-8).
 ///
 /// # Safety
 /// `checked` only if `bytes` are valid UTF-8.
@@ -565,16 +498,13 @@ impl<'a> BlockRef<'a> {
         BlockRef { ptr, layout: layouts.get(index), layouts, utf8_checked: false, _tree: PhantomData }
     }
 
-    /// Wraps the root of a tree a decoder wrote. `proto3_utf8_checked`: its UTF-8 policy
-    /// checked proto3 strings ([`Utf8Check::proto3_checked`](crate::Utf8Check::proto3_checked));
-    /// then the text reads ([`get_str`](Self::get_str), [`vec_get_str`](Self::vec_get_str),
-    /// [`StrIter::texts`](crate::StrIter::texts), [`get_str_at`](Self::get_str_at)) return
-    /// those strings without a second check.
+    /// Wraps the root of a tree a decoder wrote; `proto3_utf8_checked`: its UTF-8 policy
+    /// checked proto3 strings ([`Utf8Check::proto3_checked`](crate::Utf8Check::proto3_checked)),
+    /// so the text reads ([`get_str`](Self::get_str) and the like) return them unchecked.
     ///
     /// # Safety
     /// As [`from_raw`](Self::from_raw), and if `proto3_utf8_checked`, every `string` slot
-    /// of the tree with [`FieldSlot::validate_utf8`] holds valid UTF-8 (the decoders
-    /// guarantee it under such a policy: they reject input with such a string that is not).
+    /// with [`FieldSlot::validate_utf8`] holds valid UTF-8.
     pub unsafe fn from_decoded(
         ptr: NonNull<u8>,
         layouts: &'a Layouts,

@@ -48,6 +48,7 @@ mod error;
 pub mod interp;
 mod layout;
 mod raw;
+mod scalar;
 pub mod runtime;
 mod varint;
 pub mod wire;
@@ -57,7 +58,8 @@ pub use arena::Arena;
 pub use access::{
     Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrList, StrVector, Texts, Vector,
 };
-pub use block::{BlockMut, BlockRef, Scalar, SlotMismatch};
+pub use block::{BlockMut, BlockRef};
+pub use scalar::{Scalar, SlotMismatch};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use layout::{
     EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor,
