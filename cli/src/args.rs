@@ -105,8 +105,14 @@ pub enum Command {
     Schema(SchemaCommand),
     /// Run SQL over files of delimited records (DataFusion): each --table is a file of
     /// records of one message type.
+    #[cfg(feature = "sql")]
     #[command(after_help = SQL_EXAMPLES)]
     Sql(SqlArgs),
+    /// Run SQL over files of delimited records (not in this build: install protojit-cli
+    /// with --features sql).
+    #[cfg(not(feature = "sql"))]
+    #[command(disable_help_flag = true)]
+    Sql(LeftOutArgs),
     /// Measure decode speed on an input: compiled, interpreter and prost-reflect.
     #[command(after_help = BENCH_EXAMPLES)]
     Bench(BenchArgs),
@@ -245,6 +251,16 @@ pub struct ProgressArgs {
     pub progress: bool,
 }
 
+/// The arguments of a command this build left out: any, so that the command itself says
+/// how to get it instead of a complaint about its flags.
+#[cfg(not(feature = "sql"))]
+#[derive(Args)]
+pub struct LeftOutArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
+}
+
+#[cfg(feature = "sql")]
 #[derive(Args)]
 pub struct SqlArgs {
     #[command(flatten)]
@@ -274,6 +290,7 @@ pub struct SqlArgs {
     pub engine: Engine,
 }
 
+#[cfg(feature = "sql")]
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SqlOutput {
     /// An aligned text table.

@@ -24,7 +24,13 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         if !args.delimited && args.keep_going {
             return Err(Failure::usage("--keep-going applies to --delimited streams"));
         }
+        #[cfg(feature = "columns")]
         return crate::columns::run(args, &common::load_schema(&args.schema)?);
+        #[cfg(not(feature = "columns"))]
+        return Err(crate::features::left_out(
+            if args.output == Output::Arrow { "--output arrow" } else { "--output parquet" },
+            "columns",
+        ));
     }
     if args.output_file.is_some() {
         return Err(Failure::usage(

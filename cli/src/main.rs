@@ -1,13 +1,19 @@
 //! The `protojit` command: parses arguments, runs one command, prints one-line errors.
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod bench;
+#[cfg(feature = "columns")]
 mod columns;
 mod common;
 mod decode;
+#[cfg(not(all(feature = "columns", feature = "sql")))]
+mod features;
 mod progress;
 mod raw;
 mod schema_cmd;
+#[cfg(feature = "sql")]
 mod sql;
 mod stream;
 
@@ -33,7 +39,10 @@ fn main() -> ExitCode {
         Command::Decode(args) => decode::run(args),
         Command::DecodeRaw(args) => raw::run(args),
         Command::Schema(args) => schema_cmd::run(&args.command),
+        #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(args),
+        #[cfg(not(feature = "sql"))]
+        Command::Sql(_) => Err(features::left_out("the sql command", "sql")),
         Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => completions(*shell),
     };

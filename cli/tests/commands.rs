@@ -326,3 +326,29 @@ fn closed_pipe_on_schema_output_is_quiet() {
     let status = child.wait().unwrap();
     assert!(status.success() && err.is_empty(), "{status:?} {err:?}");
 }
+
+/// A build without the `sql` feature keeps the command's name: whatever its arguments, it
+/// says how to get it, in one line, with exit code 2.
+#[cfg(not(feature = "sql"))]
+#[test]
+fn the_sql_command_left_out_says_how_to_get_it() {
+    for args in [&["sql"][..], &["sql", "--help"], &["sql", "--table", "t=T:t.bin", "-o", "csv", "SELECT 1"]] {
+        let line = assert_fails(&run(protojit().args(args), None), 2);
+        assert_eq!(line, "protojit: the sql command is not in this build; install protojit-cli with --features sql");
+    }
+}
+
+/// A build without the `columns` feature refuses `-o arrow|parquet` in one line (exit 2)
+/// before it reads anything.
+#[cfg(not(feature = "columns"))]
+#[test]
+fn columnar_outputs_left_out_say_how_to_get_them() {
+    for format in ["arrow", "parquet"] {
+        let out = run(protojit().args(["decode", "--type", "T", "-o", format, "missing.bin"]), None);
+        let line = assert_fails(&out, 2);
+        assert_eq!(
+            line,
+            format!("protojit: --output {format} is not in this build; install protojit-cli with --features columns")
+        );
+    }
+}

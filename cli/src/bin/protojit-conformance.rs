@@ -18,6 +18,8 @@
 //! the message has no JSON form); malformed input is a `parse_error`. JSON, JSPB and text
 //! *input*, and JSPB and text *output*, are `skipped`.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};

@@ -22,6 +22,10 @@ mod payloads;
 #[allow(unused_imports)]
 pub use payloads::PAYLOADS;
 
+/// Columnar and SQL helpers (they read Arrow and Parquet back with protojit-arrow).
+#[cfg(feature = "columns")]
+pub mod columns;
+
 /// Schema flags for a corpus `.proto` file. `descriptor.proto` uses syntax protox 0.10
 /// rejects, so it is read from the descriptor set it describes (no protoc needed).
 pub fn schema_flags(dir: &Path, proto: &str) -> Vec<String> {
