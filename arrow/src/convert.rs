@@ -8,118 +8,14 @@ use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, Recor
 use arrow_buffer::Buffer;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
-use protojit::{Arena, DecodeError, DecodeOptions, Decoder, Schema, SchemaError, Utf8Check};
+use protojit::{Arena, DecodeError, Decoder, Schema, Utf8Check};
 
 use crate::column::{BatchStats, RowCx, Source, StructCol};
-use crate::delimited::{DelimitedRecords, StreamError};
+use crate::delimited::DelimitedRecords;
+use crate::error::{ConvertError, RecordError};
+use crate::options::{ArrowOptions, StringColumns};
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
-
-/// How enum fields become columns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum EnumColumns {
-    /// `Dictionary<Int32, Utf8>` of value names (the default).
-    #[default]
-    Dictionary,
-    /// `Int32`: the numbers on the wire.
-    Number,
-}
-
-/// How `string` and `bytes` fields become columns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StringColumns {
-    /// `Utf8` / `Binary`: offsets and one data buffer, every value copied into it (the
-    /// default; what every Arrow reader and writer takes).
-    #[default]
-    Offsets,
-    /// `Utf8View` / `BinaryView`. A value of at most 12 bytes lives in its view. A longer
-    /// one from a record held in an Arrow buffer ([`Converter::convert_binary`],
-    /// [`BatchBuilder::append_in`], SQL tables) points into that buffer instead of being
-    /// copied, and the batch keeps the buffer alive; from other records it is copied.
-    Views,
-}
-
-/// How a [`Converter`] maps and decodes.
-#[derive(Clone, Debug)]
-pub struct ArrowOptions {
-    /// Field paths to convert (`a`, `a.b.c`), in column order; `None`: every field.
-    /// `Some(vec![])` converts no field (the rows are still decoded, so bad records fail).
-    pub select: Option<Vec<String>>,
-    /// Enum columns (default: dictionaries of names).
-    pub enums: EnumColumns,
-    /// String and bytes columns (default: offsets, `Utf8` / `Binary`).
-    pub strings: StringColumns,
-    /// How many times one message type may appear on a path from the root before the
-    /// field that would nest it again is left out (default 3; at least 1). Recursive
-    /// types have no finite Arrow schema, so they are cut.
-    pub max_recursion: usize,
-    /// Timestamp, Duration and the wrappers as native Arrow types (default `true`);
-    /// `false` converts them as the structs they are.
-    pub well_known_types: bool,
-    /// The decoder's options (engine, depth limit, tiering). UTF-8 is checked on every
-    /// `string` whatever [`DecodeOptions::utf8`] says: Arrow `Utf8` columns must hold text.
-    pub decode: DecodeOptions,
-}
-
-impl Default for ArrowOptions {
-    fn default() -> Self {
-        ArrowOptions {
-            select: None,
-            enums: EnumColumns::Dictionary,
-            strings: StringColumns::Offsets,
-            max_recursion: 3,
-            well_known_types: true,
-            decode: DecodeOptions::default(),
-        }
-    }
-}
-
-/// A record that did not decode.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("record {number}{}: {source}", .stream_offset.map(|o| format!(" (stream byte offset {o})")).unwrap_or_default())]
-pub struct RecordError {
-    /// Record number, from 1 (in its stream, slice or array).
-    pub number: u64,
-    /// Where the record starts in its delimited stream, if it came from one.
-    pub stream_offset: Option<usize>,
-    /// What is wrong, at which offset inside the record.
-    pub source: DecodeError,
-}
-
-/// Why a conversion failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConvertError {
-    /// The message type is not in the schema (or is ambiguous).
-    #[error(transparent)]
-    Type(#[from] SchemaError),
-    /// A projected schema could not be made.
-    #[error("{0}")]
-    Schema(String),
-    /// A selected path does not name a field.
-    #[error("cannot select `{path}`: {reason}")]
-    Select {
-        /// The path as given.
-        path: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// A record does not decode.
-    #[error(transparent)]
-    Record(#[from] RecordError),
-    /// An entry of a binary array is null.
-    #[error("record {number} is null")]
-    NullRecord {
-        /// Record number, from 1.
-        number: u64,
-    },
-    /// A delimited stream does not split into records.
-    #[error(transparent)]
-    Stream(#[from] StreamError),
-    /// A batch could not be assembled (a bug: the builders keep Arrow's invariants).
-    #[error("arrow: {0}")]
-    Arrow(#[from] arrow_schema::ArrowError),
-}
 
 /// Converts records of one message type to Arrow record batches. `Send + Sync`: share one
 /// converter across threads, each with its own [`BatchBuilder`].
@@ -143,9 +39,11 @@ impl std::fmt::Debug for Converter {
 impl Converter {
     /// A converter for records of `message` (a full name, or a unique short one).
     pub fn new(schema: &Schema, message: &str, options: &ArrowOptions) -> Result<Converter, ConvertError> {
+        if options.decode.decode.utf8() != Utf8Check::All {
+            return Err(ConvertError::Utf8(options.decode.decode.utf8()));
+        }
         let mut options = options.clone();
         options.max_recursion = options.max_recursion.max(1);
-        options.decode.utf8 = Utf8Check::All;
         let full = schema.resolve_type(message)?;
         let root = schema.pool().get_message_by_name(&full).expect("resolved names exist");
         let selection = Selection::parse(&root, options.select.as_deref(), &options)?;

@@ -54,17 +54,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod column;
 mod convert;
 mod delimited;
+mod error;
+mod options;
 mod schema;
 mod select;
+mod wkt;
 
 pub use column::BatchStats;
-pub use convert::{ArrowOptions, BatchBuilder, ConvertError, Converter, EnumColumns, RecordError, StringColumns};
+pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use delimited::{DelimitedRecords, Record, StreamError};
+pub use error::{ConvertError, RecordError};
+pub use options::{ArrowOptions, EnumColumns, StringColumns};
 
 /// The Arrow and Parquet crates this one is built on, for callers that need the same
 /// versions.

@@ -7,8 +7,9 @@ use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use protojit::raw::arena::{LayoutIndex, Layouts};
 
 use crate::column::{Cell, Column, Data, EnumDict, ListCol, MapCol, Read, StructCol, TimeCol, Values};
+use crate::options::{ArrowOptions, EnumColumns, StringColumns};
 use crate::select::Selection;
-use crate::{ArrowOptions, EnumColumns, StringColumns};
+use crate::wkt::{wkt, Wkt};
 
 /// What the mapping found worth telling: fields left out where a recursive type was cut.
 #[derive(Default)]
@@ -23,38 +24,6 @@ pub(crate) struct Mapper<'s> {
     pub(crate) notes: Notes,
     /// Message types on the current path, for the recursion cut.
     stack: Vec<String>,
-}
-
-/// Whether a message type converts to one native column rather than a struct
-/// (Timestamp, Duration, the wrappers), under `options`.
-pub(crate) fn is_atomic(msg: &MessageDescriptor, options: &ArrowOptions) -> bool {
-    options.well_known_types && wkt(msg).is_some()
-}
-
-/// The well-known types with native Arrow columns.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Wkt {
-    Timestamp,
-    Duration,
-    /// `google.protobuf.*Value`: the wrapped scalar, null when the message is absent.
-    Wrapper,
-}
-
-fn wkt(msg: &MessageDescriptor) -> Option<Wkt> {
-    match msg.full_name() {
-        "google.protobuf.Timestamp" => Some(Wkt::Timestamp),
-        "google.protobuf.Duration" => Some(Wkt::Duration),
-        "google.protobuf.DoubleValue"
-        | "google.protobuf.FloatValue"
-        | "google.protobuf.Int64Value"
-        | "google.protobuf.UInt64Value"
-        | "google.protobuf.Int32Value"
-        | "google.protobuf.UInt32Value"
-        | "google.protobuf.BoolValue"
-        | "google.protobuf.StringValue"
-        | "google.protobuf.BytesValue" => Some(Wkt::Wrapper),
-        _ => None,
-    }
 }
 
 impl<'s> Mapper<'s> {

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
 use prost_types::{DescriptorProto, FileDescriptorSet};
 
-use crate::ConvertError;
+use crate::error::ConvertError;
+use crate::options::ArrowOptions;
+use crate::wkt::is_atomic;
 
 /// What of a message is converted: every field, or some fields (each with what of it), in
 /// the order they were first selected.
@@ -22,7 +24,7 @@ impl Selection {
     pub(crate) fn parse(
         root: &MessageDescriptor,
         paths: Option<&[String]>,
-        options: &crate::ArrowOptions,
+        options: &ArrowOptions,
     ) -> Result<Selection, ConvertError> {
         let Some(paths) = paths else { return Ok(Selection::All) };
         let mut sel = Selection::Some(Vec::new());
@@ -57,7 +59,7 @@ impl Selection {
                     break;
                 }
                 let child = match field.kind() {
-                    Kind::Message(m) if !field.is_map() && !crate::schema::is_atomic(&m, options) => m,
+                    Kind::Message(m) if !field.is_map() && !is_atomic(&m, options) => m,
                     _ => {
                         let what = if field.is_map() { "a map (select it whole)" } else { "not a message" };
                         return Err(ConvertError::Select {

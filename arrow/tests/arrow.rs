@@ -1,10 +1,13 @@
-//! Records to Arrow (protojit-arrow): every cell of every converted batch equals what the
-//! record's `to_dynamic()` holds, under the documented mapping (checked by an independent
-//! walk over the DynamicMessage), for the property schemas (every kind, cardinality, map,
-//! oneof, presence case, well-known type and nesting) and the public corpus; projections
-//! convert the same cells as full conversions; Parquet files read back to equal batches;
-//! a SQL aggregate through DataFusion equals the same aggregate over decoded trees.
+//! Records to Arrow: every cell of every converted batch equals what the record's
+//! `to_dynamic()` holds, under the documented mapping (checked by an independent walk over
+//! the DynamicMessage), for the property schemas (every kind, cardinality, map, oneof,
+//! presence case, well-known type and nesting) and the public corpus; projections convert
+//! the same cells as full conversions; Parquet files read back to equal batches; options the
+//! converter cannot honour are errors.
 
+// The facade's test support (shared corpus, random messages, deep equality), shared rather
+// than copied.
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use protojit_arrow::{ArrowOptions, ConvertError, Converter, EnumColumns, StringC
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage, Value};
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, Schema, Utf8Check};
 
 // ---------------------------------------------------------------------------------------
 // The oracle: one row of a batch against a DynamicMessage, by the mapping table of
@@ -248,11 +251,16 @@ fn random_records(desc: &MessageDescriptor, n: usize, rng: &mut common::Rng) -> 
     (messages, encoded)
 }
 
-fn engines() -> [DecodeOptions; 2] {
-    [
-        DecodeOptions::default().with_engine(EngineKind::Interpreter),
-        DecodeOptions::default().with_engine(EngineKind::Jit),
-    ]
+fn engines() -> [EngineOptions; 2] {
+    let decode = ArrowOptions::default().decode;
+    [decode.with_kind(EngineKind::Interpreter), decode.with_kind(EngineKind::Jit)]
+}
+
+/// The facade's reflection test schemas (`tests/schemas/` of the workspace), in one pool.
+fn reflect_schema() -> Schema {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/schemas");
+    let files = ["everything.proto", "everything3.proto", "reflect_wkt.proto"].map(|f| dir.join(f));
+    Schema::from_proto_files(&files, &[&dir]).expect("the reflection test schemas compile")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -261,7 +269,7 @@ fn engines() -> [DecodeOptions; 2] {
 /// presence case, nesting, and the well-known types) convert to exactly their values.
 #[test]
 fn property_messages_convert_to_their_values() {
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0001);
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -270,7 +278,7 @@ fn property_messages_convert_to_their_values() {
             for (enums, strings) in
                 [(EnumColumns::Dictionary, StringColumns::Offsets), (EnumColumns::Number, StringColumns::Views)]
             {
-                let options = ArrowOptions { enums, strings, decode: decode.clone(), ..ArrowOptions::default() };
+                let options = ArrowOptions { enums, strings, decode, ..ArrowOptions::default() };
                 let converter = Converter::new(&schema, root, &options).unwrap();
                 let batch = converter.convert(encoded.iter().map(Vec::as_slice)).unwrap();
                 check_batch(&batch, &messages, &converter, root);
@@ -283,7 +291,7 @@ fn property_messages_convert_to_their_values() {
 /// of 7, give the same rows as one `convert`.
 #[test]
 fn binary_arrays_and_delimited_streams_give_the_same_rows() {
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0002);
     let root = "everything3.Everything3";
     let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -321,7 +329,7 @@ fn view_arrays<'a>(array: &'a ArrayRef, out: &mut Vec<&'a ArrayRef>) {
 #[test]
 fn string_views_point_into_the_input() {
     use protojit_sql::datafusion::arrow::compute::cast;
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0007);
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -331,7 +339,7 @@ fn string_views_point_into_the_input() {
         let input = input.start as usize..input.end as usize;
         for decode in engines() {
             let views =
-                ArrowOptions { strings: StringColumns::Views, decode: decode.clone(), ..ArrowOptions::default() };
+                ArrowOptions { strings: StringColumns::Views, decode, ..ArrowOptions::default() };
             let converter = Converter::new(&schema, root, &views).unwrap();
             let batch = converter.convert_binary(&array).unwrap();
             check_batch(&batch, &messages, &converter, root);
@@ -354,7 +362,7 @@ fn string_views_point_into_the_input() {
             assert_eq!(arrays.is_empty(), pointed == 0, "{root}: no view points into the input");
 
             // The same rows as the copying conversion, and as views of copies.
-            let offsets = Converter::new(&schema, root, &ArrowOptions { decode: decode.clone(), ..Default::default() })
+            let offsets = Converter::new(&schema, root, &ArrowOptions { decode, ..Default::default() })
                 .unwrap()
                 .convert_binary(&array)
                 .unwrap();
@@ -371,7 +379,7 @@ fn string_views_point_into_the_input() {
 /// selected order, and a nested selection keeps only the selected members.
 #[test]
 fn projections_convert_the_selected_cells() {
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0003);
     let root = "everything3.Everything3";
     let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -426,7 +434,7 @@ fn projections_convert_the_selected_cells() {
 
 #[test]
 fn bad_selections_are_exact_errors() {
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let root = "everything3.Everything3";
     let err = |p: &str| {
         let options = ArrowOptions { select: Some(vec![p.to_owned()]), ..ArrowOptions::default() };
@@ -452,7 +460,7 @@ fn bad_selections_are_exact_errors() {
 /// Every converted batch of the property schemas writes to Parquet and reads back equal.
 #[test]
 fn parquet_files_read_back_to_equal_batches() {
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0004);
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -560,93 +568,13 @@ fn corpus_payloads_convert_to_their_values() {
     }
 }
 
-/// A SQL aggregate over a table of telemetry records, at 1 and 3 partitions, equals the
-/// same aggregate computed from decoded trees.
-#[test]
-fn sql_aggregate_equals_the_trees() {
-    use protojit_sql::datafusion::prelude::SessionContext;
-    use protojit_sql::{ProtobufTable, TableOptions};
-
-    let schema = Schema::from_proto_files(
-        &[std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/samples/telemetry.proto")],
-        &[std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/samples")],
-    )
-    .unwrap();
-    let batch_desc = schema.pool().get_message_by_name("protojit.samples.Batch").unwrap();
-    let mut rng = common::Rng(0xa770_0005);
-    let mut stream = Vec::new();
-    let mut records = Vec::new();
-    for _ in 0..500 {
-        let m = common::random_message(&batch_desc, 2, &mut rng).encode_to_vec();
-        protojit::raw::arena::wire::write_varint(&mut stream, m.len() as u64);
-        stream.extend_from_slice(&m);
-        records.push(m);
-    }
-    // The expected aggregate, from trees: per status, records, records on battery, records
-    // on mains, and the greatest device name.
-    let decoder = schema.decoder("protojit.samples.Batch").unwrap();
-    let mut expected = std::collections::BTreeMap::<String, (i64, i64, i64, String)>::new();
-    for r in &records {
-        let arena = Arena::new();
-        let m = decoder.decode(r, &arena).unwrap();
-        let protojit::Value::Enum(status) = m.get("status").unwrap() else { panic!("status is an enum") };
-        let status = status.name().map(str::to_owned).unwrap_or_else(|| status.number.to_string());
-        let device = m.get("device").unwrap().as_str().unwrap().to_owned();
-        let e = expected.entry(status).or_default();
-        e.0 += 1;
-        e.1 += m.has("battery_volts") as i64;
-        e.2 += m.has("mains") as i64;
-        if device > e.3 {
-            e.3 = device;
-        }
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
-    for (partitions, strings) in [(1, StringColumns::Offsets), (3, StringColumns::Offsets), (3, StringColumns::Views)] {
-        let arrow = ArrowOptions { strings, ..ArrowOptions::default() };
-        let options = TableOptions { partitions, batch_size: 64, arrow };
-        let table = ProtobufTable::from_bytes(&schema, "Batch", stream.clone(), &options).unwrap();
-        assert_eq!(table.len(), 500);
-        let batches = rt
-            .block_on(async {
-                let ctx = SessionContext::new();
-                ctx.register_table("b", Arc::new(table))?;
-                ctx.sql(
-                    "SELECT CAST(status AS VARCHAR) AS status, COUNT(*) AS n, COUNT(battery_volts) AS battery, \
-                     COUNT(mains) AS mains, MAX(device) AS device FROM b GROUP BY 1 ORDER BY 1",
-                )
-                .await?
-                .collect()
-                .await
-            })
-            .unwrap_or_else(|e| panic!("{partitions} partitions, {strings:?}: {e}"));
-        let mut got = std::collections::BTreeMap::new();
-        for b in &batches {
-            use protojit_sql::datafusion::arrow::compute::cast;
-            let status = cast(b.column(0), &DataType::Utf8).unwrap();
-            let status = status.as_string::<i32>();
-            let n = b.column(1).as_primitive::<Int64Type>();
-            let battery = b.column(2).as_primitive::<Int64Type>();
-            let mains = b.column(3).as_primitive::<Int64Type>();
-            let device = cast(b.column(4), &DataType::Utf8).unwrap();
-            let device = device.as_string::<i32>();
-            for i in 0..b.num_rows() {
-                got.insert(
-                    status.value(i).to_owned(),
-                    (n.value(i), battery.value(i), mains.value(i), device.value(i).to_owned()),
-                );
-            }
-        }
-        assert_eq!(got, expected, "{partitions} partitions, {strings:?}");
-    }
-}
-
 /// Corrupted records (bytes flipped, cut short, spliced): the converter accepts exactly
 /// the records the decoder accepts (with UTF-8 checked on every string) and converts them
 /// to what the tree's `to_dynamic()` holds; it never panics. (Where prost-reflect's
 /// accept/reject differs from protojit's, FUZZING.md says why.)
 #[test]
 fn corrupted_records_convert_exactly_when_they_decode() {
-    let schema = common::reflect_schema();
+    let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0006);
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -655,7 +583,7 @@ fn corrupted_records_convert_exactly_when_they_decode() {
         let converter =
             Converter::new(&schema, root, &ArrowOptions { max_recursion: 2, ..ArrowOptions::default() }).unwrap();
         let decoder = schema
-            .decoder_with_options(root, &DecodeOptions { utf8: protojit::Utf8Check::All, ..DecodeOptions::default() })
+            .decoder_with_options(root, &EngineOptions::default().with_utf8(Utf8Check::All))
             .unwrap();
         let (mut accepted, mut rejected, mut checked) = (0, 0, 0);
         for bytes in &encoded {
@@ -712,4 +640,21 @@ fn corrupted_records_convert_exactly_when_they_decode() {
             "{root}: {accepted} accepted ({checked} cell by cell), {rejected} rejected"
         );
     }
+}
+
+/// A decoder that skips UTF-8 checks cannot fill Arrow `Utf8` columns: every setting but
+/// `Utf8Check::All` is an error that says so, instead of being overridden.
+#[test]
+fn unchecked_strings_are_an_error() {
+    let schema = Schema::from_proto_source("s.proto", "syntax = \"proto2\"; message S { optional string s = 1; }").unwrap();
+    for utf8 in [Utf8Check::Proto3, Utf8Check::Off] {
+        let options = ArrowOptions { decode: EngineOptions::default().with_utf8(utf8), ..ArrowOptions::default() };
+        let e = Converter::new(&schema, "S", &options).unwrap_err();
+        assert!(matches!(e, ConvertError::Utf8(u) if u == utf8), "{e:?}");
+        assert!(e.to_string().contains("give ArrowOptions::decode the policy Utf8Check::All"), "{e}");
+    }
+    // The default checks every string: a proto2 string that is not UTF-8 is a bad record.
+    let converter = Converter::new(&schema, "S", &ArrowOptions::default()).unwrap();
+    assert!(matches!(converter.convert([&b"\x0a\x01\xff"[..]]), Err(ConvertError::Record(_))));
+    assert_eq!(converter.convert([&b"\x0a\x01a"[..]]).unwrap().num_rows(), 1);
 }

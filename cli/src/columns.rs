@@ -126,6 +126,11 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     if args.emit_defaults || args.proto_names {
         return Err(Failure::usage("--emit-defaults and --proto-names apply to JSON output"));
     }
+    if args.engine.utf8_check() == protojit::Utf8Check::Off {
+        return Err(Failure::usage(
+            "--utf8 off does not apply to --output arrow or parquet: their string columns hold checked text",
+        ));
+    }
     if let Some(p) = args.select.iter().find(|p| p.contains(['[', '#', '*'])) {
         return Err(Failure::usage(format!(
             "--select {p}: with --output arrow or parquet, --select takes field paths such as `a.b.c` (columns), without indexes"
@@ -134,11 +139,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     let options = ArrowOptions {
         select: (!args.select.is_empty()).then(|| args.select.clone()),
         enums: if args.enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
-        decode: protojit::DecodeOptions {
-            engine: common::engine_kind(args.engine.engine),
-            max_depth: args.engine.max_depth,
-            ..Default::default()
-        },
+        decode: ArrowOptions::default().decode.with_kind(args.engine.engine).with_max_depth(args.engine.max_depth),
         ..ArrowOptions::default()
     };
     let converter = Converter::new(schema, &args.type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;

@@ -47,7 +47,7 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         partitions,
         batch_size: args.batch_size.max(1),
         arrow: ArrowOptions {
-            decode: protojit::DecodeOptions { engine: common::engine_kind(args.engine), ..Default::default() },
+            decode: ArrowOptions::default().decode.with_kind(args.engine),
             ..ArrowOptions::default()
         },
     };

@@ -1,14 +1,14 @@
 //! Columns and SQL: records → RecordBatch (all columns, and a 2-column projection; string
 //! offsets against string views), Parquet write throughput, and a SQL aggregate over
-//! 1,000,000 records at 1 and 2 partitions. The ptars peer arm lives in `benches/ptars` (another arrow version).
+//! 1,000,000 records at 1 and 2 partitions. The ptars peer arm lives in the workspace's `benches/ptars` (another arrow version).
 //!
-//! Run: `cargo bench --bench arrow` (BENCHMARKS.md has the figures).
+//! Run: `cargo bench -p protojit-sql --bench arrow` (BENCHMARKS.md has the figures).
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use protojit::{DecodeOptions, EngineKind};
+use protojit::EngineKind;
 use protojit_arrow::arrow_array::BinaryArray;
 use protojit_arrow::parquet::arrow::ArrowWriter;
 use protojit_arrow::{ArrowOptions, Converter, StringColumns};
@@ -17,7 +17,7 @@ use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
 use protojit_sql::{ProtobufTable, TableOptions};
 
 fn jit(select: Option<Vec<String>>) -> ArrowOptions {
-    ArrowOptions { select, decode: DecodeOptions::default().with_engine(EngineKind::Jit), ..ArrowOptions::default() }
+    ArrowOptions { select, decode: ArrowOptions::default().decode.with_kind(EngineKind::Jit), ..ArrowOptions::default() }
 }
 
 /// All columns against a projection of 2, on google_message1 (proto3: 40 top-level fields).

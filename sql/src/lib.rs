@@ -33,10 +33,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The same provider serves a distributed deployment: Ballista executes DataFusion
-//! physical plans across machines, so registering a `ProtobufTable` (with its schema
-//! available on every executor) is all the integration there is.
+//! The provider runs in one process. A distributed deployment (Ballista executes DataFusion
+//! physical plans across machines) would also need an extension codec that carries the schema
+//! and the scan to every executor, which this crate does not provide.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 use std::fmt;
@@ -85,6 +86,10 @@ pub enum SqlError {
     /// The message type or the options do not map to Arrow.
     #[error(transparent)]
     Convert(#[from] ConvertError),
+    /// [`TableOptions::arrow`]`.select` was set: a table's columns are chosen per scan,
+    /// from the query's projection.
+    #[error("TableOptions::arrow.select must be None: each scan converts the columns its query reads")]
+    Select,
 }
 
 /// How a [`ProtobufTable`] maps and scans.
@@ -94,8 +99,8 @@ pub struct TableOptions {
     pub partitions: usize,
     /// Rows per batch.
     pub batch_size: usize,
-    /// The Arrow mapping and the decoder's options (`select` is set per scan from the
-    /// query's projection).
+    /// The Arrow mapping and the decoder's options. `select` must be `None` (else
+    /// [`SqlError::Select`]): each scan selects the columns its query reads.
     pub arrow: ArrowOptions,
 }
 
@@ -152,12 +157,14 @@ impl ProtobufTable {
         options: &TableOptions,
         name: String,
     ) -> Result<Self, SqlError> {
+        if options.arrow.select.is_some() {
+            return Err(SqlError::Select);
+        }
         let records = DelimitedRecords::new(&data)
             .map(|r| r.map(|r| r.offset..r.offset + r.bytes.len()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|source| SqlError::Stream { path: PathBuf::from(&name), source })?;
-        let mut options = options.clone();
-        options.arrow.select = None;
+        let options = options.clone();
         let converter = Converter::new(schema, message, &options.arrow)?;
         let message = converter.decoder().descriptor().full_name().to_owned();
         Ok(ProtobufTable {

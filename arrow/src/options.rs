@@ -1,0 +1,63 @@
+//! What a converter is asked for: which fields, how enums, strings and well-known types become columns, and the decoder's options.
+
+use protojit::{EngineOptions, Utf8Check};
+
+/// How enum fields become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EnumColumns {
+    /// `Dictionary<Int32, Utf8>` of value names (the default).
+    #[default]
+    Dictionary,
+    /// `Int32`: the numbers on the wire.
+    Number,
+}
+
+/// How `string` and `bytes` fields become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StringColumns {
+    /// `Utf8` / `Binary`: offsets and one data buffer, every value copied into it (the
+    /// default; what every Arrow reader and writer takes).
+    #[default]
+    Offsets,
+    /// `Utf8View` / `BinaryView`. A value of at most 12 bytes lives in its view. A longer
+    /// one from a record held in an Arrow buffer ([`Converter::convert_binary`](crate::Converter::convert_binary),
+    /// [`BatchBuilder::append_in`](crate::BatchBuilder::append_in), SQL tables) points into that buffer instead of being
+    /// copied, and the batch keeps the buffer alive; from other records it is copied.
+    Views,
+}
+
+/// How a [`Converter`](crate::Converter) maps and decodes.
+#[derive(Clone, Debug)]
+pub struct ArrowOptions {
+    /// Field paths to convert (`a`, `a.b.c`), in column order; `None`: every field.
+    /// `Some(vec![])` converts no field (the rows are still decoded, so bad records fail).
+    pub select: Option<Vec<String>>,
+    /// Enum columns (default: dictionaries of names).
+    pub enums: EnumColumns,
+    /// String and bytes columns (default: offsets, `Utf8` / `Binary`).
+    pub strings: StringColumns,
+    /// How many times one message type may appear on a path from the root before the
+    /// field that would nest it again is left out (default 3; at least 1). Recursive
+    /// types have no finite Arrow schema, so they are cut.
+    pub max_recursion: usize,
+    /// Timestamp, Duration and the wrappers as native Arrow types (default `true`);
+    /// `false` converts them as the structs they are.
+    pub well_known_types: bool,
+    /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
+    /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
+    /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8).
+    pub decode: EngineOptions,
+}
+
+impl Default for ArrowOptions {
+    fn default() -> Self {
+        ArrowOptions {
+            select: None,
+            enums: EnumColumns::Dictionary,
+            strings: StringColumns::Offsets,
+            max_recursion: 3,
+            well_known_types: true,
+            decode: EngineOptions::default().with_utf8(Utf8Check::All),
+        }
+    }
+}
