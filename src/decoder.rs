@@ -25,8 +25,8 @@ impl Decoder {
         Decoder { engine }
     }
 
-    /// A decoder over an engine built by hand (`raw::jit::Engine`), e.g. one sharing
-    /// [`Tiers`](protojit_jit::Tiers) chosen by the caller.
+    /// A decoder over an engine built by hand, e.g. by [`Engines::engine`](crate::Engines::engine)
+    /// of engines chosen by the caller.
     pub fn from_engine(engine: Engine) -> Decoder {
         Decoder { engine }
     }
@@ -48,20 +48,39 @@ impl Decoder {
     }
 
     /// Decodes `input` into `arena`. The tree borrows strings and bytes from `input`, so
-    /// it lives no longer than both.
+    /// it lives no longer than both:
+    ///
+    /// ```compile_fail,E0505
+    /// # let schema = protojit::Schema::from_proto_source("p.proto", "syntax = \"proto3\"; message P { string s = 1; }").unwrap();
+    /// # let decoder = schema.decoder("P").unwrap();
+    /// let arena = protojit::Arena::new();
+    /// let message = decoder.decode(b"\x0a\x02hi", &arena).unwrap();
+    /// drop(arena); // error[E0505]: the message borrows the arena
+    /// assert_eq!(message.get("s").unwrap().as_str(), Some("hi"));
+    /// ```
+    ///
+    /// ```compile_fail,E0505
+    /// # let schema = protojit::Schema::from_proto_source("p.proto", "syntax = \"proto3\"; message P { string s = 1; }").unwrap();
+    /// # let decoder = schema.decoder("P").unwrap();
+    /// # let arena = protojit::Arena::new();
+    /// let input = b"\x0a\x02hi".to_vec();
+    /// let message = decoder.decode(&input, &arena).unwrap();
+    /// drop(input); // error[E0505]: the message borrows the input
+    /// assert_eq!(message.get("s").unwrap().as_str(), Some("hi"));
+    /// ```
+    ///
+    /// Read first, then let them go:
+    ///
+    /// ```
+    /// # let schema = protojit::Schema::from_proto_source("p.proto", "syntax = \"proto3\"; message P { string s = 1; }").unwrap();
+    /// # let decoder = schema.decoder("P").unwrap();
+    /// let (input, arena) = (b"\x0a\x02hi".to_vec(), protojit::Arena::new());
+    /// let message = decoder.decode(&input, &arena).unwrap();
+    /// assert_eq!(message.get("s").unwrap().as_str(), Some("hi"));
+    /// drop((input, arena));
+    /// ```
     #[inline]
     pub fn decode<'a>(&'a self, input: &'a [u8], arena: &'a Arena) -> Result<MessageRef<'a>, DecodeError> {
-        let root = self.engine.decode(input, arena)?;
-        // SAFETY: the engine returned a finished root block of the root layout, allocated
-        // in `arena`, pointing into `input` and `arena` only; all three outlive 'a. Strings
-        // were validated iff the options say so.
-        Ok(unsafe {
-            MessageRef::from_raw(
-                self.engine.layouts(),
-                self.engine.root(),
-                root,
-                self.engine.options().utf8.proto3_checked(),
-            )
-        })
+        Ok(MessageRef::new(self.engine.decode(input, arena)?))
     }
 }

@@ -37,10 +37,11 @@
 //!
 //! A [`Decoder`] is made once per root type and shared (`Send + Sync`); an [`Arena`] holds
 //! the trees decoded into it until it is reset or dropped. Malformed input is a
-//! [`DecodeError`] with its kind and byte offset. [`DecodeOptions`] chooses the engine
+//! [`DecodeError`] with its kind and byte offset. [`EngineOptions`] chooses the engine
 //! ([`EngineKind::Auto`], tiered, by default; `Jit` compiles every type first; `Interpreter`
-//! never compiles), the depth limit, UTF-8 checking and the [`Tiering`] thresholds;
-//! [`Decoder::stats`] says per type which tier it is in.
+//! never compiles), the [`Tiering`] thresholds and the wire limits ([`DecodeOptions`]: depth
+//! limit, UTF-8 checking); [`Decoder::stats`] says per type which tier it is in. How code
+//! is compiled ([`CompileOptions`]) is the schema's ([`Schema::with_compile_options`]).
 //!
 //! ```
 //! # use protojit::Schema;
@@ -235,8 +236,7 @@
 //! crate ties them together.
 
 #![warn(missing_docs)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 mod decoder;
 mod owned;
@@ -248,7 +248,10 @@ pub use schema::{Schema, SchemaError};
 
 pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, Utf8Check};
-pub use protojit_jit::{DecodeOptions, EngineKind, EngineStats, Tiering, TypeEngine, TypeStats};
+pub use protojit_arena::{DecodeOptions, MAX_DEPTH_LIMIT};
+pub use protojit_jit::{
+    CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine, TypeStats,
+};
 pub use protojit_reflect::{
     field, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldPath, FieldType, HandleError, Json,
     JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList, MessageRef, Number, PathError,

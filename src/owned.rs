@@ -1,17 +1,25 @@
 //! `OwnedMessage`: a decoded tree bundled with its input, arena and layouts, movable across threads.
 
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use protojit_arena::{Arena, DecodeError, LayoutIndex, Layouts};
+use protojit_arena::{Arena, DecodeError, Layouts, OwnedTree};
 use protojit_reflect::MessageRef;
 
 use crate::Decoder;
 
 /// A decoded message that owns everything its tree points into: the input bytes (shared,
 /// never copied), the arena and the schema's layouts. It is `Send` and `Sync`, has no
-/// lifetime, and reads through [`message`](Self::message).
+/// lifetime, and reads through [`message`](Self::message), which borrows it:
+///
+/// ```compile_fail,E0505
+/// # let schema = protojit::Schema::from_proto_source("p.proto", "syntax = \"proto3\"; message P { string s = 1; }").unwrap();
+/// # let decoder = schema.decoder("P").unwrap();
+/// let owned = decoder.decode_owned(vec![0x0a, 0x02, b'h', b'i']).unwrap();
+/// let message = owned.message();
+/// drop(owned); // error[E0505]: the message borrows its owner
+/// assert_eq!(message.get("s").unwrap().as_str(), Some("hi"));
+/// ```
 ///
 /// ```
 /// use protojit::Schema;
@@ -24,31 +32,15 @@ use crate::Decoder;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct OwnedMessage {
-    root: NonNull<u8>,
-    layout: LayoutIndex,
-    utf8_validated: bool,
-    // The tree points into these three; none of them moves its contents when moved
-    // (`Bytes` on the heap, the arena boxed because its first block is inside it,
-    // `Layouts` behind an `Arc`).
-    arena: Box<Arena>,
-    input: Bytes,
-    layouts: Arc<Layouts>,
+    tree: OwnedTree<Bytes>,
 }
-
-// SAFETY: the tree is immutable once decoded and reachable only through `&self`, which
-// reads it; its memory is owned by `input`, `arena` and `layouts`, which move with it.
-// The arena (a bump allocator, not `Sync`) is never used through `&self`: nothing
-// allocates after decoding, and `into_arena` takes `self` by value.
-unsafe impl Send for OwnedMessage {}
-// SAFETY: as above: shared references only ever read the finished tree.
-unsafe impl Sync for OwnedMessage {}
 
 impl std::fmt::Debug for OwnedMessage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnedMessage")
             .field("type", &self.message().descriptor().full_name())
-            .field("input_bytes", &self.input.len())
-            .field("arena", &self.arena)
+            .field("input_bytes", &self.tree.input().len())
+            .field("arena_bytes", &self.tree.arena_bytes())
             .finish()
     }
 }
@@ -56,33 +48,28 @@ impl std::fmt::Debug for OwnedMessage {
 impl OwnedMessage {
     /// A view of the message, borrowed from this handle.
     pub fn message(&self) -> MessageRef<'_> {
-        // SAFETY: `root` is the finished root block of `layout` decoded from `input` into
-        // `arena` with `layouts`, all owned by `self` and unchanged since, so they live
-        // as long as the borrow of `self`.
-        unsafe { MessageRef::from_raw(&self.layouts, self.layout, self.root, self.utf8_validated) }
+        MessageRef::new(self.tree.tree())
     }
 
     /// The input the tree borrows its strings and bytes from.
     pub fn input(&self) -> &Bytes {
-        &self.input
+        self.tree.input()
     }
 
     /// The layouts of the schema.
     pub fn layouts(&self) -> &Arc<Layouts> {
-        &self.layouts
+        self.tree.layouts()
     }
 
     /// Bytes the tree's arena holds from the system.
     pub fn arena_bytes(&self) -> usize {
-        self.arena.allocated_bytes()
+        self.tree.arena_bytes()
     }
 
     /// Drops the tree and returns its arena, reset, to decode the next message into
     /// (see [`Decoder::decode_owned_in`]).
     pub fn into_arena(self) -> Arena {
-        let mut arena = *self.arena;
-        arena.reset();
-        arena
+        self.tree.into_arena()
     }
 }
 
@@ -98,19 +85,6 @@ impl Decoder {
     /// empty, as [`OwnedMessage::into_arena`] returns it), so a loop of owned decodes can
     /// reuse one arena's memory.
     pub fn decode_owned_in(&self, input: impl Into<Bytes>, arena: Arena) -> Result<OwnedMessage, DecodeError> {
-        let input: Bytes = input.into();
-        // Boxed before decoding: the tree may point into the arena's inline first block,
-        // which must not move with the `OwnedMessage`.
-        let arena = Box::new(arena);
-        let engine = self.engine();
-        let root = engine.decode(&input, &arena)?;
-        Ok(OwnedMessage {
-            root,
-            layout: engine.root(),
-            utf8_validated: engine.options().utf8.proto3_checked(),
-            arena,
-            input,
-            layouts: engine.layouts().clone(),
-        })
+        Ok(OwnedMessage { tree: self.engine().decode_owned(input.into(), arena)? })
     }
 }

@@ -1,12 +1,11 @@
 //! `Schema`: message types loaded at run time.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use prost_reflect::DescriptorPool;
-use protojit_arena::{LayoutError, LayoutIndex, Layouts};
-use protojit_jit::{CompileOptions, Compiled, DecodeOptions, Engine, EngineKind, JitError, Tiers};
+use protojit_arena::{LayoutError, Layouts};
+use protojit_jit::{CompileOptions, EngineOptions, Engines};
 
 use crate::Decoder;
 
@@ -59,9 +58,6 @@ pub enum SchemaError {
         /// What is not supported.
         reason: String,
     },
-    /// Compiled code did not match the layouts it was offered for.
-    #[error(transparent)]
-    Jit(#[from] JitError),
     /// A layout could not be computed.
     #[error(transparent)]
     Layout(#[from] LayoutError),
@@ -71,12 +67,9 @@ pub enum SchemaError {
 #[derive(Clone, Debug)]
 pub struct Schema {
     layouts: Arc<Layouts>,
-    /// Eagerly compiled code per root type ([`EngineKind::Jit`]), shared by every decoder
-    /// of that type.
-    compiled: Arc<Mutex<HashMap<LayoutIndex, Result<Arc<Compiled>, JitError>>>>,
-    /// Per-type tiers ([`EngineKind::Auto`]), shared by every tiered decoder of the schema,
-    /// made on first use.
-    tiers: Arc<OnceLock<Arc<Tiers>>>,
+    /// The schema's engines: compile options, the tiers every tiered decoder shares and the
+    /// eagerly compiled code per root type, shared by clones of the schema.
+    engines: Arc<Engines>,
     /// What loading had to say that is not an error (see [`Schema::notes`]).
     notes: Vec<String>,
 }
@@ -84,10 +77,10 @@ pub struct Schema {
 impl Schema {
     /// A schema from a descriptor pool.
     pub fn from_pool(pool: &DescriptorPool) -> Result<Schema, SchemaError> {
+        let layouts = Arc::new(Layouts::new(pool)?);
         Ok(Schema {
-            layouts: Arc::new(Layouts::new(pool)?),
-            compiled: Default::default(),
-            tiers: Default::default(),
+            layouts: layouts.clone(),
+            engines: Arc::new(Engines::new(layouts, CompileOptions::default())),
             notes: Vec::new(),
         })
     }
@@ -249,40 +242,35 @@ impl Schema {
     }
 
     /// A decoder for message type `name` (full or unique short name), default options:
-    /// tiered ([`EngineKind::Auto`]), so it is ready at once and compiles the types that
-    /// turn out hot in the background.
+    /// tiered ([`EngineKind::Auto`](crate::EngineKind::Auto)), so it is ready at once and
+    /// compiles the types that turn out hot in the background.
     pub fn decoder(&self, name: &str) -> Result<Decoder, SchemaError> {
-        self.decoder_with_options(name, &DecodeOptions::default())
+        self.decoder_with_options(name, &EngineOptions::default())
     }
 
-    /// A decoder for message type `name` with the engine, depth limit, UTF-8 checking and
-    /// tiering thresholds of `options`.
-    pub fn decoder_with_options(&self, name: &str, options: &DecodeOptions) -> Result<Decoder, SchemaError> {
+    /// A decoder for message type `name` with the engine kind, tiering thresholds, depth
+    /// limit and UTF-8 checking of `options`.
+    pub fn decoder_with_options(&self, name: &str, options: &EngineOptions) -> Result<Decoder, SchemaError> {
         let full = self.resolve_type(name)?;
         let root = self.layouts.index_of(&full).expect("resolved names exist");
-        let options = options.clone();
-        let engine = match options.engine {
-            EngineKind::Interpreter => Engine::new(self.layouts.clone(), root, options),
-            // The cache holds code compiled over these very layouts for this root, so the
-            // identity check in `with_code` passes; an error here would be a protojit bug.
-            EngineKind::Jit => Engine::with_code(self.layouts.clone(), root, options, self.compiled(root))?,
-            EngineKind::Auto => Engine::with_tiers(self.tiers(), root, options),
-        };
-        Ok(Decoder::new(engine))
+        Ok(Decoder::new(self.engines.engine(root, options)))
     }
 
-    /// The schema's tiers, made on first use.
-    fn tiers(&self) -> Arc<Tiers> {
-        self.tiers.get_or_init(|| Tiers::new(self.layouts.clone(), CompileOptions::default())).clone()
+    /// The same schema compiling with `options` (Cranelift's settings, IR kept or not, the
+    /// field limit): its decoders get new tiers and code, compiled with them.
+    pub fn with_compile_options(self, options: CompileOptions) -> Schema {
+        let engines = Arc::new(Engines::new(self.layouts.clone(), options));
+        Schema { engines, ..self }
     }
 
-    /// Compiled code for every type reachable from `root`, compiled on first use.
-    fn compiled(&self, root: LayoutIndex) -> Result<Arc<Compiled>, JitError> {
-        let mut cache = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .entry(root)
-            .or_insert_with(|| Compiled::compile(&self.layouts, root, &CompileOptions::default()).map(Arc::new))
-            .clone()
+    /// The compile options its decoders' code is compiled with.
+    pub fn compile_options(&self) -> &CompileOptions {
+        self.engines.compile_options()
+    }
+
+    /// The schema's engines: the tiers and compiled code its decoders share.
+    pub fn engines(&self) -> &Arc<Engines> {
+        &self.engines
     }
 }
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use protojit::raw::jit::{CompileOptions, Compiled, TypeEngine};
-use protojit::{Arena, DecodeErrorKind, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, DecodeErrorKind, EngineOptions, Decoder, EngineKind, Schema};
 
 const NESTED: &str = r#"
     syntax = "proto3";
@@ -32,7 +32,7 @@ fn decoder_is_send_and_sync_and_usable_from_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Decoder>();
     let decoder = Arc::new(
-        schema().decoder_with_options("t.Node", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap(),
+        schema().decoder_with_options("t.Node", &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap(),
     );
     let input = Arc::new(nested(50));
     let expected = {
@@ -61,7 +61,7 @@ fn decoder_is_send_and_sync_and_usable_from_threads() {
 #[test]
 fn stats_name_every_reachable_type_and_engine() {
     let schema = schema();
-    let jit = schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+    let jit = schema.decoder_with_options("Node", &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
     let stats = jit.stats();
     assert_eq!(stats.types.len(), 1);
     assert_eq!(stats.types[0].message_type, "t.Node");
@@ -71,7 +71,7 @@ fn stats_name_every_reachable_type_and_engine() {
         assert_eq!(stats.interpreted(), 0);
     }
     let interp =
-        schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(EngineKind::Interpreter)).unwrap();
+        schema.decoder_with_options("Node", &EngineOptions::default().with_kind(EngineKind::Interpreter)).unwrap();
     assert_eq!(interp.stats().types[0].engine, TypeEngine::Interpreter("the interpreter was requested".into()));
     assert_eq!(interp.stats().code_bytes(), 0);
 }
@@ -83,13 +83,13 @@ fn compiled_code_is_shared_and_reads_options_at_run_time() {
     let strict = schema
         .decoder_with_options(
             "Node",
-            &DecodeOptions { max_depth: 4, ..Default::default() }.with_engine(EngineKind::Jit),
+            &EngineOptions::default().with_max_depth(4).with_kind(EngineKind::Jit),
         )
         .unwrap();
     let loose = schema
         .decoder_with_options(
             "Node",
-            &DecodeOptions { max_depth: 5, ..Default::default() }.with_engine(EngineKind::Jit),
+            &EngineOptions::default().with_max_depth(5).with_kind(EngineKind::Jit),
         )
         .unwrap();
     let arena = Arena::new();
@@ -108,13 +108,13 @@ fn utf8_validation_can_be_turned_off() {
     let input = [0x22, 0x02, 0xff, 0xfe];
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
         let arena = Arena::new();
-        let on = schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let on = schema.decoder_with_options("Node", &EngineOptions::default().with_kind(engine)).unwrap();
         let err = on.decode(&input, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (DecodeErrorKind::InvalidUtf8, 1));
         let off = schema
             .decoder_with_options(
                 "Node",
-                &DecodeOptions { utf8: protojit::Utf8Check::Off, ..Default::default() }.with_engine(engine),
+                &EngineOptions::default().with_utf8(protojit::Utf8Check::Off).with_kind(engine),
             )
             .unwrap();
         let msg = off.decode(&input, &arena).unwrap();
@@ -148,13 +148,10 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
     let compiled = Compiled::compile(schema.layouts(), root, &options).unwrap();
     assert_eq!(compiled.stats()[0].engine, TypeEngine::Interpreter("4 fields exceed the compile limit of 2".into()));
     // The fallback still decodes, through the interpreter at the message boundary.
-    let engine = protojit::raw::jit::Engine::with_code(
-        schema.layouts().clone(),
-        root,
-        DecodeOptions::default().with_engine(EngineKind::Jit),
-        Ok(Arc::new(compiled)),
-    )
-    .unwrap();
+    let schema = schema.with_compile_options(options);
+    let decoder = schema.decoder_with_options("t.Node", &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
+    assert_eq!(decoder.stats().types[0].engine, compiled.stats()[0].engine);
+    let engine = decoder.engine();
     let arena = Arena::new();
     assert!(engine.decode(&nested(3), &arena).is_ok());
     assert_eq!(engine.decode(&[0x0a, 0x05], &arena).unwrap_err().kind, DecodeErrorKind::LengthOutOfBounds);
@@ -164,9 +161,9 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
 fn huge_depth_limits_are_capped_before_the_stack_is() {
     let schema = schema();
     let input = nested(5000);
-    let options = DecodeOptions { max_depth: u32::MAX, ..Default::default() };
+    let options = EngineOptions::default().with_max_depth(u32::MAX);
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
-        let decoder = schema.decoder_with_options("Node", &options.clone().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("Node", &options.clone().with_kind(engine)).unwrap();
         // A spawned thread has the default 2 MiB stack: deep recursion would overflow it.
         let err = std::thread::scope(|s| {
             s.spawn(|| {
@@ -179,7 +176,7 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
         assert_eq!(err.kind, DecodeErrorKind::DepthLimitExceeded, "{engine:?}");
         // The error is at the tag of the first level past the limit: walk down to it.
         let mut pos = 0;
-        for _ in 0..protojit::raw::jit::MAX_DEPTH_LIMIT {
+        for _ in 0..protojit::MAX_DEPTH_LIMIT {
             assert_eq!(input[pos], 0x0a);
             pos = protojit::raw::arena::wire::read_varint(&input, pos + 1).unwrap().1;
         }
@@ -190,7 +187,7 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
 #[test]
 fn decoder_options_choose_engine_depth_and_utf8() {
     let schema = schema();
-    let options = protojit::DecodeOptions {
+    let options = protojit::EngineOptions {
         engine: EngineKind::Interpreter,
         max_depth: 2,
         utf8: protojit::Utf8Check::Off,
@@ -201,7 +198,7 @@ fn decoder_options_choose_engine_depth_and_utf8() {
     let arena = Arena::new();
     assert_eq!(decoder.decode(&nested(3), &arena).unwrap_err().kind, DecodeErrorKind::DepthLimitExceeded);
     assert!(decoder.decode(&[0x22, 0x01, 0xff], &arena).is_ok());
-    assert_eq!(protojit::DecodeOptions::default().engine, EngineKind::Auto);
+    assert_eq!(protojit::EngineOptions::default().kind, EngineKind::Auto);
 }
 
 #[test]
@@ -210,7 +207,7 @@ fn short_string_ascii_fast_path_sees_exactly_the_string() {
     // bytes after the string (a valid field) that must not count: ASCII and non-ASCII.
     let schema = schema();
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
-        let decoder = schema.decoder_with_options("Node", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("Node", &EngineOptions::default().with_kind(engine)).unwrap();
         for len in 0..=20usize {
             for bad in std::iter::once(None).chain((0..len).map(Some)) {
                 let mut input = vec![0x22, len as u8];
@@ -248,9 +245,9 @@ fn short_packed_runs_decode_alike_in_both_engines_byte_by_byte() {
          repeated bool c = 3; repeated uint32 d = 4; }",
     )
     .unwrap();
-    let jit = schema.decoder_with_options("pk.P", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+    let jit = schema.decoder_with_options("pk.P", &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
     let interp =
-        schema.decoder_with_options("pk.P", &DecodeOptions::default().with_engine(EngineKind::Interpreter)).unwrap();
+        schema.decoder_with_options("pk.P", &EngineOptions::default().with_kind(EngineKind::Interpreter)).unwrap();
     let alphabet = [0x00u8, 0x01, 0x7f, 0x80, 0xff];
     let arena = Arena::new();
     for field in 1..=4u8 {

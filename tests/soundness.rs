@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use protojit::raw::arena::interp::Interp;
 use protojit::raw::arena::{Arena as RawArena, BlockMut, BlockRef, Layouts, SlotIndex};
-use protojit::raw::jit::{CompileOptions, Compiled, Engine, JitError};
-use protojit::{Arena, DecodeErrorKind, DecodeOptions, EngineKind, Schema};
+use protojit::raw::jit::{Compiled, JitError};
+use protojit::{CompileOptions, Engines};
+use protojit::{Arena, DecodeErrorKind, EngineOptions, EngineKind, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto3";
@@ -46,20 +47,13 @@ fn compiled_code_for_another_root_is_refused() {
     let big = layouts.index_of("s.Big").unwrap();
     let empty = layouts.index_of("s.Empty").unwrap();
     // Code for `Empty` (a 16-byte block) would write `Big`'s fields past its end.
-    let code = Arc::new(Compiled::compile(&layouts, empty, &CompileOptions::default()).unwrap());
-    let err = Engine::with_code(
-        layouts.clone(),
-        big,
-        DecodeOptions::default().with_engine(EngineKind::Jit),
-        Ok(code.clone()),
-    )
-    .err()
-    .expect("code for another root is refused");
+    let code = Compiled::compile(&layouts, empty, &CompileOptions::default()).unwrap();
+    let err = code.check(&layouts, big).expect_err("code for another root is refused");
     assert!(matches!(err, JitError::WrongLayouts { .. }), "{err}");
     assert!(err.to_string().contains("compiled code for `s.Empty`"), "{err}");
     assert!(err.to_string().contains("cannot decode `s.Big`"), "{err}");
     // The right root is accepted.
-    assert!(Engine::with_code(layouts, empty, DecodeOptions::default().with_engine(EngineKind::Jit), Ok(code)).is_ok());
+    assert!(code.check(&layouts, empty).is_ok());
 }
 
 #[test]
@@ -72,17 +66,12 @@ fn compiled_code_for_other_layouts_is_refused() {
     let (a, b) = (schema(), schema());
     let root_a = a.layouts().index_of("s.Big").unwrap();
     let root_b = b.layouts().index_of("s.Big").unwrap();
-    let code = Arc::new(Compiled::compile(a.layouts(), root_a, &CompileOptions::default()).unwrap());
-    let refused = Engine::with_code(
-        b.layouts().clone(),
-        root_b,
-        DecodeOptions::default().with_engine(EngineKind::Jit),
-        Ok(code.clone()),
-    );
-    assert!(matches!(refused, Err(JitError::WrongLayouts { .. })));
+    let code = Compiled::compile(a.layouts(), root_a, &CompileOptions::default()).unwrap();
+    assert!(matches!(code.check(b.layouts(), root_b), Err(JitError::WrongLayouts { .. })));
     let clone = Arc::new(Layouts::clone(a.layouts()));
-    let engine =
-        Engine::with_code(clone, root_a, DecodeOptions::default().with_engine(EngineKind::Jit), Ok(code)).unwrap();
+    assert!(code.check(&clone, root_a).is_ok());
+    let engine = Engines::new(clone, CompileOptions::default())
+        .engine(root_a, &EngineOptions::default().with_kind(EngineKind::Jit));
     let arena = Arena::new();
     assert!(engine.decode(&[0x20, 0x05], &arena).is_ok());
 }
@@ -203,7 +192,7 @@ fn the_interpreter_caps_the_depth_limit_it_is_given() {
             let layouts = schema.layouts();
             let arena = RawArena::new();
             let mut root = BlockMut::alloc(&arena, layouts, layouts.index_of("s.Big").unwrap());
-            let options = DecodeOptions { max_depth: u32::MAX, ..Default::default() };
+            let options = EngineOptions::default().with_max_depth(u32::MAX);
             Interp::new(&input, &options).message(&mut root, 0, input.len(), 0, None).unwrap_err()
         })
         .unwrap()

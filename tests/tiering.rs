@@ -9,14 +9,15 @@ use std::time::{Duration, Instant};
 
 use prost::Message as _;
 use prost_reflect::DynamicMessage;
-use protojit::raw::jit::{CompileOptions, Engine, Tiers};
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema, Tiering, TypeEngine};
+use protojit::{CompileOptions, Engines};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema, Tiering, TypeEngine};
 
 /// A tiered decoder for `root` over fresh tiers in which exactly the types `pick` selects
 /// (by position in the reachable list) are compiled.
 fn mixed(schema: &Schema, root: &str, pick: impl Fn(usize) -> bool) -> Decoder {
     let li = schema.layouts().index_of(root).unwrap();
-    let tiers = Tiers::new(schema.layouts().clone(), CompileOptions::default());
+    let engines = Engines::new(schema.layouts().clone(), CompileOptions::default());
+    let tiers = engines.tiers();
     for (i, t) in schema.layouts().reachable(li).into_iter().enumerate() {
         if pick(i) {
             assert!(tiers.compile_now(t) || !cfg!(target_arch = "x86_64"), "{root}: type {i} did not compile");
@@ -24,8 +25,8 @@ fn mixed(schema: &Schema, root: &str, pick: impl Fn(usize) -> bool) -> Decoder {
     }
     // Thresholds out of reach: the test decides the tiers, not the counters.
     let options =
-        DecodeOptions { tiering: Tiering { after_decodes: u64::MAX, after_bytes: u64::MAX }, ..Default::default() };
-    Decoder::from_engine(Engine::with_tiers(tiers, li, options))
+        EngineOptions { tiering: Tiering { after_decodes: u64::MAX, after_bytes: u64::MAX }, ..Default::default() };
+    Decoder::from_engine(engines.engine(li, &options))
 }
 
 /// Decodes `bytes` with `decoder` and compares the tree with `expected` (or the error).
@@ -59,7 +60,7 @@ fn count_messages_of(m: &DynamicMessage, name: &str) -> usize {
 
 /// The interpreter's answer: the oracle.
 fn oracle(schema: &Schema, root: &str, bytes: &[u8]) -> Result<DynamicMessage, protojit::DecodeError> {
-    let d = schema.decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Interpreter)).unwrap();
+    let d = schema.decoder_with_options(root, &EngineOptions::default().with_kind(EngineKind::Interpreter)).unwrap();
     let arena = Arena::new();
     d.decode(bytes, &arena).map(|m| m.to_dynamic())
 }
@@ -126,10 +127,11 @@ fn threads_decode_while_types_are_swapped_in() {
     let mut rng = common::Rng(0x5a9);
     let inputs: Vec<Vec<u8>> = (0..16).map(|_| common::random_message(&desc, 3, &mut rng).encode_to_vec()).collect();
     let wants: Vec<_> = inputs.iter().map(|b| oracle(&schema, root, b)).collect();
-    let tiers = Tiers::new(schema.layouts().clone(), CompileOptions::default());
+    let engines = Engines::new(schema.layouts().clone(), CompileOptions::default());
+    let tiers = engines.tiers().clone();
     let options =
-        DecodeOptions { tiering: Tiering { after_decodes: u64::MAX, after_bytes: u64::MAX }, ..Default::default() };
-    let decoder = Arc::new(Decoder::from_engine(Engine::with_tiers(tiers.clone(), li, options)));
+        EngineOptions { tiering: Tiering { after_decodes: u64::MAX, after_bytes: u64::MAX }, ..Default::default() };
+    let decoder = Arc::new(Decoder::from_engine(engines.engine(li, &options)));
     let mut order = schema.layouts().reachable(li);
     // Leaves first, root last, and in between a shuffle: children change tier under
     // compiled and interpreted parents alike.
@@ -181,7 +183,7 @@ fn auto_starts_interpreted_and_compiles_hot_types_in_the_background() {
     // type counts, nested ones too (the type is recursive): take an input whose tree holds
     // the root type once.
     let decoder = schema.decoder(root).unwrap();
-    assert_eq!(decoder.stats().requested, EngineKind::Auto);
+    assert_eq!(decoder.stats().kind, EngineKind::Auto);
     let once = (0..inputs.len())
         .find(|&i| wants[i].as_ref().is_ok_and(|m| count_messages_of(m, root) == 1))
         .expect("an input without a nested root");
@@ -193,7 +195,7 @@ fn auto_starts_interpreted_and_compiles_hot_types_in_the_background() {
 
     // Low thresholds: types are queued as they are met and swapped in by the background
     // compiler while decoding goes on.
-    let hot = DecodeOptions { tiering: Tiering { after_decodes: 2, after_bytes: u64::MAX }, ..Default::default() };
+    let hot = EngineOptions { tiering: Tiering { after_decodes: 2, after_bytes: u64::MAX }, ..Default::default() };
     let decoder = schema.decoder_with_options(root, &hot).unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut rounds = 0;
@@ -221,14 +223,15 @@ fn types_the_lowering_refuses_stay_interpreted_with_the_reason() {
     let schema = everything();
     let root = "everything3.Everything3";
     let li = schema.layouts().index_of(root).unwrap();
-    let tiers = Tiers::new(schema.layouts().clone(), CompileOptions { max_fields: 1, ..Default::default() });
+    let engines = Engines::new(schema.layouts().clone(), CompileOptions { max_fields: 1, ..Default::default() });
+    let tiers = engines.tiers();
     assert!(!tiers.compile_now(li));
     let stats = tiers.stats(li);
     match &stats[0].engine {
         TypeEngine::Interpreter(why) => assert!(why.contains("exceed the compile limit of 1"), "{why}"),
         other => panic!("{other:?}"),
     }
-    let decoder = Decoder::from_engine(Engine::with_tiers(tiers, li, DecodeOptions::default()));
+    let decoder = Decoder::from_engine(engines.engine(li, &EngineOptions::default()));
     let desc = schema.pool().get_message_by_name(root).unwrap();
     let bytes = common::random_message(&desc, 2, &mut common::Rng(3)).encode_to_vec();
     check(&decoder, &bytes, &oracle(&schema, root, &bytes), "refused root");

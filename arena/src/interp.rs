@@ -59,8 +59,9 @@ impl<'a> Interp<'a> {
     /// An interpreter run over `buf`.
     #[inline]
     pub fn new(buf: &'a [u8], opts: &DecodeOptions) -> Self {
-        // Capped like `Engine`'s: the interpreter recurses once per level.
-        Interp { buf, max_depth: opts.max_depth.min(crate::MAX_DEPTH_LIMIT), utf8: opts.utf8, children: None }
+        // The limit is at most `MAX_DEPTH_LIMIT` (`DecodeOptions` clamps it): the
+        // interpreter recurses once per level.
+        Interp { buf, max_depth: opts.max_depth(), utf8: opts.utf8(), children: None }
     }
 
     /// The same run, offering every nested message to `children` first.

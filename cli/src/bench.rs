@@ -6,8 +6,7 @@ use std::hint::black_box;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use protojit::raw::jit::TypeEngine;
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, TypeEngine};
 
 use crate::args::BenchArgs;
 use crate::common::{self, input_name, Failure, Out};
@@ -53,14 +52,12 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
         std::iter::once(0..bytes.len()).collect()
     };
     let payload: usize = records.iter().map(|r| r.len()).sum();
-    let options = DecodeOptions {
-        max_depth: args.max_depth,
-        utf8: crate::args::utf8_check(args.utf8, args.no_utf8_check),
-        ..Default::default()
-    };
+    let options = EngineOptions::default()
+        .with_max_depth(args.max_depth)
+        .with_utf8(crate::args::utf8_check(args.utf8, args.no_utf8_check));
     let decoder = |kind| {
         schema
-            .decoder_with_options(&full, &options.clone().with_engine(kind))
+            .decoder_with_options(&full, &options.with_kind(kind))
             .map_err(|e| Failure::usage(e.to_string()))
     };
     let jit = decoder(EngineKind::Jit)?;

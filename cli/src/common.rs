@@ -3,9 +3,9 @@
 use std::io::{BufWriter, IsTerminal, Read, StdoutLock, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use protojit::{DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Decoder, EngineOptions, Schema};
 
-use crate::args::{Engine, EngineArgs, SchemaArgs};
+use crate::args::{EngineArgs, SchemaArgs};
 
 /// Exit code for input that cannot be read or decoded.
 pub const EXIT_BAD_INPUT: u8 = 1;
@@ -134,15 +134,6 @@ fn load_schema_quietly(args: &SchemaArgs) -> Result<Schema, Failure> {
     }
 }
 
-/// The engine kind a flag names.
-pub fn engine_kind(engine: Engine) -> EngineKind {
-    match engine {
-        Engine::Auto => EngineKind::Auto,
-        Engine::Jit => EngineKind::Jit,
-        Engine::Interp => EngineKind::Interpreter,
-    }
-}
-
 /// A decoder for `type_name` with the engine flags, for a stream of records.
 pub fn decoder(schema: &Schema, type_name: &str, engine: &EngineArgs) -> Result<Decoder, Failure> {
     decoder_with(schema, type_name, engine, protojit::Tiering::default())
@@ -162,12 +153,11 @@ fn decoder_with(
     engine: &EngineArgs,
     tiering: protojit::Tiering,
 ) -> Result<Decoder, Failure> {
-    let options = DecodeOptions {
-        engine: engine_kind(engine.engine),
-        max_depth: engine.max_depth,
-        utf8: engine.utf8_check(),
-        tiering,
-    };
+    let options = EngineOptions::default()
+        .with_kind(engine.engine)
+        .with_tiering(tiering)
+        .with_max_depth(engine.max_depth)
+        .with_utf8(engine.utf8_check());
     schema.decoder_with_options(type_name, &options).map_err(|e| Failure::usage(e.to_string()))
 }
 

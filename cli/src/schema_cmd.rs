@@ -6,7 +6,7 @@ use prost_reflect::{Cardinality, Kind, Syntax};
 use protojit::raw::arena::{
     FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX,
 };
-use protojit::raw::jit::{CompileOptions, Compiled, TypeEngine, TypeStats};
+use protojit::{CompileOptions, EngineKind, EngineOptions, TypeEngine, TypeStats};
 use protojit::Schema;
 
 use crate::args::{EngineArgs, SchemaSub};
@@ -300,13 +300,15 @@ fn ms(d: std::time::Duration) -> String {
 fn jit(schema: &Schema, type_name: &str, clif: bool, out: &mut String) -> Result<(), Failure> {
     let full = common::resolve(schema, type_name)?;
     let stats: Vec<TypeStats> = if clif {
-        let layouts = schema.layouts();
-        let root = layouts.index_of(&full).expect("resolved names have layouts");
-        let options = CompileOptions { keep_clif: true, ..CompileOptions::default() };
-        Compiled::compile(layouts, root, &options).map_err(|e| Failure::input(format!("{full}: {e}")))?.stats().to_vec()
+        let options = CompileOptions { keep_clif: true, ..schema.compile_options().clone() };
+        let schema = schema.clone().with_compile_options(options);
+        let decoder = schema
+            .decoder_with_options(&full, &EngineOptions::default().with_kind(EngineKind::Jit))
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        decoder.stats().types
     } else {
         let engine = EngineArgs {
-            engine: crate::args::Engine::Jit,
+            engine: EngineKind::Jit,
             max_depth: 100,
             utf8: crate::args::Utf8::Proto3,
             no_utf8_check: false,

@@ -13,7 +13,8 @@ use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use protojit_arena::{LayoutIndex, Layouts};
 
 use crate::lower::{message_signature, ChildCalls, ChildFns, Translator};
-use crate::runtime::MessageFn;
+use crate::abi::MessageFn;
+use crate::options::CompileOptions;
 
 /// Why compiled code is not available.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -82,51 +83,11 @@ pub struct TypeStats {
     pub interpreted_bytes: u64,
 }
 
-/// Settings for compilation.
-#[derive(Clone, Debug)]
-pub struct CompileOptions {
-    /// Cranelift optimisation level: `"none"` (default), `"speed"` or `"speed_and_size"`.
-    ///
-    /// The lowering emits the code it wants (no redundant loads, constants folded by
-    /// hand), so the e-graph pass finds little: measured with callgrind, decoding
-    /// google_message1/2, OSM blocks and a vector tile runs within 1.7% of the instruction
-    /// count of `speed` (either way), while `speed` compiles about 1.3x slower.
-    pub opt_level: &'static str,
-    /// Cranelift register allocator: `"backtracking"` (default) or `"single_pass"`.
-    ///
-    /// `single_pass` compiles about 1.7x faster but its code runs about 40% more
-    /// instructions per decode (spills in the hot loops), which tiering's background
-    /// compiles do not need to save.
-    pub regalloc: &'static str,
-    /// Keep each function's Cranelift IR in the stats. Also turned on by the environment
-    /// variable `PROTOJIT_DUMP_CLIF` (any value), which prints it to stderr as well.
-    pub keep_clif: bool,
-    /// Message types with more fields than this run on the interpreter (bounds compile
-    /// time and code size for huge generated schemas).
-    pub max_fields: usize,
-    /// Run Cranelift's IR verifier on every function. It catches lowering bugs at compile
-    /// time, at a few percent of compile cost: on by default where debug assertions are
-    /// (tests, fuzzing builds), off in release builds.
-    pub verify: bool,
-}
-
-impl Default for CompileOptions {
-    fn default() -> Self {
-        CompileOptions {
-            opt_level: "none",
-            regalloc: "backtracking",
-            keep_clif: false,
-            max_fields: 4096,
-            verify: cfg!(debug_assertions),
-        }
-    }
-}
-
 /// Machine code for every message type reachable from one root.
 ///
 /// The code is tied to the layouts it was compiled over (their [`Layouts::id`]) and to its
 /// root type: it writes at those layouts' offsets and sizes.
-/// [`Engine::with_code`](crate::Engine::with_code) checks both before it runs the code.
+/// An engine checks both before it runs the code ([`Compiled::check`]).
 pub struct Compiled {
     /// Owns the code; taken and freed on drop. Behind a mutex only so that `Compiled`
     /// is `Sync` (the module is never used after finalization).
@@ -194,9 +155,9 @@ pub(crate) fn new_module(options: &CompileOptions, functions: usize) -> Result<J
     }
     let mut flags = settings::builder();
     let host = |e: &dyn std::fmt::Display| JitError::UnsupportedHost(e.to_string());
-    flags.set("opt_level", options.opt_level).map_err(|e| host(&e))?;
+    flags.set("opt_level", options.opt_level.as_str()).map_err(|e| host(&e))?;
     flags.set("is_pic", "false").map_err(|e| host(&e))?;
-    flags.set("regalloc_algorithm", options.regalloc).map_err(|e| host(&e))?;
+    flags.set("regalloc_algorithm", options.regalloc.as_str()).map_err(|e| host(&e))?;
     flags.set("enable_verifier", if options.verify { "true" } else { "false" }).map_err(|e| host(&e))?;
     let isa =
         cranelift_native::builder().map_err(|e| host(&e))?.finish(settings::Flags::new(flags)).map_err(|e| host(&e))?;
@@ -454,10 +415,10 @@ impl Compiled {
     /// The root message type's function.
     ///
     /// The pointer is valid only while `self` lives (dropping `Compiled` frees the code),
-    /// and calling it is sound only with a [`JitCtx`](crate::runtime::JitCtx) made for an
+    /// and calling it is sound only with a `JitCtx` made for an
     /// input, an arena and the very layouts this was compiled over, and a zeroed (or
     /// partly decoded) block of the root layout in that arena.
-    pub fn root_fn(&self) -> MessageFn {
+    pub(crate) fn root_fn(&self) -> MessageFn {
         self.root_fn
     }
 

@@ -5,19 +5,22 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 
-use protojit_arena::{Arena, BlockMut, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts};
+use protojit_arena::{
+    Arena, BlockMut, BlockRef, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts, OwnedTree,
+};
 
-use crate::compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
-use crate::runtime::{JitCtx, TierHook};
+use crate::compile::{Compiled, TypeEngine, TypeStats};
+use crate::abi::{JitCtx, MessageFn, TierHook};
 use crate::tier::Tiers;
-use crate::{DecodeOptions, EngineKind};
+use crate::options::{EngineKind, EngineOptions};
 use protojit_arena::interp::Interp;
 
 /// What an engine runs, per message type.
 #[derive(Clone, Debug)]
 pub struct EngineStats {
-    /// The engine asked for.
-    pub requested: EngineKind,
+    /// The engine that runs: [`EngineKind::Interpreter`] also where compiled code was
+    /// asked for and could not be made (each type's entry in `types` says why).
+    pub kind: EngineKind,
     /// Per message type reachable from the root (root first).
     pub types: Vec<TypeStats>,
     /// Whether compiled functions call each other directly: eager compilation, or a
@@ -39,7 +42,7 @@ impl EngineStats {
 }
 
 /// What an engine runs.
-enum Code {
+pub(crate) enum Code {
     /// Eager: one module for the root and everything it reaches, with direct calls.
     Eager(Arc<Compiled>),
     /// Tiered: per-type entries, compiled when hot.
@@ -52,7 +55,7 @@ enum Code {
 pub struct Engine {
     layouts: Arc<Layouts>,
     root: LayoutIndex,
-    options: DecodeOptions,
+    options: EngineOptions,
     code: Code,
     /// Whether the root type has message or group fields: then compiled code is lent the
     /// arena's free space for child blocks from the start.
@@ -66,8 +69,11 @@ pub struct Engine {
     max_per_kib: u32,
     /// The root function of eagerly compiled code (kept alive by `code`), and the root
     /// block's size: a small input's decode goes straight to it (see [`Engine::decode`]).
-    eager_root: Option<crate::runtime::MessageFn>,
+    eager_root: Option<MessageFn>,
     root_size: usize,
+    /// Whether the options' UTF-8 policy checks proto3 strings (the trees' readers then
+    /// read them as text without a second check).
+    proto3_utf8_checked: bool,
 }
 
 /// Inputs up to this size ask nothing of the arena at the start: their trees usually fit
@@ -77,59 +83,9 @@ const FIRST_CHUNK_SMALL: usize = 256;
 const FIRST_CHUNK_MAX: usize = 64 << 10;
 
 impl Engine {
-    /// An engine for `root` over `layouts` with the engine `options.engine` names:
-    /// compiling everything now for [`EngineKind::Jit`], with its own tiers for
-    /// [`EngineKind::Auto`] (share tiers between engines with [`Engine::with_tiers`]).
-    pub fn new(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions) -> Engine {
-        let code = match options.engine {
-            EngineKind::Interpreter => Code::Interpreted("the interpreter was requested".to_owned()),
-            EngineKind::Auto => Code::Tiered(Tiers::new(layouts.clone(), CompileOptions::default())),
-            EngineKind::Jit => match Compiled::compile(&layouts, root, &CompileOptions::default()) {
-                Ok(code) => Code::Eager(Arc::new(code)),
-                Err(e) => Code::Interpreted(e.to_string()),
-            },
-        };
-        Engine::unchecked(layouts, root, options, code)
-    }
-
-    /// An engine using already compiled code for `root` (shared between decoders with
-    /// different options: compiled code reads the options at run time). For
-    /// [`EngineKind::Interpreter`] the code is not used; for [`EngineKind::Auto`] it is
-    /// used as if [`EngineKind::Jit`] had been asked for.
-    ///
-    /// Fails with [`JitError::WrongLayouts`] when `code` was compiled for another root type
-    /// or over other layouts (not `layouts` or a clone of it): its functions would write
-    /// blocks of another shape. A `code` that is itself an error makes an engine that
-    /// interprets, and says why in [`Engine::stats`].
-    pub fn with_code(
-        layouts: Arc<Layouts>,
-        root: LayoutIndex,
-        options: DecodeOptions,
-        code: Result<Arc<Compiled>, JitError>,
-    ) -> Result<Engine, JitError> {
-        let code = match options.engine {
-            EngineKind::Interpreter => Code::Interpreted("the interpreter was requested".to_owned()),
-            _ => match code {
-                Ok(code) => {
-                    code.check(&layouts, root)?;
-                    Code::Eager(code)
-                }
-                Err(e) => Code::Interpreted(e.to_string()),
-            },
-        };
-        Ok(Engine::unchecked(layouts, root, options, code))
-    }
-
-    /// A tiered engine for `root` over the layouts of `tiers`, sharing its compiled types
-    /// with every other engine over them. Used whatever `options.engine` says (the
-    /// caller chose tiering).
-    pub fn with_tiers(tiers: Arc<Tiers>, root: LayoutIndex, options: DecodeOptions) -> Engine {
-        Engine::unchecked(tiers.layouts().clone(), root, options, Code::Tiered(tiers))
-    }
-
-    /// Assembles an engine whose code, if any, was made for `layouts` and `root`.
-    fn unchecked(layouts: Arc<Layouts>, root: LayoutIndex, options: DecodeOptions, code: Code) -> Engine {
-        let options = DecodeOptions { max_depth: options.max_depth.min(crate::MAX_DEPTH_LIMIT), ..options };
+    /// Assembles an engine whose code, if any, was made for `layouts` and `root` (as
+    /// [`Engines::engine`](crate::Engines::engine) makes sure).
+    pub(crate) fn assemble(layouts: Arc<Layouts>, root: LayoutIndex, options: EngineOptions, code: Code) -> Engine {
         let root_has_children =
             layouts.get(root).slots().iter().any(|s| matches!(s.kind, FieldKind::Message | FieldKind::Group));
         let largest = layouts.iter().map(|(_, l)| l.size() as usize).max().unwrap_or(0);
@@ -149,6 +105,7 @@ impl Engine {
             max_per_kib,
             eager_root,
             root_size,
+            proto3_utf8_checked: options.decode.utf8().proto3_checked(),
         }
     }
 
@@ -170,14 +127,18 @@ impl Engine {
         self.root
     }
 
-    /// The options in force.
-    pub fn options(&self) -> &DecodeOptions {
+    /// The options the engine was made with.
+    pub fn options(&self) -> &EngineOptions {
         &self.options
     }
 
-    /// The engine asked for.
+    /// The engine that runs (see [`EngineStats::kind`]).
     pub fn kind(&self) -> EngineKind {
-        self.options.engine
+        match self.code {
+            Code::Eager(_) => EngineKind::Jit,
+            Code::Tiered(_) => EngineKind::Auto,
+            Code::Interpreted(_) => EngineKind::Interpreter,
+        }
     }
 
     /// Per message type: engine (and why not compiled), code bytes, compile time; for a
@@ -207,28 +168,97 @@ impl Engine {
             Code::Tiered(tiers) => tiers.direct(self.root).is_some(),
             Code::Interpreted(_) => false,
         };
-        EngineStats { requested: self.options.engine, types, direct_calls }
+        EngineStats { kind: self.kind(), types, direct_calls }
     }
 
-    /// Decodes `input` into a fresh root block in `arena`.
+    /// Decodes `input` into a fresh root block in `arena` and returns its reader, which
+    /// borrows the engine, the input and the arena: none can go while the tree lives.
+    ///
+    /// ```compile_fail,E0505
+    /// # fn f(engine: &protojit_jit::Engine) {
+    /// let arena = protojit_arena::Arena::new();
+    /// let root = engine.decode(&[], &arena).unwrap();
+    /// drop(arena); // error[E0505]: the tree borrows the arena
+    /// let _ = root.layout();
+    /// # }
+    /// ```
+    ///
+    /// ```compile_fail,E0505
+    /// # fn f(engine: &protojit_jit::Engine, arena: &protojit_arena::Arena) {
+    /// let input = vec![0u8; 0];
+    /// let root = engine.decode(&input, arena).unwrap();
+    /// drop(input); // error[E0505]: the tree borrows the input
+    /// let _ = root.layout();
+    /// # }
+    /// ```
+    ///
+    /// Read first, then let them go:
+    ///
+    /// ```
+    /// # fn f(engine: &protojit_jit::Engine) {
+    /// let (input, arena) = (vec![0u8; 0], protojit_arena::Arena::new());
+    /// let root = engine.decode(&input, &arena).unwrap();
+    /// let _ = root.layout();
+    /// drop((input, arena));
+    /// # }
+    /// ```
+    #[inline]
+    pub fn decode<'a>(&'a self, input: &'a [u8], arena: &'a Arena) -> Result<BlockRef<'a>, DecodeError> {
+        let root = self.decode_root(input, arena)?;
+        // SAFETY: `decode_root` returned the finished root block of `self.root`, allocated
+        // in `arena` over `self.layouts`, pointing into `input` and `arena` only, all
+        // borrowed for 'a; it checked proto3 strings iff `proto3_utf8_checked` says so.
+        Ok(unsafe { BlockRef::from_decoded(root, &self.layouts, self.root, self.proto3_utf8_checked) })
+    }
+
+    /// Decodes `input` into `arena` and bundles the tree with both (and the layouts) into
+    /// an [`OwnedTree`], which has no lifetime; its reader borrows the owner.
+    ///
+    /// ```compile_fail,E0505
+    /// # fn f(engine: &protojit_jit::Engine) {
+    /// let owned = engine.decode_owned(vec![], protojit_arena::Arena::new()).unwrap();
+    /// let root = owned.tree();
+    /// drop(owned); // error[E0505]: the tree borrows its owner
+    /// let _ = root.layout();
+    /// # }
+    /// ```
+    ///
+    /// ```
+    /// # fn f(engine: &protojit_jit::Engine) {
+    /// let owned = engine.decode_owned(vec![], protojit_arena::Arena::new()).unwrap();
+    /// let _ = owned.tree().layout();
+    /// let arena = owned.into_arena(); // the tree is gone; its arena, reset, stays
+    /// # }
+    /// ```
+    pub fn decode_owned<I: AsRef<[u8]>>(&self, input: I, arena: Arena) -> Result<OwnedTree<I>, DecodeError> {
+        OwnedTree::decode(input, arena, self.layouts.clone(), |input, arena, layouts| {
+            // `OwnedTree::decode` passes the layouts it was given, the engine's own.
+            if !std::ptr::eq(layouts, &*self.layouts) {
+                return Err(DecodeError::new(DecodeErrorKind::Internal, 0));
+            }
+            let root = self.decode_root(input, arena)?;
+            // SAFETY: as in `decode`, with `layouts` the engine's (checked above).
+            Ok(unsafe { BlockRef::from_decoded(root, layouts, self.root, self.proto3_utf8_checked) })
+        })
+    }
+
+    /// [`Engine::decode`]'s work: the root block of the finished tree.
     ///
     /// Eagerly compiled code, the common case, is called from here, inlined into the
     /// caller; a small input skips the size learning too (see
-    /// [`Engine::first_chunk_min`]): at 10 bytes a decode costs about as much as the
-    /// work around it (an empty message's decode went from 126 to ~100 instructions
-    /// outside compiled code). Tiers and the interpreter go through
-    /// [`Engine::decode_other`].
+    /// [`Engine::first_chunk_min`]): at 10 bytes a decode costs about as much as the work
+    /// around it. Tiers and the interpreter go through [`Engine::decode_other`].
     #[inline]
-    pub fn decode(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
+    fn decode_root(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
         let Some(f) = self.eager_root else {
             return self.decode_other(input, arena);
         };
         if input.len() <= FIRST_CHUNK_SMALL {
-            let mut ctx = JitCtx::for_engine(input, arena, &self.layouts, &self.options);
+            let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options.decode);
             // A small input asks for no minimum (see `first_chunk_min`).
             let root = self.compiled_root(arena, &mut ctx, 0);
             // SAFETY: `f` is the root function of the eagerly compiled code, made for
-            // `self.root` over `self.layouts` (checked in `with_code`) and kept alive by
+            // `self.root` over `self.layouts` (checked by `Engines::engine`) and kept alive by
             // `self.code`; `root` is a zeroed block of the root's size in `arena`.
             unsafe { run(f, &mut ctx, root, arena, input)? };
             return Ok(root);
@@ -236,7 +266,7 @@ impl Engine {
         if input.len() > u32::MAX as usize {
             return Err(DecodeError::new(DecodeErrorKind::InputTooLarge, 0));
         }
-        let mut ctx = JitCtx::for_engine(input, arena, &self.layouts, &self.options);
+        let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options.decode);
         let before = self.before(arena, input);
         let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
         // SAFETY: as above.
@@ -263,7 +293,7 @@ impl Engine {
     #[inline(never)]
     fn decode_interpreted(&self, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
         let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
-        let interp = Interp::new(input, &self.options);
+        let interp = Interp::new(input, &self.options.decode);
         interp.message(&mut root, 0, input.len(), 0, None)?;
         Ok(root.as_ptr())
     }
@@ -274,7 +304,11 @@ impl Engine {
     /// given, so there the root comes after the hook.
     #[inline(never)]
     fn decode_tiered(&self, tiers: &Tiers, input: &[u8], arena: &Arena) -> Result<NonNull<u8>, DecodeError> {
-        let mut ctx = JitCtx::for_engine(input, arena, &self.layouts, &self.options).tiered(tiers);
+        let mut ctx = JitCtx::new(input, arena, &self.layouts, &self.options.decode).tiered(
+            tiers,
+            self.options.tiering.after_decodes,
+            self.options.tiering.after_bytes,
+        );
         let before = self.before(arena, input);
         if let Some(code) = tiers.direct(self.root) {
             let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
@@ -288,7 +322,7 @@ impl Engine {
             Some(f) => {
                 let root = self.compiled_root(arena, &mut ctx, self.first_chunk_min(arena, input.len()));
                 // SAFETY: a tiers' entry is the function of that type over its layouts,
-                // which are the engine's (`with_tiers`), alive while `tiers` is.
+                // which are the engine's (`Engines::engine`), alive while `tiers` is.
                 unsafe { run(f, &mut ctx, root, arena, input)? };
                 self.learn(arena, before, input);
                 tiers.consider_direct(self.root);
@@ -296,11 +330,9 @@ impl Engine {
             }
             None => {
                 let hook = TierHook { ctx: &mut ctx, tiers };
-                if tiers.is_cold(self.root) {
-                    hook.note(self.root, input.len());
-                }
+                hook.note(self.root, input.len());
                 let mut root = BlockMut::alloc(arena, &self.layouts, self.root);
-                let interp = Interp::new(input, &self.options).with_children(&hook);
+                let interp = Interp::new(input, &self.options.decode).with_children(&hook);
                 interp.message(&mut root, 0, input.len(), 0, None)?;
                 Ok(root.as_ptr())
             }
@@ -369,7 +401,7 @@ impl Engine {
 /// block of that layout allocated in `arena`.
 #[inline]
 unsafe fn run(
-    f: crate::runtime::MessageFn,
+    f: MessageFn,
     ctx: &mut JitCtx,
     root: NonNull<u8>,
     arena: &Arena,

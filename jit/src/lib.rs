@@ -2,11 +2,15 @@
 //!
 //! - The table interpreter, the correctness oracle and the fallback, lives in
 //!   `protojit_arena::interp` (no Cranelift there, so reading and JSON need none).
-//! - `lower` / [`compile`]: one Cranelift function per message type (peek hub + field-order
+//! - `lower` / `compile`: one Cranelift function per message type (peek hub + field-order
 //!   threading), all in one module; small leaf types are inlined into their callers.
-//! - [`runtime`]: the context compiled code runs with and its slow-path helpers.
+//! - `abi`: the contract compiled code runs under (its context, the message function's
+//!   signature, the list of helpers it calls); `helpers`: those helpers' bodies.
 //! - [`Tiers`]: per-type tiering: types start on the interpreter and are compiled on a
 //!   background thread once hot ([`EngineKind::Auto`]).
+//! - [`Engines`]: the one place engines are built: it owns a schema's [`CompileOptions`],
+//!   [`Tiers`] and eagerly compiled code, and makes an [`Engine`] per root type and
+//!   [`EngineOptions`].
 //! - [`Engine`]: decodes one root message type with the chosen engine.
 //!
 //! # Debugging compiled code
@@ -26,13 +30,17 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-pub mod compile;
+mod abi;
+mod compile;
 mod engine;
+mod engines;
+mod helpers;
 mod lower;
-pub mod runtime;
+mod options;
 mod tier;
 
-pub use compile::{CompileOptions, Compiled, JitError, TypeEngine, TypeStats};
+pub use compile::{Compiled, JitError, TypeEngine, TypeStats};
 pub use engine::{Engine, EngineStats};
-pub use protojit_arena::{DecodeOptions, EngineKind, Tiering, MAX_DEPTH_LIMIT};
+pub use engines::Engines;
+pub use options::{CompileOptions, EngineKind, EngineOptions, OptLevel, Regalloc, Tiering};
 pub use tier::Tiers;

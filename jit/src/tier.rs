@@ -8,7 +8,7 @@
 //!    the `Tiers` is dropped, when no decode can be running (each holds the `Tiers`).
 //! 2. Compiled functions call their child types through `entries` (see
 //!    `ChildCalls::Table`), so a type's code runs whatever tier its children are in, and
-//!    the interpreter offers child messages to compiled code through `TierHook`: any mix
+//!    the interpreter offers child messages to compiled code through `TierGate`: any mix
 //!    of tiers decodes the same tree.
 //! 3. A type's state goes cold → queued → compiled, or to failed (interpreted for good,
 //!    with the reason); nothing goes back.
@@ -22,12 +22,11 @@ use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::JITModule;
 use cranelift_module::Module;
-use protojit_arena::{LayoutIndex, Layouts};
+use protojit_arena::{BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts};
 
-use crate::compile::{
-    declare, define, new_module, Bodies, CompileOptions, Compiled, JitError, TypeEngine, TypeFn, TypeStats,
-};
-use crate::runtime::MessageFn;
+use crate::abi::{JitCtx, MessageFn, TierGate};
+use crate::compile::{declare, define, new_module, Bodies, Compiled, JitError, TypeEngine, TypeFn, TypeStats};
+use crate::options::CompileOptions;
 
 const COLD: u8 = 0;
 const QUEUED: u8 = 1;
@@ -56,7 +55,7 @@ struct Compiler {
 }
 
 /// Per-type tiers for every message type of one set of layouts, shared by all tiered
-/// engines over them. `Send + Sync`.
+/// engines over them (made by [`Engines::tiers`](crate::Engines::tiers)). `Send + Sync`.
 pub struct Tiers {
     layouts: Arc<Layouts>,
     /// Per layout: its compiled [`MessageFn`], or null while it is interpreted.
@@ -97,7 +96,7 @@ impl Drop for Tiers {
 
 impl Tiers {
     /// Tiers for every type of `layouts`, all cold, compiling with `options` when hot.
-    pub fn new(layouts: Arc<Layouts>, options: CompileOptions) -> Arc<Tiers> {
+    pub(crate) fn new(layouts: Arc<Layouts>, options: CompileOptions) -> Arc<Tiers> {
         let n = layouts.len();
         Arc::new_cyclic(|this| Tiers {
             layouts,
@@ -327,6 +326,65 @@ impl Tiers {
             interpreted_decodes: t.decodes.load(Ordering::Relaxed),
             interpreted_bytes: t.bytes.load(Ordering::Relaxed),
         }
+    }
+}
+
+impl TierGate for Tiers {
+    fn note(&self, ctx: *const JitCtx, layout: LayoutIndex, bytes: usize) {
+        if !self.is_cold(layout) {
+            return;
+        }
+        // SAFETY: the context of a running decode is live for the whole decode; plain
+        // reads of two fields nothing writes during a decode.
+        let (decodes, limit) = unsafe { ((*ctx).tier_decodes, (*ctx).tier_bytes) };
+        Tiers::note(self, layout, bytes as u64, decodes, limit);
+    }
+
+    fn decode_child(
+        &self,
+        ctx: *mut JitCtx,
+        child: &mut BlockMut<'_>,
+        layout: LayoutIndex,
+        pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<(u32, usize)>,
+    ) -> Option<Result<usize, DecodeError>> {
+        let Some(f) = self.entry(layout) else {
+            TierGate::note(self, ctx, layout, if group.is_some() { 0 } else { end - pos });
+            return None;
+        };
+        // SAFETY: a plain read of the live context (see `note`).
+        let (start, input_len, arena) = unsafe { ((*ctx).input_start, (*ctx).input_len, (*ctx).arena) };
+        // The interpreter hands over its own child blocks, which are in this decode's arena
+        // and of `layout`; checked anyway, since compiled code trusts both.
+        if !std::ptr::eq(child.layout(), self.layouts.get(layout))
+            || !std::ptr::eq(child.arena(), arena)
+            || pos > end
+            || end > input_len
+        {
+            return Some(Err(DecodeError::new(DecodeErrorKind::Internal, pos)));
+        }
+        let meta = depth as u64 | group.map_or(0, |g| (g.0 as u64) << 32);
+        let gtag = group.map_or(std::ptr::null(), |g| start.wrapping_add(g.1));
+        // SAFETY: `f` is the compiled function of `layout` over these tiers' layouts, which
+        // are this decode's; `child` is a block of that layout in this decode's arena
+        // (checked above); `pos..end` lies inside the input; `ctx` is this decode's live
+        // context, and no reference to it is held across the call.
+        let r = unsafe {
+            // Compiled code gets the arena's free space for the call, and the interpreter
+            // the unused rest after it (see `JitCtx::borrow_chunk`).
+            (*ctx).borrow_chunk(&*arena, 0);
+            let r = f(ctx, child.as_ptr().as_ptr(), start.wrapping_add(pos), start.wrapping_add(end), meta, gtag);
+            (*ctx).return_chunk(&*arena);
+            r
+        };
+        if r.is_null() {
+            // SAFETY: as in `note`; compiled code has returned.
+            let e = unsafe { (*ctx).error() };
+            return Some(Err(e.unwrap_or(DecodeError::new(DecodeErrorKind::Internal, pos))));
+        }
+        Some(Ok(r as usize - start as usize))
     }
 }
 

@@ -22,7 +22,7 @@
 //! the short-ASCII UTF-8 check).
 //!
 //! Only bytes of the input between `ptr` and `end` are ever loaded: every load is preceded
-//! by a bounds check, and every slow case calls a helper in `runtime`, which shares the
+//! by a bounds check, and every slow case calls a helper (`helpers`), which shares the
 //! interpreter's code.
 
 use std::collections::HashMap;
@@ -38,7 +38,8 @@ use protojit_arena::{
     DecodeErrorKind, FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX,
 };
 
-use crate::runtime::{self, ctx_offset, JitCtx};
+use crate::abi::{ctx_offset, foreach_helper, JitCtx};
+use crate::helpers;
 
 mod fields;
 mod hub;
@@ -109,7 +110,7 @@ impl AbiType for u64 {
     }
 }
 
-/// Expands `runtime::foreach_helper!` into the helper table of one function.
+/// Expands `abi::foreach_helper!` into the helper table of one function.
 macro_rules! helper_table {
     ($($field:ident: $name:ident($($arg:ty),*) -> $ret:ty;)*) => {
         /// The runtime helpers, imported into one function.
@@ -121,8 +122,8 @@ macro_rules! helper_table {
             fn import(b: &mut FunctionBuilder<'_>, cc: cranelift_codegen::isa::CallConv, ptr: Type) -> Helpers {
                 Helpers {
                     $($field: {
-                        // The declaration in `runtime` must have exactly the listed type.
-                        let f: unsafe extern "C" fn($($arg),*) -> $ret = runtime::$name;
+                        // The declaration in `helpers` must have exactly the listed type.
+                        let f: unsafe extern "C" fn($($arg),*) -> $ret = helpers::$name;
                         let mut s = Signature::new(cc);
                         s.params.extend([$(AbiParam::new(<$arg as AbiType>::clif(ptr))),*]);
                         s.returns.push(AbiParam::new(<$ret as AbiType>::clif(ptr)));
@@ -133,7 +134,7 @@ macro_rules! helper_table {
         }
     };
 }
-runtime::foreach_helper!(helper_table);
+foreach_helper!(helper_table);
 
 /// The wire type a label decodes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
