@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
 use prost_reflect::DescriptorPool;
-use protojit::{DecodeOptions, EngineKind, Schema, TypeEngine};
+use protojit::{EngineOptions, EngineKind, Schema, TypeEngine};
 
 /// How a schema is loaded.
 enum Source {
@@ -144,7 +144,7 @@ fn record_stats(targets: &[Target]) {
         for root in &t.roots {
             let schema = Schema::from_pool(&pool).expect("layouts");
             let d = schema
-                .decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Jit))
+                .decoder_with_options(root, &EngineOptions::default().with_kind(EngineKind::Jit))
                 .expect("decoder");
             let st = d.stats();
             let jit: Vec<_> = st.types.iter().filter(|t| t.engine == TypeEngine::Jit).collect();
@@ -186,7 +186,7 @@ fn record_stats(targets: &[Target]) {
 /// function lowered, compiled and finalized into the schema's module): compile time and
 /// machine-code bytes, median and p90 per schema and over all of them.
 fn record_per_type(targets: &[Target]) {
-    use protojit::raw::jit::{CompileOptions, Tiers};
+    use protojit::{CompileOptions, Engines};
     let path = stats_path().with_file_name("protojit-compile-types.tsv");
     let mut out = std::fs::File::create(&path).expect("stats file");
     writeln!(out, "schema	type	compile_us	code_bytes").unwrap();
@@ -212,7 +212,8 @@ fn record_per_type(targets: &[Target]) {
     for t in targets {
         let pool = t.source.load();
         let schema = Schema::from_pool(&pool).expect("layouts");
-        let tiers = Tiers::new(schema.layouts().clone(), CompileOptions::default());
+        let engines = Engines::new(schema.layouts().clone(), CompileOptions::default());
+        let tiers = engines.tiers();
         let mut seen = vec![false; schema.layouts().len()];
         let (mut us, mut bytes) = (Vec::new(), Vec::new());
         for root in &t.roots {
@@ -264,7 +265,7 @@ fn bench(c: &mut Criterion) {
                     for root in &t.roots {
                         std::hint::black_box(
                             schema
-                                .decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Jit))
+                                .decoder_with_options(root, &EngineOptions::default().with_kind(EngineKind::Jit))
                                 .unwrap(),
                         );
                     }
@@ -279,7 +280,7 @@ fn bench(c: &mut Criterion) {
                 for root in &t.roots {
                     std::hint::black_box(
                         schema
-                            .decoder_with_options(root, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+                            .decoder_with_options(root, &EngineOptions::default().with_kind(EngineKind::Interpreter))
                             .unwrap(),
                     );
                 }

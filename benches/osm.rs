@@ -79,7 +79,7 @@ fn bench(c: &mut Criterion) {
         eprintln!("osm bench skipped: {} not found", path.display());
         return;
     };
-    let dec = OsmDecoders::load_with(&dir, &protojit::DecodeOptions::default().with_engine(protojit::EngineKind::Jit))
+    let dec = OsmDecoders::load_with(&dir, &protojit::EngineOptions::default().with_kind(protojit::EngineKind::Jit))
         .expect("OSM schemas");
     let counts = stats(&file, &dec, &mut Timing::default()).expect("liechtenstein.osm.pbf");
     assert_eq!((counts.dense_nodes, counts.ways, counts.relations), (306_700, 32_585, 890), "{counts:?}");

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost::Message as _;
-use protojit::{field, Arena, DecodeOptions, EngineKind, Field, JsonOptions, MapKey, Schema};
+use protojit::{field, Arena, EngineOptions, EngineKind, Field, JsonOptions, MapKey, Schema};
 use protojit_bench_support::gen;
 use protojit_bench_support::{shared_cases, Case};
 
@@ -44,7 +44,7 @@ const READS: usize = 1_000_000;
 
 /// The eagerly compiled decoder of a case (read benchmarks time reading, not tiering).
 fn jit_decoder(case: &Case) -> protojit::Decoder {
-    case.schema.decoder_with_options(&case.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap()
+    case.schema.decoder_with_options(&case.message, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap()
 }
 
 fn handle_reads(c: &mut Criterion, cases: &[Case]) {
@@ -199,7 +199,7 @@ fn map_lookups(c: &mut Criterion) {
         bytes.push(entry.len() as u8);
         bytes.extend_from_slice(&entry);
     }
-    let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+    let decoder = schema.decoder_with_options("M", &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
     let arena = Arena::new();
     let msg = decoder.decode(&bytes, &arena).unwrap();
     let map = msg.get("m").unwrap().as_map().unwrap();

@@ -29,7 +29,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Utf8Check};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Utf8Check};
 use protojit_bench_support::{
     generated_cases, prost_arm, reflect_checksum, shared_cases, tree_checksum, tree_checksum_visit, Case, Scanner,
 };
@@ -84,7 +84,7 @@ fn options() -> Options {
 type Run<'a> = Box<dyn FnMut() + 'a>;
 
 fn decoder(case: &Case, engine: EngineKind, utf8: Utf8Check) -> Decoder {
-    let opts = DecodeOptions::default().with_engine(engine).with_utf8(utf8);
+    let opts = EngineOptions::default().with_kind(engine).with_utf8(utf8);
     case.schema.decoder_with_options(&case.message, &opts).expect("decoder")
 }
 

@@ -22,14 +22,14 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use prost_reflect::DescriptorPool;
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema, TypeEngine};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema, TypeEngine};
 use protojit_bench_support::{shared_cases, tree_checksum};
 
 const ARMS: [(&str, EngineKind); 3] =
     [("auto", EngineKind::Auto), ("jit", EngineKind::Jit), ("interp", EngineKind::Interpreter)];
 
-fn options(engine: EngineKind) -> DecodeOptions {
-    DecodeOptions::default().with_engine(engine)
+fn options(engine: EngineKind) -> EngineOptions {
+    EngineOptions::default().with_kind(engine)
 }
 
 /// Decodes `records` in a loop into one reset arena; the sum of their checksums.
@@ -148,7 +148,7 @@ fn bench(c: &mut Criterion) {
     // Steady state: direct calls (eager) against the entry table (tiered, warmed up).
     for case in cases.iter().filter(|c| !c.name.starts_with("dataset_")) {
         let jit = case.schema.decoder_with_options(&case.message, &options(EngineKind::Jit)).unwrap();
-        let fast = DecodeOptions {
+        let fast = EngineOptions {
             tiering: protojit::Tiering { after_decodes: 1, after_bytes: 1 },
             ..options(EngineKind::Auto)
         };

@@ -6,8 +6,7 @@
 //! (opt_level: `speed` (default) or `none`; `PROTOJIT_SINGLE_PASS=1` uses Cranelift's
 //! single-pass register allocator).
 
-use protojit::raw::jit::{CompileOptions, Tiers};
-use protojit::{Schema, TypeEngine};
+use protojit::{CompileOptions, Engines, OptLevel, Regalloc, Schema, TypeEngine};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -16,8 +15,8 @@ fn main() {
         std::process::exit(2);
     };
     let opt_level = match args.get(1).map(String::as_str) {
-        None | Some("speed") => "speed",
-        Some("none") => "none",
+        None | Some("speed") => OptLevel::Speed,
+        Some("none") => OptLevel::None,
         Some(other) => {
             eprintln!("error: unknown opt_level `{other}` (speed or none)");
             std::process::exit(2);
@@ -35,13 +34,15 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1);
     });
-    let regalloc = if std::env::var_os("PROTOJIT_SINGLE_PASS").is_some() { "single_pass" } else { "backtracking" };
+    let regalloc =
+        if std::env::var_os("PROTOJIT_SINGLE_PASS").is_some() { Regalloc::SinglePass } else { Regalloc::Backtracking };
     let options = CompileOptions { opt_level, regalloc, ..Default::default() };
     let n = schema.layouts().len();
     // Per type: the fastest of the rounds (the least disturbed by other work).
     let mut best = vec![(f64::MAX, 0u32); n];
     for _ in 0..rounds {
-        let tiers = Tiers::new(schema.layouts().clone(), options.clone());
+        let engines = Engines::new(schema.layouts().clone(), options.clone());
+        let tiers = engines.tiers();
         for (li, _) in schema.layouts().iter() {
             tiers.compile_now(li);
             let st = tiers.type_stats(li);

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, EngineKind, Schema};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -55,7 +55,7 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1)
     });
-    let decoder = schema.decoder_with_options(&ty, &DecodeOptions::default().with_engine(engine)).unwrap_or_else(|e| {
+    let decoder = schema.decoder_with_options(&ty, &EngineOptions::default().with_kind(engine)).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(1)
     });

@@ -15,7 +15,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions, EngineKind};
+use protojit::{Arena, EngineOptions, EngineKind};
 use protojit_bench_support::{all_cases, prost_arm, RustProtobuf};
 
 struct Counting;
@@ -77,7 +77,7 @@ fn main() {
         let len = c.bytes.len();
         let x = |n: usize| format!("{:.2}", n as f64 / len as f64);
         let dec =
-            c.schema.decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+            c.schema.decoder_with_options(&c.message, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
 
         let (heap, _, arena) = held(|| {
             let arena = Arena::new();

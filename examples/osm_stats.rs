@@ -31,11 +31,11 @@ impl OsmDecoders {
     /// Loads `fileformat.proto` and `osmformat.proto` from `dir` and prepares the decoders
     /// (default options: tiered).
     pub fn load(dir: &Path) -> Result<OsmDecoders, String> {
-        OsmDecoders::load_with(dir, &protojit::DecodeOptions::default())
+        OsmDecoders::load_with(dir, &protojit::EngineOptions::default())
     }
 
     /// The same with `options` (benchmarks pin an engine).
-    pub fn load_with(dir: &Path, options: &protojit::DecodeOptions) -> Result<OsmDecoders, String> {
+    pub fn load_with(dir: &Path, options: &protojit::EngineOptions) -> Result<OsmDecoders, String> {
         let schema = Schema::from_proto_files(&[dir.join("fileformat.proto"), dir.join("osmformat.proto")], &[dir])
             .map_err(|e| e.to_string())?;
         let d = |name: &str| schema.decoder_with_options(name, options).map_err(|e| e.to_string());

@@ -6,7 +6,7 @@
 //! `cargo run --release --example profile -- SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]`
 //! Set `PERF_BUILDID_DIR=1` so `perf report` can name the compiled functions.
 
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, EngineKind, Schema};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let iterations: usize = rest.get(1).map_or(Ok(1000), |n| n.parse())?;
     let dir = std::path::Path::new(proto).parent().unwrap_or(std::path::Path::new("."));
     let schema = Schema::from_proto_files(&[proto], &[dir])?;
-    let mut options = DecodeOptions::default().with_engine(engine);
+    let mut options = EngineOptions::default().with_kind(engine);
     if std::env::var_os("PROTOJIT_PROFILE_WARM").is_some() {
         // Steady state of tiering: every type hot at once, compiled before the timing.
         options.tiering = protojit::Tiering { after_decodes: 1, after_bytes: 1 };

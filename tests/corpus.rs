@@ -4,7 +4,7 @@
 mod common;
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions};
+use protojit::{Arena, EngineOptions};
 
 #[test]
 fn corpus_payloads_match_prost_reflect() {
@@ -16,7 +16,7 @@ fn corpus_payloads_match_prost_reflect() {
         let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
         for engine in common::ENGINES {
             let decoder =
-                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
+                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             if engine == protojit::EngineKind::Jit && cfg!(target_arch = "x86_64") {
                 let stats = decoder.stats();
                 assert_eq!(stats.interpreted(), 0, "{file}: {:?}", stats.types);
@@ -43,7 +43,7 @@ fn corpus_readers_agree_across_engines() {
         let mut dumps = Vec::new();
         for engine in common::ENGINES {
             let decoder =
-                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
+                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&bytes, &arena).unwrap();
             dumps.push(common::read_api::check_readers_agree(&msg, &format!("{file} ({engine:?})")));

@@ -4,7 +4,7 @@ mod common;
 
 use prost::Message as _;
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions, Decoder, MessageRef, Schema};
+use protojit::{Arena, EngineOptions, Decoder, MessageRef, Schema};
 
 /// Checks one decoded tree: its encoding has the length `encoded_len` says, decodes back to
 /// an equal tree (as a `DynamicMessage`, and in text format when no map has duplicate keys),
@@ -34,7 +34,7 @@ fn corpus_payloads_round_trip() {
         let input = std::fs::read(dir.join(file)).unwrap();
         for engine in common::ENGINES {
             let decoder =
-                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
+                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&input, &arena).unwrap();
             check_round_trip(&decoder, &msg, &format!("{file} ({engine:?})"));
@@ -46,7 +46,7 @@ fn corpus_payloads_round_trip() {
 fn every_engine(schema: &protojit::Schema, root: &str) -> Vec<Decoder> {
     common::ENGINES
         .iter()
-        .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
+        .map(|&e| schema.decoder_with_options(root, &EngineOptions::default().with_kind(e)).unwrap())
         .collect()
 }
 
@@ -109,7 +109,7 @@ fn canonical_form_orders_packs_dedups_and_keeps_unknowns() {
         "#,
     );
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("M", &EngineOptions::default().with_kind(engine)).unwrap();
         let input: &[u8] = &[
             0x22, 0x01, b'x', // s = "x"
             0x08, 0x01, 0x08, 0x96, 0x01, // packed, written unpacked: 1, 150
@@ -223,7 +223,7 @@ fn unknown_fields_keep_wire_order_with_wrong_wire_types() {
     let mut want = [&[0x08, 0x01, 0x12, 0x01, b'x', 0x1a, want_body.len() as u8][..], &want_body].concat();
     want.extend_from_slice(&unknowns.concat());
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("M", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&input, &arena).unwrap();
         assert_eq!(msg.unknown_fields().collect::<Vec<_>>(), unknowns, "{engine:?}: unknown fields in wire order");
@@ -315,7 +315,7 @@ fn negative_zero_without_presence_is_re_encoded() {
     let negative = [&[0x09][..], &(-0.0f64).to_le_bytes(), &[0x15], &(-0.0f32).to_le_bytes()].concat();
     let positive = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options("M", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("M", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         assert_eq!(decoder.decode(&negative, &arena).unwrap().encode_to_vec(), negative, "{engine:?}");
         assert_eq!(decoder.decode(&positive, &arena).unwrap().encode_to_vec(), Vec::<u8>::new(), "{engine:?}");

@@ -5,7 +5,7 @@ mod common;
 use std::path::PathBuf;
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions, JsonOptions, Schema, Value};
+use protojit::{Arena, EngineOptions, JsonOptions, Schema, Value};
 
 fn schema() -> Schema {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemas");
@@ -48,7 +48,7 @@ fn extensions_decode_into_slots_and_read_by_full_name() {
     let bytes = payload();
     for engine in common::ENGINES {
         let decoder =
-            schema.decoder_with_options("extbase.Base", &DecodeOptions::default().with_engine(engine)).unwrap();
+            schema.decoder_with_options("extbase.Base", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&bytes, &arena).unwrap();
         assert_eq!(msg.unknown_fields().count(), 0, "{engine:?}: every extension is known");

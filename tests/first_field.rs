@@ -6,7 +6,7 @@ mod common;
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, Kind, ReflectMessage as _, Value};
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto2";
@@ -75,9 +75,9 @@ fn reversed(msg: &DynamicMessage) -> Vec<u8> {
 fn first_field_check_and_group_ends_decode_as_the_interpreter_does() {
     let schema = schema();
     let desc = schema.pool().get_message_by_name("ff.Root").unwrap();
-    let options = DecodeOptions::default();
-    let jit = schema.decoder_with_options("ff.Root", &options.clone().with_engine(EngineKind::Jit)).unwrap();
-    let interp = schema.decoder_with_options("ff.Root", &options.with_engine(EngineKind::Interpreter)).unwrap();
+    let options = EngineOptions::default();
+    let jit = schema.decoder_with_options("ff.Root", &options.clone().with_kind(EngineKind::Jit)).unwrap();
+    let interp = schema.decoder_with_options("ff.Root", &options.with_kind(EngineKind::Interpreter)).unwrap();
     let mut rng = common::Rng(0xf1_257);
     let mut out_of_order = 0;
     for _ in 0..300 {
@@ -111,9 +111,9 @@ fn first_field_check_and_group_ends_decode_as_the_interpreter_does() {
 #[test]
 fn a_group_type_decodes_as_group_and_as_message() {
     let schema = schema();
-    let jit = schema.decoder_with_options("ff.Root", &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+    let jit = schema.decoder_with_options("ff.Root", &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
     let interp =
-        schema.decoder_with_options("ff.Root", &DecodeOptions::default().with_engine(EngineKind::Interpreter)).unwrap();
+        schema.decoder_with_options("ff.Root", &EngineOptions::default().with_kind(EngineKind::Interpreter)).unwrap();
     let cases: [(&[u8], Result<&str, &str>); 6] = [
         // grp { a: 5 }, then grp_as_message { a: 6 }.
         (&[0x0b, 0x08, 0x05, 0x0c, 0x12, 0x02, 0x08, 0x06], Ok("Grp { a: 5 } grp_as_message { a: 6 }")),

@@ -11,7 +11,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use protojit::{Arena, DecodeOptions, EngineKind};
+use protojit::{Arena, EngineOptions, EngineKind};
 
 /// Counts, per thread, allocations of at least `LARGE` bytes (arena chunks; the decoders'
 /// own small bookkeeping is not counted).
@@ -63,9 +63,9 @@ fn a_fresh_arena_takes_one_chunk_once_the_engine_knows_its_trees() {
     for (proto, message, file) in cases {
         let schema = common::corpus_schema(&dir, proto);
         let bytes = std::fs::read(dir.join(file)).unwrap();
-        let jit = schema.decoder_with_options(message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+        let jit = schema.decoder_with_options(message, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
         let interp = schema
-            .decoder_with_options(message, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .decoder_with_options(message, &EngineOptions::default().with_kind(EngineKind::Interpreter))
             .unwrap();
         let want = {
             let arena = Arena::new();

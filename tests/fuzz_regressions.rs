@@ -55,7 +55,7 @@ fn everything() -> Schema {
 /// The unknown fields of `input` decoded as `everything.Everything` with `engine`.
 fn unknown_fields(schema: &Schema, engine: protojit::EngineKind, input: &[u8]) -> Vec<Vec<u8>> {
     let decoder = schema
-        .decoder_with_options("everything.Everything", &protojit::DecodeOptions::default().with_engine(engine))
+        .decoder_with_options("everything.Everything", &protojit::EngineOptions::default().with_kind(engine))
         .unwrap();
     let arena = protojit::Arena::new();
     let msg = decoder.decode(input, &arena).unwrap();

@@ -15,7 +15,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
 
 /// Counts live heap bytes and their peak per thread: the test harness runs tests on
 /// several threads at once, and each case measures only its own decode.
@@ -110,7 +110,7 @@ fn fixture() -> Fixture {
     let schema = Schema::from_proto_source("hostile.proto", &schema_source()).unwrap();
     let largest_block = schema.layouts().iter().map(|(_, l)| l.size() as usize).max().unwrap();
     let decoders = [EngineKind::Jit, EngineKind::Interpreter]
-        .map(|kind| schema.decoder_with_options("hostile.Big", &DecodeOptions::default().with_engine(kind)).unwrap());
+        .map(|kind| schema.decoder_with_options("hostile.Big", &EngineOptions::default().with_kind(kind)).unwrap());
     assert_eq!(decoders[0].stats().interpreted(), 0, "Big must be compiled");
     let (first_chunk, _) = peak_of(|| {
         let arena = Arena::new();
@@ -234,7 +234,7 @@ fn fifty_thousand_smallest_non_empty_submessages() {
 #[test]
 fn repeated_children_nested_to_the_limit() {
     let fx = fixture();
-    let limit = DecodeOptions::default().max_depth as usize;
+    let limit = EngineOptions::default().decode.max_depth() as usize;
     check(&fx, &format!("children nested {limit} deep"), &nested(limit, 1), true);
     check(&fx, &format!("children nested {} deep", limit + 1), &nested(limit + 1, 1), false);
 }
@@ -254,7 +254,7 @@ fn nested(levels: usize, field: u8) -> Vec<u8> {
 #[test]
 fn maximal_nesting() {
     let fx = fixture();
-    let limit = DecodeOptions::default().max_depth as usize;
+    let limit = EngineOptions::default().decode.max_depth() as usize;
     // At the depth limit: decodes; one past it: rejected.
     check(&fx, &format!("child nested {limit} deep"), &nested(limit, 2), true);
     check(&fx, &format!("child nested {} deep", limit + 1), &nested(limit + 1, 2), false);

@@ -5,7 +5,7 @@ mod common;
 
 use prost::Message as _;
 use protojit::raw::jit::{CompileOptions, Compiled};
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto2";
@@ -33,9 +33,9 @@ fn schema() -> Schema {
     Schema::from_proto_source("inl.proto", SCHEMA).unwrap()
 }
 
-fn decoders(schema: &Schema, options: DecodeOptions) -> (Decoder, Decoder) {
-    let jit = schema.decoder_with_options("inl.Root", &options.clone().with_engine(EngineKind::Jit)).unwrap();
-    let interp = schema.decoder_with_options("inl.Root", &options.with_engine(EngineKind::Interpreter)).unwrap();
+fn decoders(schema: &Schema, options: EngineOptions) -> (Decoder, Decoder) {
+    let jit = schema.decoder_with_options("inl.Root", &options.clone().with_kind(EngineKind::Jit)).unwrap();
+    let interp = schema.decoder_with_options("inl.Root", &options.with_kind(EngineKind::Interpreter)).unwrap();
     (jit, interp)
 }
 
@@ -68,7 +68,7 @@ fn small_leaves_are_inlined_and_wide_ones_called() {
 fn inlined_leaves_decode_as_the_interpreter_does() {
     let schema = schema();
     let desc = schema.pool().get_message_by_name("inl.Root").unwrap();
-    let (jit, interp) = decoders(&schema, DecodeOptions::default());
+    let (jit, interp) = decoders(&schema, EngineOptions::default());
     let mut rng = common::Rng(0x1a11_e5);
     for _ in 0..300 {
         let msg = common::random_message(&desc, 4, &mut rng);
@@ -97,7 +97,7 @@ fn depth_limit_counts_inlined_levels() {
     let mut next = vec![0x52, leaf.len() as u8];
     next.extend_from_slice(&leaf);
     for max_depth in 0..4 {
-        let options = DecodeOptions { max_depth, ..DecodeOptions::default() };
+        let options = EngineOptions::default().with_max_depth(max_depth);
         let (jit, interp) = decoders(&schema, options);
         for input in [&leaf[..], &next[..]] {
             assert_eq!(outcome(&jit, input), outcome(&interp, input), "max_depth {max_depth}, {input:02x?}");

@@ -6,7 +6,7 @@
 
 mod common;
 
-use protojit::{Arena, DecodeOptions, EngineKind, MessageRef, Value};
+use protojit::{Arena, EngineOptions, EngineKind, MessageRef, Value};
 
 /// The mutation test's case budget (default 100,000 in all); `PROTOJIT_MUTATIONS` overrides
 /// it, for slow runs such as under valgrind. Each payload's share scales with it.
@@ -99,9 +99,9 @@ fn jit_agrees_with_interpreter_on_mutated_corpus() {
         let &(proto, type_name, _) = common::PAYLOADS.iter().find(|p| p.2 == file).unwrap();
         let schema = common::corpus_schema(&dir, proto);
         let jit =
-            schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+            schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
         let interp = schema
-            .decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Interpreter))
             .unwrap();
         let full = std::fs::read(dir.join(file)).unwrap();
         // Large payloads: mutate the first 4 KiB (the decoders see a truncated message,
@@ -151,9 +151,9 @@ fn jit_agrees_with_interpreter_on_random_bytes() {
     ] {
         let schema = common::corpus_schema(&dir, proto);
         let jit =
-            schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+            schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
         let interp = schema
-            .decoder_with_options(type_name, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Interpreter))
             .unwrap();
         for _ in 0..budget().map_or(5_000, |b| b / 20) {
             let len = rng.index(64);

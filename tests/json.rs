@@ -5,7 +5,7 @@ mod common;
 use prost::Message as _;
 use prost_reflect::ReflectMessage as _;
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor};
-use protojit::{Arena, DecodeOptions, JsonOptions, MessageRef, Schema};
+use protojit::{Arena, EngineOptions, JsonOptions, MessageRef, Schema};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 // ---------------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ fn corpus_json_matches_prost_reflect() {
         let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
         for engine in common::ENGINES {
             let decoder =
-                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
+                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&bytes, &arena).unwrap();
             let compared = check_json(&msg, &expected, &format!("{file} ({engine:?})"));
@@ -279,7 +279,7 @@ fn generated_json_matches_prost_reflect() {
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let decoders: Vec<_> = common::ENGINES
             .iter()
-            .map(|&e| schema.decoder_with_options(root, &DecodeOptions::default().with_engine(e)).unwrap())
+            .map(|&e| schema.decoder_with_options(root, &EngineOptions::default().with_kind(e)).unwrap())
             .collect();
         for seed in 0..200u64 {
             let mut rng = common::Rng(seed);

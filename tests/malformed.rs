@@ -4,7 +4,7 @@ mod common;
 
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor};
 use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
-use protojit::{Arena, DecodeError, DecodeErrorKind as K, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, DecodeError, DecodeErrorKind as K, EngineOptions, Decoder, EngineKind, Schema};
 
 // Field tags below are one byte each: (number << 3) | wire type.
 const PROTO2: &str = r#"
@@ -64,15 +64,15 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
 }
 
-fn options(max_depth: u32) -> DecodeOptions {
-    DecodeOptions { max_depth, ..DecodeOptions::default() }
+fn options(max_depth: u32) -> EngineOptions {
+    EngineOptions::default().with_max_depth(max_depth)
 }
 
 /// One decoder per engine.
-fn decoders(schema: &Schema, name: &str, opts: DecodeOptions) -> Vec<(EngineKind, Decoder)> {
+fn decoders(schema: &Schema, name: &str, opts: EngineOptions) -> Vec<(EngineKind, Decoder)> {
     let ds: Vec<(EngineKind, Decoder)> = common::ENGINES
         .iter()
-        .map(|&e| (e, schema.decoder_with_options(name, &opts.clone().with_engine(e)).unwrap()))
+        .map(|&e| (e, schema.decoder_with_options(name, &opts.clone().with_kind(e)).unwrap()))
         .collect();
     for (engine, decoder) in &ds {
         // A silent fallback to the interpreter would leave the JIT untested.
@@ -237,8 +237,8 @@ fn check_case(c: &Case, decoders: &[(EngineKind, Decoder)], failures: &mut Vec<S
 #[test]
 fn every_error_kind_at_its_offset() {
     let (s2, s3) = (schema2(), schema3());
-    let d2 = decoders(&s2, "malformed.M", DecodeOptions::default());
-    let d3 = decoders(&s3, "malformed3.P", DecodeOptions::default());
+    let d2 = decoders(&s2, "malformed.M", EngineOptions::default());
+    let d3 = decoders(&s3, "malformed3.P", EngineOptions::default());
     let d2_deep = decoders(&s2, "malformed.M", options(3));
     let mut failures = Vec::new();
     for c in CASES {
@@ -278,7 +278,7 @@ fn the_cases_cover_every_error_kind() {
 #[test]
 fn near_misses_are_accepted() {
     let s2 = schema2();
-    let d2 = decoders(&s2, "malformed.M", DecodeOptions::default());
+    let d2 = decoders(&s2, "malformed.M", EngineOptions::default());
     let d2_deep = decoders(&s2, "malformed.M", options(3));
     let accepted: &[(&str, &[u8], bool)] = &[
         ("10-byte negative int32", &[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], false),
@@ -359,7 +359,7 @@ fn error_messages() {
     ];
     for (schema, name, input, message) in expect {
         for engine in common::ENGINES {
-            let decoder = schema.decoder_with_options(name, &DecodeOptions::default().with_engine(engine)).unwrap();
+            let decoder = schema.decoder_with_options(name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let err = decoder.decode(input, &arena).unwrap_err();
             assert_eq!(err.to_string(), *message, "{engine:?} [{}]", hex(input));
@@ -456,9 +456,9 @@ fn max_depth_option() {
 
 #[test]
 fn default_depth_limit_is_100_like_prost_reflect() {
-    assert_eq!(DecodeOptions::default().max_depth, 100);
+    assert_eq!(EngineOptions::default().decode.max_depth(), 100);
     let s2 = schema2();
-    let ds = decoders(&s2, "malformed.M", DecodeOptions::default());
+    let ds = decoders(&s2, "malformed.M", EngineOptions::default());
     let desc = ds[0].1.descriptor().clone();
     for ((what, ok), (_, bad)) in nestings(100).into_iter().zip(nestings(101)) {
         let (ok, _) = nest(&ok);
@@ -544,7 +544,7 @@ fn each_payload_in_parallel(test: &str, check: impl Fn(&std::path::Path, &str, &
 fn check_truncations(dir: &std::path::Path, proto: &str, type_name: &str, file: &str) {
     let schema = common::corpus_schema(dir, proto);
     let bytes = std::fs::read(dir.join(file)).unwrap();
-    let ds = decoders(&schema, type_name, DecodeOptions::default());
+    let ds = decoders(&schema, type_name, EngineOptions::default());
     let oracle = &ds.iter().find(|(k, _)| *k == EngineKind::Interpreter).expect("the interpreter is an engine").1;
     let desc = oracle.descriptor().clone();
     let cuts = cut_positions(bytes.len());
@@ -657,7 +657,7 @@ fn nested_cut_positions(len: usize) -> Vec<usize> {
 fn check_nested_truncations(dir: &std::path::Path, proto: &str, type_name: &str, file: &str) {
     let schema = common::corpus_schema(dir, proto);
     let bytes = std::fs::read(dir.join(file)).unwrap();
-    let ds = decoders(&schema, type_name, DecodeOptions::default());
+    let ds = decoders(&schema, type_name, EngineOptions::default());
     let oracle = &ds.iter().find(|(k, _)| *k == EngineKind::Interpreter).expect("the interpreter is an engine").1;
     let desc = oracle.descriptor().clone();
     let (mut arena, mut other_arena) = (Arena::new(), Arena::new());
@@ -737,7 +737,7 @@ fn with_each_engine(
     check: impl Fn(EngineKind, protojit::MessageRef<'_>),
 ) {
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options(name, &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options(name, &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(input, &arena).unwrap_or_else(|e| panic!("{engine:?}: {e} [{}]", hex(input)));
         let got: Vec<&[u8]> = msg.unknown_fields().collect();
@@ -852,9 +852,9 @@ fn utf8_checks() {
     let s3 = schema3();
     let bad: &[u8] = &[0x0a, 0x02, 0xc3, 0x28];
     // Validation off: accepted, and the view reports the bytes as bytes.
-    let off = DecodeOptions { utf8: protojit::Utf8Check::Off, ..DecodeOptions::default() };
+    let off = EngineOptions::default().with_utf8(protojit::Utf8Check::Off);
     for engine in common::ENGINES {
-        let decoder = s3.decoder_with_options("malformed3.P", &off.clone().with_engine(engine)).unwrap();
+        let decoder = s3.decoder_with_options("malformed3.P", &off.clone().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(bad, &arena).unwrap_or_else(|e| panic!("{engine:?}: {e}"));
         assert_eq!(msg.get("s").unwrap().as_str(), None, "{engine:?}");
@@ -876,15 +876,15 @@ fn utf8_checks() {
     );
     // Utf8Check::All checks proto2 strings too (what prost and prost-reflect do), with the
     // error where the value's length prefix starts; proto2 bytes stay unchecked.
-    let all = DecodeOptions { utf8: protojit::Utf8Check::All, ..DecodeOptions::default() };
+    let all = EngineOptions::default().with_utf8(protojit::Utf8Check::All);
     for engine in common::ENGINES {
-        let decoder = s2.decoder_with_options("malformed.M", &all.clone().with_engine(engine)).unwrap();
+        let decoder = s2.decoder_with_options("malformed.M", &all.clone().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let err = decoder.decode(proto2_bad, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (K::InvalidUtf8, 1), "{engine:?}");
         let good: &[u8] = &[0x22, 0x02, b'o', b'k'];
         assert_eq!(decoder.decode(good, &arena).unwrap().get("s").unwrap().as_str(), Some("ok"), "{engine:?}");
-        let decoder3 = s3.decoder_with_options("malformed3.P", &all.clone().with_engine(engine)).unwrap();
+        let decoder3 = s3.decoder_with_options("malformed3.P", &all.clone().with_kind(engine)).unwrap();
         assert_eq!(decoder3.decode(bad, &arena).unwrap_err().kind, K::InvalidUtf8, "{engine:?}");
     }
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use protojit::{Arena, Bytes, DecodeOptions, OwnedMessage, Schema};
+use protojit::{Arena, Bytes, EngineOptions, OwnedMessage, Schema};
 
 fn assert_send_sync<T: Send + Sync + 'static>() {}
 
@@ -15,7 +15,7 @@ fn owned_messages_are_self_contained_and_move_across_threads() {
     )
     .unwrap();
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options("P", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("P", &EngineOptions::default().with_kind(engine)).unwrap();
         // P { s: "root", kids: [P { s: "kid" }], b: "\x01\x02" }
         let input =
             vec![0x0a, 0x04, b'r', b'o', b'o', b't', 0x12, 0x05, 0x0a, 0x03, b'k', b'i', b'd', 0x1a, 0x02, 1, 2];
@@ -33,7 +33,7 @@ fn owned_messages_are_self_contained_and_move_across_threads() {
         .unwrap();
         assert_eq!(text, "s: \"root\"\nkids {\n  s: \"kid\"\n}\nb: \"\\001\\002\"\n", "{engine:?}");
         // Bytes in, shared rather than copied; static slices work too.
-        let decoder = schema.decoder_with_options("P", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("P", &EngineOptions::default().with_kind(engine)).unwrap();
         let shared = Bytes::from(input);
         let owned = decoder.decode_owned(shared.clone()).unwrap();
         assert_eq!(owned.input().as_ptr(), shared.as_ptr());
@@ -78,7 +78,7 @@ fn arena_reuse_allocates_nothing_after_the_first_decode() {
         let bytes = std::fs::read(dir.join(file)).unwrap();
         for engine in common::ENGINES {
             let decoder =
-                schema.decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine)).unwrap();
+                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let mut arena = Arena::new();
             let mut held_after_first = None;
             for i in 0..20 {

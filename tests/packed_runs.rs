@@ -9,7 +9,7 @@ mod common;
 use prost_reflect::DynamicMessage;
 use prost_reflect::MessageDescriptor;
 use protojit::raw::arena::wire::write_varint;
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
 
 const PROTO: &str = r#"
 syntax = "proto3";
@@ -86,7 +86,7 @@ fn run(rng: &mut common::Rng, field: u32, count: usize, out: &mut Vec<u8>) {
 fn decoders(schema: &Schema, name: &str) -> Vec<(EngineKind, Decoder)> {
     let ds: Vec<_> = common::ENGINES
         .iter()
-        .map(|&e| (e, schema.decoder_with_options(name, &DecodeOptions::default().with_engine(e)).unwrap()))
+        .map(|&e| (e, schema.decoder_with_options(name, &EngineOptions::default().with_kind(e)).unwrap()))
         .collect();
     // A silent fallback to the interpreter would leave compiled code untested.
     assert_eq!(ds[1].0, EngineKind::Jit);

@@ -4,7 +4,7 @@ mod common;
 
 use prost::Message as _;
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions, FieldPath, MessageRef, PathError, Schema, Value};
+use protojit::{Arena, EngineOptions, FieldPath, MessageRef, PathError, Schema, Value};
 
 const SCHEMA: &str = r#"
 syntax = "proto2";
@@ -78,7 +78,7 @@ fn every_grammar_form_selects_the_right_values() {
     let schema = schema();
     let bytes = input(&schema);
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options("p.Root", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("p.Root", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&bytes, &arena).unwrap();
         let cases: &[(&str, &[&str])] = &[

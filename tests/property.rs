@@ -14,7 +14,7 @@ use prost_reflect::{
     Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Syntax, Value,
 };
 use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
 
 // ---------------------------------------------------------------------------------------
 // Fixture
@@ -46,7 +46,7 @@ fn fixture(root: &str) -> Fixture {
     let decoders: Vec<(EngineKind, Decoder)> = common::ENGINES
         .iter()
         .map(|&engine| {
-            (engine, schema.decoder_with_options(root, &DecodeOptions::default().with_engine(engine)).unwrap())
+            (engine, schema.decoder_with_options(root, &EngineOptions::default().with_kind(engine)).unwrap())
         })
         .collect();
     for (engine, decoder) in &decoders {

@@ -3,7 +3,7 @@
 mod common;
 
 use protojit::{
-    field, Arena, DecodeOptions, Descend, Field, FieldInfo, HandleError, MapKey, MapWalk, MessageRef, Schema, Visitor,
+    field, Arena, EngineOptions, Descend, Field, FieldInfo, HandleError, MapKey, MapWalk, MessageRef, Schema, Visitor,
 };
 
 const PROTO: &str = r#"
@@ -51,7 +51,7 @@ fn bytes() -> Vec<u8> {
 fn each_engine(schema: &Schema, f: impl Fn(MessageRef<'_>)) {
     let input = bytes();
     for engine in common::ENGINES {
-        let decoder = schema.decoder_with_options("t.Root", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("t.Root", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         f(decoder.decode(&input, &arena).unwrap());
     }
@@ -107,7 +107,7 @@ fn absent_messages_on_a_path_read_as_defaults() {
     let v = Field::<f64>::resolve(s.layouts(), "t.Root", "inner.leaf.v").unwrap();
     let leaf = Field::<field::Message>::resolve(s.layouts(), "t.Root", "inner.leaf").unwrap();
     for engine in common::ENGINES {
-        let decoder = s.decoder_with_options("t.Root", &DecodeOptions::default().with_engine(engine)).unwrap();
+        let decoder = s.decoder_with_options("t.Root", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let m = decoder.decode(&[0x08, 0x01], &arena).unwrap();
         assert_eq!(v.get(&m), Some(0.0));

@@ -23,7 +23,7 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, EngineKind, Schema};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -116,7 +116,7 @@ fn print_and_check(
 ) -> Result<(), String> {
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let decoder = schema
-            .decoder_with_options(type_name, &DecodeOptions::default().with_engine(engine))
+            .decoder_with_options(type_name, &EngineOptions::default().with_kind(engine))
             .map_err(|e| e.to_string())?;
         let arena = Arena::new();
         let msg = decoder.decode(bytes, &arena).map_err(|e| format!("decode failed: {e}"))?;
@@ -277,7 +277,7 @@ fn negative_zero_without_presence_prints() {
     let positive = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &0.0f32.to_le_bytes()].concat();
     for engine in common::ENGINES {
         let decoder = schema
-            .decoder_with_options("everything3.Everything3", &DecodeOptions::default().with_engine(engine))
+            .decoder_with_options("everything3.Everything3", &EngineOptions::default().with_kind(engine))
             .unwrap();
         let arena = Arena::new();
         let text = decoder.decode(&negative, &arena).unwrap().to_text_format();

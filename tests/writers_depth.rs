@@ -1,8 +1,8 @@
 //! Writers at the deepest nesting a decoder accepts: whatever decodes prints (text, JSON, serde, binary), on a 2 MiB thread stack.
 
 use protojit::raw::arena::wire::write_varint;
-use protojit::raw::jit::MAX_DEPTH_LIMIT;
-use protojit::{Arena, DecodeOptions, EngineKind, JsonOptions, Schema};
+use protojit::MAX_DEPTH_LIMIT;
+use protojit::{Arena, EngineOptions, EngineKind, JsonOptions, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto3";
@@ -48,8 +48,8 @@ fn on_small_stack(f: impl FnOnce() + Send) {
     });
 }
 
-fn options() -> DecodeOptions {
-    DecodeOptions { max_depth: MAX_DEPTH_LIMIT, ..Default::default() }
+fn options() -> EngineOptions {
+    EngineOptions::default().with_max_depth(MAX_DEPTH_LIMIT)
 }
 
 /// Decodes `input` as `deep.Node` at the depth limit with every engine and checks that every
@@ -59,7 +59,7 @@ fn write_all(input: &[u8], text_lines: usize) -> String {
     let schema = schema();
     let mut json = Vec::new();
     for engine in [EngineKind::Interpreter, EngineKind::Jit] {
-        let decoder = schema.decoder_with_options("deep.Node", &options().with_engine(engine)).unwrap();
+        let decoder = schema.decoder_with_options("deep.Node", &options().with_kind(engine)).unwrap();
         on_small_stack(|| {
             let arena = Arena::new();
             let msg = decoder.decode(input, &arena).unwrap_or_else(|e| panic!("{engine:?}: {e}"));
@@ -88,7 +88,7 @@ fn messages_at_the_depth_limit_print() {
     let json = write_all(&wrap(innermost.clone(), DEPTH, 1), 2 * DEPTH + 2);
     assert_eq!(json, format!("{}{{\"value\":7,\"weight\":-0.0}}{}", "{\"child\":".repeat(DEPTH), "}".repeat(DEPTH)));
     // And one more level does not decode.
-    let decoder = schema().decoder_with_options("deep.Node", &options().with_engine(EngineKind::Interpreter)).unwrap();
+    let decoder = schema().decoder_with_options("deep.Node", &options().with_kind(EngineKind::Interpreter)).unwrap();
     assert!(decoder.decode(&wrap(innermost, DEPTH + 1, 1), &Arena::new()).is_err());
 }
 

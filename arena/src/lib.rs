@@ -14,8 +14,10 @@
 //! - [`Access`]: a slot of one layout with its kind checked once, so that reads through
 //!   it check only that the block is of that layout (one compare).
 //! - [`runtime`]: `extern "C"` slow-path helpers shared by the interpreter and compiled code.
+//! - [`OwnedTree`]: a decoded tree bundled with its input and arena, free of lifetimes.
 //! - [`DecodeError`]: what a decoder reports for malformed input (kind + byte offset).
-//! - [`interp`]: the table interpreter over layouts ([`DecodeOptions`]), the correctness
+//! - [`interp`]: the table interpreter over layouts, under [`DecodeOptions`] (the wire
+//!   limits: depth and UTF-8), the correctness
 //!   oracle of the compiled decoder and its fallback; it needs no code generator, so
 //!   everything that only reads or re-decodes trees depends on this crate alone.
 //!
@@ -47,6 +49,7 @@ mod block;
 mod error;
 pub mod interp;
 mod layout;
+mod owned;
 mod raw;
 mod scalar;
 pub mod runtime;
@@ -61,6 +64,7 @@ pub use access::{
 pub use block::{BlockMut, BlockRef};
 pub use scalar::{Scalar, SlotMismatch};
 pub use error::{DecodeError, DecodeErrorKind};
+pub use owned::OwnedTree;
 pub use layout::{
     EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor,
     SlotIndex, NO_INDEX,
@@ -107,76 +111,53 @@ impl Utf8Check {
     }
 }
 
-/// Decoder settings shared by both engines.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The wire limits every decoder honours: how deep messages may nest and which strings
+/// must be valid UTF-8. The fields are private so that the depth limit is clamped in one
+/// place ([`DecodeOptions::with_max_depth`]); `repr(C)`: compiled code reads both fields
+/// from its context at [`DecodeOptions::MAX_DEPTH_OFFSET`] and
+/// [`DecodeOptions::UTF8_OFFSET`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
 pub struct DecodeOptions {
-    /// Which engine decodes (default [`EngineKind::Auto`]: tiered).
-    pub engine: EngineKind,
-    /// Deepest nesting of messages and groups below the root (default 100, as protobuf).
-    /// Values above [`MAX_DEPTH_LIMIT`] act as that limit: both engines recurse once per
-    /// level, and deeper nesting could overflow a thread's stack.
-    pub max_depth: u32,
-    /// Which `string` fields must be valid UTF-8 (default: proto3's).
-    pub utf8: Utf8Check,
-    /// When [`EngineKind::Auto`] compiles a message type.
-    pub tiering: Tiering,
+    max_depth: u32,
+    utf8: Utf8Check,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { engine: EngineKind::Auto, max_depth: 100, utf8: Utf8Check::Proto3, tiering: Tiering::default() }
+        DecodeOptions { max_depth: 100, utf8: Utf8Check::Proto3 }
     }
 }
 
 impl DecodeOptions {
-    /// The same options with another engine.
-    pub fn with_engine(self, engine: EngineKind) -> Self {
-        DecodeOptions { engine, ..self }
+    /// Byte offset of the depth limit (a `u32`), which compiled code reads.
+    pub const MAX_DEPTH_OFFSET: usize = std::mem::offset_of!(DecodeOptions, max_depth);
+    /// Byte offset of the UTF-8 policy (a `u32` code, see [`Utf8Check`]), which compiled
+    /// code reads.
+    pub const UTF8_OFFSET: usize = std::mem::offset_of!(DecodeOptions, utf8);
+
+    /// The same options with another depth limit: the deepest nesting of messages and
+    /// groups below the root (default 100, as protobuf). Values above [`MAX_DEPTH_LIMIT`]
+    /// become that limit: both engines recurse once per level, and deeper nesting could
+    /// overflow a thread's stack.
+    pub fn with_max_depth(self, max_depth: u32) -> Self {
+        DecodeOptions { max_depth: max_depth.min(MAX_DEPTH_LIMIT), ..self }
     }
 
-    /// The same options with another UTF-8 policy.
+    /// The same options with another UTF-8 policy (default: proto3's).
     pub fn with_utf8(self, utf8: Utf8Check) -> Self {
         DecodeOptions { utf8, ..self }
     }
-}
 
-/// Which engine decodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum EngineKind {
-    /// Tiered (the default): every message type starts on the interpreter; a type whose
-    /// interpreted decodes pass [`Tiering`]'s thresholds is compiled on a background
-    /// thread and swapped in. No decode ever waits for the compiler, so one-shot work
-    /// costs what the interpreter costs and long streams reach compiled speed.
-    #[default]
-    Auto,
-    /// Every message type reachable from the root compiled before the first decode
-    /// (benchmarks, tests). Types the lowering cannot handle, or a host without a
-    /// backend, fall back to the interpreter; the engine's stats say which and why.
-    Jit,
-    /// The table interpreter only; nothing is compiled.
-    Interpreter,
-}
+    /// The depth limit, at most [`MAX_DEPTH_LIMIT`].
+    #[inline]
+    pub fn max_depth(&self) -> u32 {
+        self.max_depth
+    }
 
-/// When a tiered engine ([`EngineKind::Auto`]) compiles a message type: once the
-/// interpreter has decoded `after_decodes` messages of that type, or `after_bytes` bytes
-/// of them, whichever comes first.
-///
-/// The defaults follow from what compiling costs and saves (BENCHMARKS.md, "Tiering"):
-/// about 0.5-2 ms per type on one core, against about 1.5 ns saved per decoded byte and
-/// 0.3 µs per small message, so a type repays its compilation after some 3,000 messages
-/// or 1 MB. Compilation runs beside the decoding threads, so the thresholds sit below
-/// that: a type is queued early enough that most of a long stream runs compiled, and a
-/// one-shot decode never waits. Counting stops when the type is queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Tiering {
-    /// Interpreted decodes of one type that make it hot.
-    pub after_decodes: u64,
-    /// Interpreted bytes of one type that make it hot.
-    pub after_bytes: u64,
-}
-
-impl Default for Tiering {
-    fn default() -> Self {
-        Tiering { after_decodes: 1_000, after_bytes: 256 << 10 }
+    /// Which `string` fields must be valid UTF-8.
+    #[inline]
+    pub fn utf8(&self) -> Utf8Check {
+        self.utf8
     }
 }

@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use protojit::{Arena, DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
 
 const TARGETS: &[(&str, &str)] = &[
     ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
@@ -33,9 +33,9 @@ fn decoders() -> &'static Vec<(Decoder, Decoder)> {
                     Schema::from_proto_files(&[dir.join(file)], &[&dir]).unwrap()
                 };
                 // A small depth limit reaches the depth checks with short inputs.
-                let options = DecodeOptions { max_depth: 12, ..DecodeOptions::default() };
-                let jit = schema.decoder_with_options(type_name, &options.clone().with_engine(EngineKind::Jit)).unwrap();
-                let interp = schema.decoder_with_options(type_name, &options.with_engine(EngineKind::Interpreter)).unwrap();
+                let options = EngineOptions::default().with_max_depth(12);
+                let jit = schema.decoder_with_options(type_name, &options.clone().with_kind(EngineKind::Jit)).unwrap();
+                let interp = schema.decoder_with_options(type_name, &options.with_kind(EngineKind::Interpreter)).unwrap();
                 assert_eq!(jit.stats().interpreted(), 0, "{type_name} must be compiled");
                 (jit, interp)
             })

@@ -26,7 +26,7 @@ use prost_types::{
     DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldOptions, FileDescriptorProto,
     FileDescriptorSet, MessageOptions, OneofDescriptorProto,
 };
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, EngineKind, Schema};
 
 /// Enum values a generated enum may declare (0 always comes first: proto3 needs it, and a
 /// proto2 enum used as a map value too).
@@ -439,9 +439,9 @@ fn run(data: &[u8]) -> Result<()> {
     // The same set through the serialized path, as tools load it.
     Schema::from_descriptor_set(&set.encode_to_vec()).expect("a valid set loads");
     let root = pool.get_message_by_name("g.M0").unwrap();
-    let options = DecodeOptions::default();
-    let jit = schema.decoder_with_options("g.M0", &options.clone().with_engine(EngineKind::Jit)).unwrap();
-    let interp = schema.decoder_with_options("g.M0", &options.with_engine(EngineKind::Interpreter)).unwrap();
+    let options = EngineOptions::default();
+    let jit = schema.decoder_with_options("g.M0", &options.clone().with_kind(EngineKind::Jit)).unwrap();
+    let interp = schema.decoder_with_options("g.M0", &options.with_kind(EngineKind::Interpreter)).unwrap();
     assert_eq!(jit.stats().interpreted(), 0, "generated types must compile");
 
     // Several messages per schema: compiling the schema costs far more than a decode.

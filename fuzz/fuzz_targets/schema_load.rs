@@ -17,7 +17,7 @@ mod common;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use protojit::{Arena, DecodeOptions, EngineKind, Schema};
+use protojit::{Arena, EngineOptions, EngineKind, Schema};
 
 fn seeds() -> &'static Vec<(&'static str, Vec<u8>)> {
     static SEEDS: OnceLock<Vec<(&'static str, Vec<u8>)>> = OnceLock::new();
@@ -58,9 +58,9 @@ fn check(set: &[u8], message: &[u8], picks: &[u8]) {
     }
     for &pick in picks.iter().take(3) {
         let name = &names[pick as usize % names.len()];
-        let options = DecodeOptions { max_depth: 32, ..DecodeOptions::default() };
-        let jit = schema.decoder_with_options(name, &options.clone().with_engine(EngineKind::Jit)).expect("a listed type has a decoder");
-        let interp = schema.decoder_with_options(name, &options.with_engine(EngineKind::Interpreter)).unwrap();
+        let options = EngineOptions::default().with_max_depth(32);
+        let jit = schema.decoder_with_options(name, &options.clone().with_kind(EngineKind::Jit)).expect("a listed type has a decoder");
+        let interp = schema.decoder_with_options(name, &options.with_kind(EngineKind::Interpreter)).unwrap();
         let (arena_a, arena_b) = (Arena::new(), Arena::new());
         for input in [message, &[][..]] {
             match (jit.decode(input, &arena_a), interp.decode(input, &arena_b)) {

@@ -8,7 +8,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use protojit::{DecodeOptions, EngineKind};
+use protojit::{EngineOptions, EngineKind};
 use protojit_arrow::{ArrowOptions, Converter, EnumColumns};
 use protojit_bench_support::records::{self, RecordSet};
 
@@ -29,7 +29,7 @@ fn bench(c: &mut Criterion) {
         let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
         let options = ArrowOptions {
             enums: EnumColumns::Number,
-            decode: DecodeOptions::default().with_engine(EngineKind::Jit),
+            decode: EngineOptions::default().with_kind(EngineKind::Jit),
             ..ArrowOptions::default()
         };
         let converter = Converter::new(&set.schema, set.message, &options).unwrap();

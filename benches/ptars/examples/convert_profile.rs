@@ -1,7 +1,7 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
 //! convert_profile -- gm1|telemetry|osm_ways N [protojit|project2|ptars|decode]`.
 
-use protojit::{Arena, DecodeOptions, EngineKind};
+use protojit::{Arena, EngineOptions, EngineKind};
 use protojit_arrow::{ArrowOptions, Converter, EnumColumns};
 use protojit_bench_support::records;
 
@@ -16,7 +16,7 @@ fn main() {
     let arm = args.get(3).map(String::as_str).unwrap_or("protojit");
     let options = ArrowOptions {
         enums: EnumColumns::Number,
-        decode: DecodeOptions::default().with_engine(EngineKind::Jit),
+        decode: EngineOptions::default().with_kind(EngineKind::Jit),
         ..ArrowOptions::default()
     };
     let options = match arm {

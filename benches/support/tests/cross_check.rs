@@ -4,7 +4,7 @@
 //! checksum walk that drifts before a benchmark run would.
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, DecodeOptions, EngineKind};
+use protojit::{Arena, EngineOptions, EngineKind};
 use protojit_bench_support::{
     all_cases, prost_arm, reflect_checksum, rp_checksum, tree_checksum, tree_message_count, RustProtobuf, Scanner,
 };
@@ -16,10 +16,10 @@ fn every_arm_agrees_with_the_interpreter() {
     for c in &cases {
         let interp = c
             .schema
-            .decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Interpreter))
+            .decoder_with_options(&c.message, &EngineOptions::default().with_kind(EngineKind::Interpreter))
             .unwrap();
         let jit =
-            c.schema.decoder_with_options(&c.message, &DecodeOptions::default().with_engine(EngineKind::Jit)).unwrap();
+            c.schema.decoder_with_options(&c.message, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
         let arena = Arena::new();
         let tree = interp.decode(&c.bytes, &arena).unwrap();
         let want = tree_checksum(&tree);

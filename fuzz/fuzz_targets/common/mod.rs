@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 pub mod seeds;
 
-use protojit::{DecodeOptions, Decoder, EngineKind, Schema};
+use protojit::{EngineOptions, Decoder, EngineKind, Schema};
 
 /// A schema and a root type in it: `(file, root type)`. Files ending in `.bin` are descriptor
 /// sets; the others are `.proto` files. `tests/...` is the repository's, the rest the
@@ -65,9 +65,9 @@ pub fn decoder_pairs(max_depth: u32) -> Vec<(Decoder, Decoder)> {
                 schemas.push((file, load_schema(file)));
             }
             let schema = &schemas.iter().find(|(f, _)| f == file).unwrap().1;
-            let options = DecodeOptions { max_depth, ..DecodeOptions::default() };
-            let jit = schema.decoder_with_options(type_name, &options.clone().with_engine(EngineKind::Jit)).unwrap();
-            let interp = schema.decoder_with_options(type_name, &options.with_engine(EngineKind::Interpreter)).unwrap();
+            let options = EngineOptions::default().with_max_depth(max_depth);
+            let jit = schema.decoder_with_options(type_name, &options.clone().with_kind(EngineKind::Jit)).unwrap();
+            let interp = schema.decoder_with_options(type_name, &options.with_kind(EngineKind::Interpreter)).unwrap();
             assert_eq!(jit.stats().interpreted(), 0, "{type_name} must be compiled");
             (jit, interp)
         })
