@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use protojit::EngineKind;
 
 const ABOUT: &str = "Decode protobuf messages with a schema loaded at run time (Cranelift JIT).";
 
@@ -147,9 +148,9 @@ pub struct EngineArgs {
     /// waits for a compiler, and compiles only types with megabytes of work in it (what
     /// repays compiling them), while long --delimited streams reach compiled speed. jit:
     /// compile every reachable type before the first byte (pays off on large inputs
-    /// only). interp: never compile.
-    #[arg(long, value_enum, default_value_t = Engine::Auto)]
-    pub engine: Engine,
+    /// only). interpreter (or interp): never compile.
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
     /// Deepest message nesting accepted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_depth: u32,
@@ -286,8 +287,8 @@ pub struct SqlArgs {
     #[arg(long, value_name = "ROWS", default_value_t = 8192)]
     pub batch_size: usize,
     /// Decode engine (see `protojit decode --help`).
-    #[arg(long, value_enum, default_value_t = Engine::Auto)]
-    pub engine: Engine,
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
 }
 
 #[cfg(feature = "sql")]
@@ -398,13 +399,6 @@ pub struct BenchArgs {
     /// Same as --utf8 off.
     #[arg(long, conflicts_with = "utf8")]
     pub no_utf8_check: bool,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Engine {
-    Auto,
-    Jit,
-    Interp,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
