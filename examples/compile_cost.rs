@@ -71,7 +71,7 @@ fn main() {
     let q = |len: usize, f: f64| ((len as f64 * f).ceil() as usize).clamp(1, len) - 1;
     let total: f64 = us.iter().sum();
     println!(
-        "{} types, opt_level {opt_level}: compile median {:.0} us, p90 {:.0} us, total {:.1} ms; code median {} B, p90 {} B",
+        "{} types, opt_level {opt_level:?}: compile median {:.0} us, p90 {:.0} us, total {:.1} ms; code median {} B, p90 {} B",
         rows.len(),
         us[q(us.len(), 0.5)],
         us[q(us.len(), 0.9)],

@@ -154,7 +154,7 @@ fn message_types_over_the_field_limit_fall_back_explicitly() {
     let engine = decoder.engine();
     let arena = Arena::new();
     assert!(engine.decode(&nested(3), &arena).is_ok());
-    assert_eq!(engine.decode(&[0x0a, 0x05], &arena).unwrap_err().kind, DecodeErrorKind::LengthOutOfBounds);
+    assert_eq!(engine.decode(&[0x0a, 0x05], &arena).err().map(|e| e.kind), Some(DecodeErrorKind::LengthOutOfBounds));
 }
 
 #[test]
@@ -188,9 +188,8 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
 fn decoder_options_choose_engine_depth_and_utf8() {
     let schema = schema();
     let options = protojit::EngineOptions {
-        engine: EngineKind::Interpreter,
-        max_depth: 2,
-        utf8: protojit::Utf8Check::Off,
+        kind: EngineKind::Interpreter,
+        decode: protojit::DecodeOptions::default().with_max_depth(2).with_utf8(protojit::Utf8Check::Off),
         ..Default::default()
     };
     let decoder = schema.decoder_with_options("Node", &options).unwrap();

@@ -108,7 +108,7 @@ proptest! {
         let mut arena = Arena::new();
         for engine in ENGINES {
             let decoder = schema
-                .decoder_with_options("rc.Root", &protojit::EngineOptions { engine, ..Default::default() })
+                .decoder_with_options("rc.Root", &protojit::EngineOptions { kind: engine, ..Default::default() })
                 .unwrap();
             if reuse {
                 arena.reset();

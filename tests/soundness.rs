@@ -192,7 +192,7 @@ fn the_interpreter_caps_the_depth_limit_it_is_given() {
             let layouts = schema.layouts();
             let arena = RawArena::new();
             let mut root = BlockMut::alloc(&arena, layouts, layouts.index_of("s.Big").unwrap());
-            let options = EngineOptions::default().with_max_depth(u32::MAX);
+            let options = protojit::DecodeOptions::default().with_max_depth(u32::MAX);
             Interp::new(&input, &options).message(&mut root, 0, input.len(), 0, None).unwrap_err()
         })
         .unwrap()

@@ -10,7 +10,6 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use std::sync::Arc;
 
 use protojit_arrow::arrow_array::cast::AsArray;
 use protojit_arrow::arrow_array::types::{
@@ -239,7 +238,7 @@ fn parquet_round_trip(batch: &RecordBatch) -> RecordBatch {
         .build()
         .unwrap();
     let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
-    protojit_sql::datafusion::arrow::compute::concat_batches(&batch.schema(), &batches).unwrap()
+    arrow_select::concat::concat_batches(&batch.schema(), &batches).unwrap()
 }
 
 /// `n` random messages of `desc`, encoded, with the oracle's view of each: the bytes decoded
@@ -308,7 +307,7 @@ fn binary_arrays_and_delimited_streams_give_the_same_rows() {
     let batches: Vec<RecordBatch> = converter.convert_delimited(&stream, 7).map(Result::unwrap).collect();
     assert_eq!(batches.len(), 6);
     assert!(batches.iter().all(|b| b.num_rows() <= 7));
-    assert_eq!(protojit_sql::datafusion::arrow::compute::concat_batches(&whole.schema(), &batches).unwrap(), whole);
+    assert_eq!(arrow_select::concat::concat_batches(&whole.schema(), &batches).unwrap(), whole);
 }
 
 /// Every `Utf8View` / `BinaryView` array under `array` (through structs, lists and maps).
@@ -328,7 +327,7 @@ fn view_arrays<'a>(array: &'a ArrayRef, out: &mut Vec<&'a ArrayRef>) {
 /// conversion's. Records from plain slices get copies, with the same values.
 #[test]
 fn string_views_point_into_the_input() {
-    use protojit_sql::datafusion::arrow::compute::cast;
+    use arrow_cast::cast;
     let schema = reflect_schema();
     let mut rng = common::Rng(0xa770_0007);
     for root in common::REFLECT_ROOTS {
