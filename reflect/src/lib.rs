@@ -35,12 +35,13 @@ mod message;
 mod path;
 mod text;
 mod value;
+mod views;
 mod visit;
 
 pub use handle::{field, Field, FieldType, HandleError, MessageList, Number};
 pub use json::{AnyError, Json, JsonError, JsonOptions};
-pub use list::{ListRef, MapIndex, MapRef};
-pub use message::MessageRef;
+pub use list::MapIndex;
+pub use views::{ListRef, MapRef, MessageRef};
 pub use path::{
     find_field, kind_name, parse_path, FieldName, FieldPath, PathError, PathErrorKind, PathSegment, Segment, Selector,
 };

@@ -6,14 +6,9 @@ use std::fmt;
 use protojit_arena::{FieldKind, SlotIndex, StrIter};
 
 use crate::handle::{MessageList, Number};
-use crate::{EnumValue, MapKey, MessageRef, Value};
+use crate::value::{EnumValue, MapKey, Value};
+use crate::views::{ListRef, MapRef, MessageRef};
 
-/// A repeated field of a decoded message.
-#[derive(Clone, Copy)]
-pub struct ListRef<'a> {
-    pub(crate) msg: MessageRef<'a>,
-    pub(crate) slot: SlotIndex,
-}
 
 impl fmt::Debug for ListRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -86,13 +81,6 @@ impl<'a> ListRef<'a> {
     }
 }
 
-/// A map field of a decoded message. Entries are kept in wire order; where a key occurs
-/// more than once the last entry wins, as protobuf specifies.
-#[derive(Clone, Copy)]
-pub struct MapRef<'a> {
-    pub(crate) msg: MessageRef<'a>,
-    pub(crate) slot: SlotIndex,
-}
 
 impl fmt::Debug for MapRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -8,17 +8,9 @@ use protojit_arena::{
     SlotIndex,
 };
 
-use crate::value::EnumValue;
-use crate::{ListRef, MapRef, Value};
+use crate::value::{EnumValue, Value};
+use crate::views::{ListRef, MapRef, MessageRef};
 
-/// A decoded message, borrowed from its tree (which borrows the input and the arena).
-///
-/// Made from a block reader ([`MessageRef::new`]); whether its proto3 strings read as
-/// text without a check is the reader's to know ([`BlockRef::from_decoded`]).
-#[derive(Clone, Copy)]
-pub struct MessageRef<'a> {
-    pub(crate) block: BlockRef<'a>,
-}
 
 impl fmt::Debug for MessageRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
