@@ -12,7 +12,7 @@ use crate::{Arena, BlockRef, Layouts};
 /// ```compile_fail,E0505
 /// # use std::sync::Arc;
 /// # use protojit_arena::{Arena, BlockMut, Layouts, OwnedTree};
-/// # let layouts: Arc<Layouts> = unimplemented!();
+/// # fn f(layouts: Arc<Layouts>) {
 /// let owned = OwnedTree::decode(vec![1u8], Arena::new(), layouts, |_input, arena, layouts| {
 ///     Ok::<_, ()>(BlockMut::alloc(arena, layouts, protojit_arena::LayoutIndex::new(0)).into_ref())
 /// })
@@ -20,6 +20,7 @@ use crate::{Arena, BlockRef, Layouts};
 /// let root = owned.tree();
 /// drop(owned); // the tree borrows the owner: error[E0505]
 /// let _ = root.layout();
+/// # }
 /// ```
 ///
 /// The same, reading before the owner goes:
@@ -27,7 +28,7 @@ use crate::{Arena, BlockRef, Layouts};
 /// ```no_run
 /// # use std::sync::Arc;
 /// # use protojit_arena::{Arena, BlockMut, Layouts, OwnedTree};
-/// # let layouts: Arc<Layouts> = unimplemented!();
+/// # fn f(layouts: Arc<Layouts>) {
 /// let owned = OwnedTree::decode(vec![1u8], Arena::new(), layouts, |_input, arena, layouts| {
 ///     Ok::<_, ()>(BlockMut::alloc(arena, layouts, protojit_arena::LayoutIndex::new(0)).into_ref())
 /// })
@@ -35,6 +36,7 @@ use crate::{Arena, BlockRef, Layouts};
 /// let root = owned.tree();
 /// let _ = root.layout();
 /// drop(owned);
+/// # }
 /// ```
 pub struct OwnedTree<I> {
     /// The root, its lifetime erased: it points into `parts` and `layouts` (or into data
