@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
 use prost_reflect::DescriptorPool;
-use protojit::{EngineOptions, EngineKind, Schema, TypeEngine};
+use protojit::{EngineKind, EngineOptions, Schema, TypeEngine};
 
 /// How a schema is loaded.
 enum Source {

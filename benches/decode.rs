@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, EngineOptions, Decoder, EngineKind};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions};
 use protojit_bench_support::{
     all_cases, prost_arm, reflect_checksum, rp_checksum, tree_checksum, tree_checksum_visit, tree_message_count, Case,
     ProstArm, RustProtobuf, Scanner,
@@ -50,10 +50,8 @@ fn fail(case: &Case, arm: &str, what: String) -> ! {
 /// Builds every arm for `case` and checks each against the interpreter before timing.
 fn prepare(case: Case) -> Prepared {
     let opts = EngineOptions::default();
-    let jit = case
-        .schema
-        .decoder_with_options(&case.message, &opts.clone().with_kind(EngineKind::Jit))
-        .expect("jit decoder");
+    let jit =
+        case.schema.decoder_with_options(&case.message, &opts.clone().with_kind(EngineKind::Jit)).expect("jit decoder");
     let interp = case
         .schema
         .decoder_with_options(&case.message, &opts.with_kind(EngineKind::Interpreter))

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost::Message as _;
-use protojit::{field, Arena, EngineOptions, EngineKind, Field, JsonOptions, MapKey, Schema};
+use protojit::{field, Arena, EngineKind, EngineOptions, Field, JsonOptions, MapKey, Schema};
 use protojit_bench_support::gen;
 use protojit_bench_support::{shared_cases, Case};
 

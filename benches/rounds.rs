@@ -29,7 +29,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Utf8Check};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Utf8Check};
 use protojit_bench_support::{
     generated_cases, prost_arm, reflect_checksum, shared_cases, tree_checksum, tree_checksum_visit, Case, Scanner,
 };

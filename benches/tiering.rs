@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use prost_reflect::DescriptorPool;
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema, TypeEngine};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema, TypeEngine};
 use protojit_bench_support::{shared_cases, tree_checksum};
 
 const ARMS: [(&str, EngineKind); 3] =

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use protojit::{Arena, EngineOptions, EngineKind, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, Schema};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -15,7 +15,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, EngineOptions, EngineKind};
+use protojit::{Arena, EngineKind, EngineOptions};
 use protojit_bench_support::{all_cases, prost_arm, RustProtobuf};
 
 struct Counting;

@@ -6,7 +6,7 @@
 //! `cargo run --release --example profile -- SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]`
 //! Set `PERF_BUILDID_DIR=1` so `perf report` can name the compiled functions.
 
-use protojit::{Arena, EngineOptions, EngineKind, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, Schema};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -15,8 +15,7 @@ fn corpus_payloads_match_prost_reflect() {
         let desc = schema.pool().get_message_by_name(type_name).unwrap();
         let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
         for engine in common::ENGINES {
-            let decoder =
-                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
+            let decoder = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             if engine == protojit::EngineKind::Jit && cfg!(target_arch = "x86_64") {
                 let stats = decoder.stats();
                 assert_eq!(stats.interpreted(), 0, "{file}: {:?}", stats.types);
@@ -42,8 +41,7 @@ fn corpus_readers_agree_across_engines() {
         let bytes = std::fs::read(dir.join(file)).unwrap();
         let mut dumps = Vec::new();
         for engine in common::ENGINES {
-            let decoder =
-                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
+            let decoder = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&bytes, &arena).unwrap();
             dumps.push(common::read_api::check_readers_agree(&msg, &format!("{file} ({engine:?})")));

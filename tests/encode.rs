@@ -4,7 +4,7 @@ mod common;
 
 use prost::Message as _;
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, EngineOptions, Decoder, MessageRef, Schema};
+use protojit::{Arena, Decoder, EngineOptions, MessageRef, Schema};
 
 /// Checks one decoded tree: its encoding has the length `encoded_len` says, decodes back to
 /// an equal tree (as a `DynamicMessage`, and in text format when no map has duplicate keys),
@@ -33,8 +33,7 @@ fn corpus_payloads_round_trip() {
         let schema = common::corpus_schema(&dir, proto);
         let input = std::fs::read(dir.join(file)).unwrap();
         for engine in common::ENGINES {
-            let decoder =
-                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
+            let decoder = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&input, &arena).unwrap();
             check_round_trip(&decoder, &msg, &format!("{file} ({engine:?})"));

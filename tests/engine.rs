@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use protojit::raw::jit::{CompileOptions, Compiled, TypeEngine};
-use protojit::{Arena, DecodeErrorKind, EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, DecodeErrorKind, Decoder, EngineKind, EngineOptions, Schema};
 
 const NESTED: &str = r#"
     syntax = "proto3";
@@ -81,16 +81,10 @@ fn compiled_code_is_shared_and_reads_options_at_run_time() {
     let schema = schema();
     let input = nested(5);
     let strict = schema
-        .decoder_with_options(
-            "Node",
-            &EngineOptions::default().with_max_depth(4).with_kind(EngineKind::Jit),
-        )
+        .decoder_with_options("Node", &EngineOptions::default().with_max_depth(4).with_kind(EngineKind::Jit))
         .unwrap();
     let loose = schema
-        .decoder_with_options(
-            "Node",
-            &EngineOptions::default().with_max_depth(5).with_kind(EngineKind::Jit),
-        )
+        .decoder_with_options("Node", &EngineOptions::default().with_max_depth(5).with_kind(EngineKind::Jit))
         .unwrap();
     let arena = Arena::new();
     let err = strict.decode(&input, &arena).unwrap_err();

@@ -47,8 +47,7 @@ fn extensions_decode_into_slots_and_read_by_full_name() {
     let schema = schema();
     let bytes = payload();
     for engine in common::ENGINES {
-        let decoder =
-            schema.decoder_with_options("extbase.Base", &EngineOptions::default().with_kind(engine)).unwrap();
+        let decoder = schema.decoder_with_options("extbase.Base", &EngineOptions::default().with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(&bytes, &arena).unwrap();
         assert_eq!(msg.unknown_fields().count(), 0, "{engine:?}: every extension is known");

@@ -6,7 +6,7 @@ mod common;
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, Kind, ReflectMessage as _, Value};
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto2";

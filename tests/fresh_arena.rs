@@ -11,7 +11,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use protojit::{Arena, EngineOptions, EngineKind};
+use protojit::{Arena, EngineKind, EngineOptions};
 
 /// Counts, per thread, allocations of at least `LARGE` bytes (arena chunks; the decoders'
 /// own small bookkeeping is not counted).
@@ -64,9 +64,8 @@ fn a_fresh_arena_takes_one_chunk_once_the_engine_knows_its_trees() {
         let schema = common::corpus_schema(&dir, proto);
         let bytes = std::fs::read(dir.join(file)).unwrap();
         let jit = schema.decoder_with_options(message, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
-        let interp = schema
-            .decoder_with_options(message, &EngineOptions::default().with_kind(EngineKind::Interpreter))
-            .unwrap();
+        let interp =
+            schema.decoder_with_options(message, &EngineOptions::default().with_kind(EngineKind::Interpreter)).unwrap();
         let want = {
             let arena = Arena::new();
             interp.decode(&bytes, &arena).unwrap().to_dynamic()

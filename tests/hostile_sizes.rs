@@ -15,7 +15,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 /// Counts live heap bytes and their peak per thread: the test harness runs tests on
 /// several threads at once, and each case measures only its own decode.

@@ -5,7 +5,7 @@ mod common;
 
 use prost::Message as _;
 use protojit::raw::jit::{CompileOptions, Compiled};
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto2";

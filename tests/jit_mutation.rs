@@ -6,7 +6,7 @@
 
 mod common;
 
-use protojit::{Arena, EngineOptions, EngineKind, MessageRef, Value};
+use protojit::{Arena, EngineKind, EngineOptions, MessageRef, Value};
 
 /// The mutation test's case budget (default 100,000 in all); `PROTOJIT_MUTATIONS` overrides
 /// it, for slow runs such as under valgrind. Each payload's share scales with it.
@@ -98,8 +98,7 @@ fn jit_agrees_with_interpreter_on_mutated_corpus() {
         let cases = budget().map_or(cases, |b| (cases * b / planned).max(1));
         let &(proto, type_name, _) = common::PAYLOADS.iter().find(|p| p.2 == file).unwrap();
         let schema = common::corpus_schema(&dir, proto);
-        let jit =
-            schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
+        let jit = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
         let interp = schema
             .decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Interpreter))
             .unwrap();
@@ -150,8 +149,7 @@ fn jit_agrees_with_interpreter_on_random_bytes() {
         ("osmformat.proto", "OSMPBF.PrimitiveBlock"),
     ] {
         let schema = common::corpus_schema(&dir, proto);
-        let jit =
-            schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
+        let jit = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Jit)).unwrap();
         let interp = schema
             .decoder_with_options(type_name, &EngineOptions::default().with_kind(EngineKind::Interpreter))
             .unwrap();

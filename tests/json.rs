@@ -260,8 +260,7 @@ fn corpus_json_matches_prost_reflect() {
         let desc = schema.pool().get_message_by_name(type_name).unwrap();
         let expected = DynamicMessage::decode(desc, bytes.as_slice()).unwrap();
         for engine in common::ENGINES {
-            let decoder =
-                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
+            let decoder = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let arena = Arena::new();
             let msg = decoder.decode(&bytes, &arena).unwrap();
             let compared = check_json(&msg, &expected, &format!("{file} ({engine:?})"));

@@ -4,7 +4,7 @@ mod common;
 
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor};
 use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
-use protojit::{Arena, DecodeError, DecodeErrorKind as K, EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, DecodeError, DecodeErrorKind as K, Decoder, EngineKind, EngineOptions, Schema};
 
 // Field tags below are one byte each: (number << 3) | wire type.
 const PROTO2: &str = r#"

@@ -77,8 +77,7 @@ fn arena_reuse_allocates_nothing_after_the_first_decode() {
         let schema = common::corpus_schema(&dir, proto);
         let bytes = std::fs::read(dir.join(file)).unwrap();
         for engine in common::ENGINES {
-            let decoder =
-                schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
+            let decoder = schema.decoder_with_options(type_name, &EngineOptions::default().with_kind(engine)).unwrap();
             let mut arena = Arena::new();
             let mut held_after_first = None;
             for i in 0..20 {

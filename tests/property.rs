@@ -14,7 +14,7 @@ use prost_reflect::{
     Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Syntax, Value,
 };
 use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 // ---------------------------------------------------------------------------------------
 // Fixture

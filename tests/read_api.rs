@@ -3,7 +3,7 @@
 mod common;
 
 use protojit::{
-    field, Arena, EngineOptions, Descend, Field, FieldInfo, HandleError, MapKey, MapWalk, MessageRef, Schema, Visitor,
+    field, Arena, Descend, EngineOptions, Field, FieldInfo, HandleError, MapKey, MapWalk, MessageRef, Schema, Visitor,
 };
 
 const PROTO: &str = r#"

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use protojit::raw::arena::interp::Interp;
 use protojit::raw::arena::{Arena as RawArena, BlockMut, BlockRef, Layouts, SlotIndex};
 use protojit::raw::jit::{Compiled, JitError};
+use protojit::{Arena, DecodeErrorKind, EngineKind, EngineOptions, Schema};
 use protojit::{CompileOptions, Engines};
-use protojit::{Arena, DecodeErrorKind, EngineOptions, EngineKind, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto3";

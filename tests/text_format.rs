@@ -23,7 +23,7 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use protojit::{Arena, EngineOptions, EngineKind, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, Schema};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

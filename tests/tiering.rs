@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use prost::Message as _;
 use prost_reflect::DynamicMessage;
+use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema, Tiering, TypeEngine};
 use protojit::{CompileOptions, Engines};
-use protojit::{Arena, EngineOptions, Decoder, EngineKind, Schema, Tiering, TypeEngine};
 
 /// A tiered decoder for `root` over fresh tiers in which exactly the types `pick` selects
 /// (by position in the reachable list) are compiled.

@@ -2,7 +2,7 @@
 
 use protojit::raw::arena::wire::write_varint;
 use protojit::MAX_DEPTH_LIMIT;
-use protojit::{Arena, EngineOptions, EngineKind, JsonOptions, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, Schema};
 
 const SCHEMA: &str = r#"
     syntax = "proto3";

@@ -51,8 +51,8 @@ pub mod interp;
 mod layout;
 mod owned;
 mod raw;
-mod scalar;
 pub mod runtime;
+mod scalar;
 mod varint;
 pub mod wire;
 
@@ -62,14 +62,14 @@ pub use access::{
     Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrList, StrVector, Texts, Vector,
 };
 pub use block::{BlockMut, BlockRef};
-pub use scalar::{Scalar, SlotMismatch};
 pub use error::{DecodeError, DecodeErrorKind};
-pub use owned::OwnedTree;
 pub use layout::{
     EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor,
     SlotIndex, NO_INDEX,
 };
+pub use owned::OwnedTree;
 pub use raw::{RawStr, RawVec};
+pub use scalar::{Scalar, SlotMismatch};
 
 /// The largest effective [`DecodeOptions::max_depth`].
 pub const MAX_DEPTH_LIMIT: u32 = 1000;

@@ -10,7 +10,6 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-
 use protojit_arrow::arrow_array::cast::AsArray;
 use protojit_arrow::arrow_array::types::{
     DurationNanosecondType, Float32Type, Float64Type, Int32Type, Int64Type, TimestampNanosecondType, UInt32Type,
@@ -337,8 +336,7 @@ fn string_views_point_into_the_input() {
         let input = array.values().as_ptr_range();
         let input = input.start as usize..input.end as usize;
         for decode in engines() {
-            let views =
-                ArrowOptions { strings: StringColumns::Views, decode, ..ArrowOptions::default() };
+            let views = ArrowOptions { strings: StringColumns::Views, decode, ..ArrowOptions::default() };
             let converter = Converter::new(&schema, root, &views).unwrap();
             let batch = converter.convert_binary(&array).unwrap();
             check_batch(&batch, &messages, &converter, root);
@@ -581,9 +579,7 @@ fn corrupted_records_convert_exactly_when_they_decode() {
         // Two levels of recursion keep the schema (and the test) small.
         let converter =
             Converter::new(&schema, root, &ArrowOptions { max_recursion: 2, ..ArrowOptions::default() }).unwrap();
-        let decoder = schema
-            .decoder_with_options(root, &EngineOptions::default().with_utf8(Utf8Check::All))
-            .unwrap();
+        let decoder = schema.decoder_with_options(root, &EngineOptions::default().with_utf8(Utf8Check::All)).unwrap();
         let (mut accepted, mut rejected, mut checked) = (0, 0, 0);
         for bytes in &encoded {
             for _ in 0..5 {
@@ -645,7 +641,8 @@ fn corrupted_records_convert_exactly_when_they_decode() {
 /// `Utf8Check::All` is an error that says so, instead of being overridden.
 #[test]
 fn unchecked_strings_are_an_error() {
-    let schema = Schema::from_proto_source("s.proto", "syntax = \"proto2\"; message S { optional string s = 1; }").unwrap();
+    let schema =
+        Schema::from_proto_source("s.proto", "syntax = \"proto2\"; message S { optional string s = 1; }").unwrap();
     for utf8 in [Utf8Check::Proto3, Utf8Check::Off] {
         let options = ArrowOptions { decode: EngineOptions::default().with_utf8(utf8), ..ArrowOptions::default() };
         let e = Converter::new(&schema, "S", &options).unwrap_err();

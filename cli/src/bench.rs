@@ -55,11 +55,8 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     let options = EngineOptions::default()
         .with_max_depth(args.max_depth)
         .with_utf8(crate::args::utf8_check(args.utf8, args.no_utf8_check));
-    let decoder = |kind| {
-        schema
-            .decoder_with_options(&full, &options.with_kind(kind))
-            .map_err(|e| Failure::usage(e.to_string()))
-    };
+    let decoder =
+        |kind| schema.decoder_with_options(&full, &options.with_kind(kind)).map_err(|e| Failure::usage(e.to_string()));
     let jit = decoder(EngineKind::Jit)?;
     let interp = decoder(EngineKind::Interpreter)?;
     // Every record must decode, or the numbers would measure error paths.

@@ -6,8 +6,8 @@ use prost_reflect::{Cardinality, Kind, Syntax};
 use protojit::raw::arena::{
     FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX,
 };
-use protojit::{CompileOptions, EngineKind, EngineOptions, TypeEngine, TypeStats};
 use protojit::Schema;
+use protojit::{CompileOptions, EngineKind, EngineOptions, TypeEngine, TypeStats};
 
 use crate::args::{EngineArgs, SchemaSub};
 use crate::common::{self, Failure, Out};

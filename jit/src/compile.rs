@@ -12,8 +12,8 @@ use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use protojit_arena::{LayoutIndex, Layouts};
 
-use crate::lower::{message_signature, ChildCalls, ChildFns, Translator};
 use crate::abi::MessageFn;
+use crate::lower::{message_signature, ChildCalls, ChildFns, Translator};
 use crate::options::CompileOptions;
 
 /// Why compiled code is not available.

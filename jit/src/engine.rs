@@ -9,10 +9,10 @@ use protojit_arena::{
     Arena, BlockMut, BlockRef, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts, OwnedTree,
 };
 
-use crate::compile::{Compiled, TypeEngine, TypeStats};
 use crate::abi::{JitCtx, MessageFn, TierHook};
-use crate::tier::Tiers;
+use crate::compile::{Compiled, TypeEngine, TypeStats};
 use crate::options::{EngineKind, EngineOptions};
+use crate::tier::Tiers;
 use protojit_arena::interp::Interp;
 
 /// What an engine runs, per message type.

@@ -92,10 +92,12 @@ impl Engines {
             EngineKind::Auto => Code::Tiered(self.tiers().clone()),
             // The code was compiled over these very layouts for this root; the check is the
             // engine's own guard that it runs only such code.
-            EngineKind::Jit => match self.compiled(root).and_then(|code| code.check(&self.layouts, root).map(|()| code)) {
-                Ok(code) => Code::Eager(code),
-                Err(e) => Code::Interpreted(e.to_string()),
-            },
+            EngineKind::Jit => {
+                match self.compiled(root).and_then(|code| code.check(&self.layouts, root).map(|()| code)) {
+                    Ok(code) => Code::Eager(code),
+                    Err(e) => Code::Interpreted(e.to_string()),
+                }
+            }
         };
         Engine::assemble(self.layouts.clone(), root, *options, code)
     }

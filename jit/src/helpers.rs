@@ -191,7 +191,12 @@ pub(crate) unsafe extern "C" fn pj_slow_field(
 ///
 /// # Safety
 /// `input_start <= ptr <= end <= input_start + input_len`; `out` is writable.
-pub(crate) unsafe extern "C" fn pj_varint(ctx: *mut JitCtx, ptr: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
+pub(crate) unsafe extern "C" fn pj_varint(
+    ctx: *mut JitCtx,
+    ptr: *const u8,
+    end: *const u8,
+    out: *mut u64,
+) -> *const u8 {
     // SAFETY: the body makes its references inside the guard.
     unsafe {
         guard(ctx, std::ptr::null(), || {
@@ -251,7 +256,13 @@ pub(crate) unsafe extern "C" fn pj_utf8(ctx: *mut JitCtx, ptr: *const u8, len: u
 ///
 /// # Safety
 /// As [`pj_slow_field`] for `ctx`, `layout`, `block`.
-pub(crate) unsafe extern "C" fn pj_reserve(ctx: *mut JitCtx, layout: u32, slot: u32, block: *mut u8, additional: u32) -> u32 {
+pub(crate) unsafe extern "C" fn pj_reserve(
+    ctx: *mut JitCtx,
+    layout: u32,
+    slot: u32,
+    block: *mut u8,
+    additional: u32,
+) -> u32 {
     // SAFETY: the body makes its references inside the guard.
     unsafe {
         guard_alloc(ctx, 0, || {

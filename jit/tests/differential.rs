@@ -72,7 +72,11 @@ fn engines_run_what_was_asked_for() {
         assert!(tiered.stats().types.iter().all(|t| t.engine == TypeEngine::Jit), "{:?}", tiered.stats());
     }
     assert_eq!(jit.stats().kind, jit.kind());
-    assert!(interp.stats().types.iter().all(|t| t.engine == TypeEngine::Interpreter("the interpreter was requested".into())));
+    assert!(interp
+        .stats()
+        .types
+        .iter()
+        .all(|t| t.engine == TypeEngine::Interpreter("the interpreter was requested".into())));
 }
 
 #[test]

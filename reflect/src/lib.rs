@@ -41,7 +41,6 @@ mod visit;
 pub use handle::{field, Field, FieldType, HandleError, MessageList, Number};
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::MapIndex;
-pub use views::{ListRef, MapRef, MessageRef};
 pub use path::{
     find_field, kind_name, parse_path, FieldName, FieldPath, PathError, PathErrorKind, PathSegment, Segment, Selector,
 };
@@ -49,4 +48,5 @@ pub use protojit_arena::EnumType;
 pub use protojit_arena::{StrIter, StrList, Texts};
 pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};
+pub use views::{ListRef, MapRef, MessageRef};
 pub use visit::{Descend, FieldInfo, MapWalk, Visitor};

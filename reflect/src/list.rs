@@ -9,7 +9,6 @@ use crate::handle::{MessageList, Number};
 use crate::value::{EnumValue, MapKey, Value};
 use crate::views::{ListRef, MapRef, MessageRef};
 
-
 impl fmt::Debug for ListRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
@@ -80,7 +79,6 @@ impl<'a> ListRef<'a> {
         self.kind().is_message().then(|| MessageList { inner: self.msg.block.vec_children(self.slot), msg: self.msg })
     }
 }
-
 
 impl fmt::Debug for MapRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -11,7 +11,6 @@ use protojit_arena::{
 use crate::value::{EnumValue, Value};
 use crate::views::{ListRef, MapRef, MessageRef};
 
-
 impl fmt::Debug for MessageRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MessageRef")

@@ -17,7 +17,11 @@ use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
 use protojit_sql::{ProtobufTable, TableOptions};
 
 fn jit(select: Option<Vec<String>>) -> ArrowOptions {
-    ArrowOptions { select, decode: ArrowOptions::default().decode.with_kind(EngineKind::Jit), ..ArrowOptions::default() }
+    ArrowOptions {
+        select,
+        decode: ArrowOptions::default().decode.with_kind(EngineKind::Jit),
+        ..ArrowOptions::default()
+    }
 }
 
 /// All columns against a projection of 2, on google_message1 (proto3: 40 top-level fields).

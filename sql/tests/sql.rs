@@ -102,7 +102,10 @@ fn a_selection_in_the_options_is_an_error() {
     let options = TableOptions { arrow, ..TableOptions::default() };
     let e = ProtobufTable::from_bytes(&telemetry(), "Batch", Vec::new(), &options).unwrap_err();
     assert!(matches!(e, SqlError::Select), "{e:?}");
-    assert_eq!(e.to_string(), "TableOptions::arrow.select must be None: each scan converts the columns its query reads");
+    assert_eq!(
+        e.to_string(),
+        "TableOptions::arrow.select must be None: each scan converts the columns its query reads"
+    );
     let table = ProtobufTable::from_bytes(&telemetry(), "Batch", Vec::new(), &TableOptions::default()).unwrap();
     assert!(table.is_empty());
 }

@@ -189,7 +189,8 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
             (Repetition::Repeated, FieldKind::Float) => list!(f32, F32),
             (Repetition::Repeated, FieldKind::Double) => list!(f64, F64),
             (Repetition::Repeated, FieldKind::Enum) => {
-                let h = Field::<field::List<field::Enum>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
+                let h =
+                    Field::<field::List<field::Enum>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
                 let (numbers, ty) = value.as_list().unwrap().enum_numbers().unwrap();
                 assert_eq!(h.get(m).unwrap(), numbers);
                 assert_eq!(h.enum_type(), ty.descriptor());
@@ -198,7 +199,8 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                 }
             }
             (Repetition::Repeated, FieldKind::String | FieldKind::Bytes) => {
-                let h = Field::<field::List<field::Bytes>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
+                let h = Field::<field::List<field::Bytes>>::resolve(m.layouts(), m.descriptor().full_name(), &path)
+                    .unwrap();
                 for b in h.get(m).unwrap() {
                     out.push(line(
                         n,
@@ -209,14 +211,19 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                     ));
                 }
                 if slot.kind == FieldKind::String {
-                    if let Some(strs) = Field::<field::List<field::Str>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap().get(m) {
+                    if let Some(strs) =
+                        Field::<field::List<field::Str>>::resolve(m.layouts(), m.descriptor().full_name(), &path)
+                            .unwrap()
+                            .get(m)
+                    {
                         let via_values: Vec<_> = value.as_list().unwrap().iter().map(|v| v.as_str()).collect();
                         assert_eq!(strs.map(Some).collect::<Vec<_>>(), via_values, "strs #{n}");
                     }
                 }
             }
             (Repetition::Repeated, _) => {
-                let h = Field::<field::List<field::Message>>::resolve(m.layouts(), m.descriptor().full_name(), &path).unwrap();
+                let h = Field::<field::List<field::Message>>::resolve(m.layouts(), m.descriptor().full_name(), &path)
+                    .unwrap();
                 assert_eq!(h.get(m).unwrap().len(), value.as_list().unwrap().len());
                 for c in h.get(m).unwrap() {
                     out.push(format!("{n}{{"));

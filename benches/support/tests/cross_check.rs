@@ -4,7 +4,7 @@
 //! checksum walk that drifts before a benchmark run would.
 
 use prost_reflect::DynamicMessage;
-use protojit::{Arena, EngineOptions, EngineKind};
+use protojit::{Arena, EngineKind, EngineOptions};
 use protojit_bench_support::{
     all_cases, prost_arm, reflect_checksum, rp_checksum, tree_checksum, tree_message_count, RustProtobuf, Scanner,
 };

@@ -85,7 +85,9 @@ fn dump_into(block: BlockRef<'_>, out: &mut String) {
                 for e in 0..n {
                     match slot.kind {
                         FieldKind::Message | FieldKind::Group => dump_into(block.vec_child(si, e), out),
-                        FieldKind::String | FieldKind::Bytes => write!(out, "{:?}", block.vec_get_bytes(si, e)).unwrap(),
+                        FieldKind::String | FieldKind::Bytes => {
+                            write!(out, "{:?}", block.vec_get_bytes(si, e)).unwrap()
+                        }
                         FieldKind::Bool => write!(out, "{}", block.vec_get::<bool>(si, e)).unwrap(),
                         k if is_wide(k) => write!(out, "{}", block.vec_get::<u64>(si, e)).unwrap(),
                         _ => write!(out, "{}", block.vec_get::<u32>(si, e)).unwrap(),
