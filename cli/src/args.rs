@@ -83,6 +83,7 @@ Examples:
   protojit completions zsh > ~/.zfunc/_protojit
   protojit completions fish > ~/.config/fish/completions/protojit.fish";
 
+#[cfg(feature = "sql")]
 const SQL_EXAMPLES: &str = "\
 Examples:
   # top users by bytes, from a file of delimited Event records
