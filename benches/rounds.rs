@@ -103,11 +103,11 @@ fn arms<'a>(case: &'a Case, read: bool) -> Vec<(&'static str, Run<'a>)> {
     };
     let mut out: Vec<(&'static str, Run<'a>)> = Vec::new();
     let tree_arms = [
-        ("jit", EngineKind::Jit, Utf8Check::Proto3, false),
+        ("jit", EngineKind::Jit, Utf8Check::Features, false),
         ("jit_utf8", EngineKind::Jit, Utf8Check::All, false),
-        ("jit_fresh", EngineKind::Jit, Utf8Check::Proto3, true),
+        ("jit_fresh", EngineKind::Jit, Utf8Check::Features, true),
         ("jit_fresh_utf8", EngineKind::Jit, Utf8Check::All, true),
-        ("interp", EngineKind::Interpreter, Utf8Check::Proto3, false),
+        ("interp", EngineKind::Interpreter, Utf8Check::Features, false),
     ];
     for (name, engine, utf8, fresh) in tree_arms {
         let d = decoder(case, engine, utf8);

@@ -239,10 +239,12 @@
 #![forbid(unsafe_code)]
 
 mod decoder;
+mod editions;
 mod owned;
 mod schema;
 
 pub use decoder::Decoder;
+pub use editions::{lower_descriptor_set, EditionsError, LoweredSet};
 pub use owned::OwnedMessage;
 pub use schema::{Schema, SchemaError};
 

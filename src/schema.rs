@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use prost_reflect::DescriptorPool;
-use protojit_arena::{LayoutError, Layouts};
+use protojit_arena::{DeclaredFeatures, LayoutError, Layouts, PoolFeatures};
 use protojit_jit::{CompileOptions, EngineOptions, Engines};
 
+use crate::editions::{lower_descriptor_set, EditionsError};
 use crate::Decoder;
 
 /// Why a schema could not be loaded or a type not found.
@@ -61,6 +62,15 @@ pub enum SchemaError {
     /// A layout could not be computed.
     #[error(transparent)]
     Layout(#[from] LayoutError),
+    /// The editions loader refused the set: an unknown syntax, an edition or a feature
+    /// value this build does not know, or bytes it cannot walk. Refused, never misread.
+    #[error("{origin}: {source}")]
+    Editions {
+        /// Where the bytes came from.
+        origin: String,
+        /// What is not supported, in which file and element, and what to do.
+        source: EditionsError,
+    },
 }
 
 /// A set of message types loaded at run time, with their layouts.
@@ -75,9 +85,17 @@ pub struct Schema {
 }
 
 impl Schema {
-    /// A schema from a descriptor pool.
+    /// A schema from a descriptor pool, its files read as the proto2 and proto3 files they
+    /// say they are (a pool cannot hold editions files: load those with
+    /// [`from_descriptor_set`](Self::from_descriptor_set)).
     pub fn from_pool(pool: &DescriptorPool) -> Result<Schema, SchemaError> {
-        let layouts = Arc::new(Layouts::new(pool)?);
+        Self::from_pool_with(pool, &DeclaredFeatures::default())
+    }
+
+    /// A schema from a pool whose editions files the loader lowered, with their features.
+    fn from_pool_with(pool: &DescriptorPool, declared: &DeclaredFeatures) -> Result<Schema, SchemaError> {
+        let features = PoolFeatures::new(pool, declared).map_err(LayoutError::from)?;
+        let layouts = Arc::new(Layouts::with_features(features)?);
         Ok(Schema {
             layouts: layouts.clone(),
             engines: Arc::new(Engines::new(layouts, CompileOptions::default())),
@@ -100,20 +118,22 @@ impl Schema {
 
     fn descriptor_set(bytes: &[u8], origin: &str) -> Result<Schema, SchemaError> {
         let mut pool = DescriptorPool::new();
-        add_descriptor_set(&mut pool, bytes, origin)?;
-        Self::from_pool(&pool)
+        let mut declared = DeclaredFeatures::default();
+        add_descriptor_set(&mut pool, &mut declared, bytes, origin)?;
+        Self::from_pool_with(&pool, &declared)
     }
 
     /// A schema from one or more `FileDescriptorSet` files (later files may depend on
     /// earlier ones).
     pub fn from_descriptor_set_files(paths: &[impl AsRef<Path>]) -> Result<Schema, SchemaError> {
         let mut pool = DescriptorPool::new();
+        let mut declared = DeclaredFeatures::default();
         for path in paths {
             let path = path.as_ref();
             let bytes = std::fs::read(path).map_err(|source| SchemaError::Io { path: path.to_owned(), source })?;
-            add_descriptor_set(&mut pool, &bytes, &path.display().to_string())?;
+            add_descriptor_set(&mut pool, &mut declared, &bytes, &path.display().to_string())?;
         }
-        Self::from_pool(&pool)
+        Self::from_pool_with(&pool, &declared)
     }
 
     /// A schema from `.proto` files, resolving imports through `includes` (and the
@@ -121,7 +141,10 @@ impl Schema {
     ///
     /// Compiles with protox; when protox rejects a file (it lags protoc on the newest
     /// syntax) and a `protoc` is on `PATH` (or in `$PROTOC`), compiles with protoc instead
-    /// and says so in [`notes`](Self::notes).
+    /// and says so in [`notes`](Self::notes). protox cannot parse editions files
+    /// (`edition = "2023";`): they always take this path, and need protoc 27 or newer
+    /// (edition 2024: protoc 32), checked with `protoc --version` first; an older or missing
+    /// protoc is a [`SchemaError::Compile`] that says what to install or pass instead.
     pub fn from_proto_files(files: &[impl AsRef<Path>], includes: &[impl AsRef<Path>]) -> Result<Schema, SchemaError> {
         let files: Vec<PathBuf> = files.iter().map(|f| f.as_ref().to_owned()).collect();
         let mut includes: Vec<PathBuf> = includes.iter().map(|i| i.as_ref().to_owned()).collect();
@@ -153,6 +176,13 @@ impl Schema {
             Ok(bytes) => Self::descriptor_set(&bytes, "protox output"),
             Err(err) => {
                 let protox_msg = one_line(&format!("{err}"));
+                // protox parses proto2 and proto3 only: an editions file needs a protoc that
+                // knows its edition, checked first so that an old one is named, not run.
+                if let Some((file, edition)) = files.iter().find_map(|f| declared_edition(f).map(|e| (f, e))) {
+                    if let Err(message) = check_protoc_for_edition(file, &edition) {
+                        return Err(SchemaError::Compile { message });
+                    }
+                }
                 match compile_with_protoc(&files, &includes) {
                     ProtocResult::Compiled(bytes) => {
                         let mut schema = Self::descriptor_set(&bytes, "protoc output")?;
@@ -297,6 +327,94 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The edition a `.proto` file declares (`edition = "2023";`), if it declares one: the
+/// first statement that is not a comment says `edition` or `syntax`.
+fn declared_edition(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut in_block = false;
+    for line in text.lines() {
+        let mut line = line.trim();
+        if in_block {
+            let Some(end) = line.find("*/") else { continue };
+            line = line[end + 2..].trim();
+            in_block = false;
+        }
+        if let Some(rest) = line.strip_prefix("/*") {
+            if rest.contains("*/") {
+                continue;
+            }
+            in_block = true;
+            continue;
+        }
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let rest = line.strip_prefix("edition")?.trim_start().strip_prefix('=')?.trim_start();
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let value = &rest[1..];
+        return Some(value[..value.find(quote)?].to_owned());
+    }
+    None
+}
+
+/// The oldest protoc that compiles `edition` without `--experimental_editions`: 2023 became
+/// generally available in protoc 27.0, 2024 in 32.0. An edition this table does not know
+/// needs at least the newest known minimum (protoc then decides, and the loader refuses an
+/// edition it does not implement).
+fn min_protoc_for(edition: &str) -> u32 {
+    match edition {
+        "2023" => 27,
+        _ => 32,
+    }
+}
+
+/// The `libprotoc X.Y` version `protoc --version` prints, as (major, minor); the 3.x series
+/// (before protoc 22) reads as major 3.
+fn protoc_version(protoc: &Path) -> Result<Option<(u32, u32, String)>, String> {
+    let out = match std::process::Command::new(protoc).arg("--version").output() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{} could not run: {e}", protoc.display())),
+        Ok(o) => o,
+    };
+    let text = one_line(&String::from_utf8_lossy(&out.stdout));
+    let version = text.strip_prefix("libprotoc ").unwrap_or(&text);
+    let mut parts = version.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty());
+    match (parts.next().and_then(|p| p.parse().ok()), parts.next().and_then(|p| p.parse().ok())) {
+        (Some(major), minor) => Ok(Some((major, minor.unwrap_or(0), text))),
+        _ => Err(format!("`{} --version` printed {text:?}, not a protoc version", protoc.display())),
+    }
+}
+
+/// The protoc of `$PROTOC` (else `protoc` on `PATH`).
+fn protoc_path() -> PathBuf {
+    std::env::var_os("PROTOC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("protoc"))
+}
+
+/// Whether the protoc [`compile_with_protoc`] would run can compile `file`, written in
+/// `edition`; else the one line that says what to install or do instead.
+fn check_protoc_for_edition(file: &Path, edition: &str) -> Result<(), String> {
+    let need = min_protoc_for(edition);
+    let protoc = protoc_path();
+    let instead = format!(
+        "install protoc {need} or newer (or point $PROTOC at one; the grpcio-tools Python package bundles one: \
+         `python -m grpc_tools.protoc`), or load a descriptor set made by such a protoc or by buf \
+         (`protoc --include_imports -o set.pb {}`)",
+        file.display()
+    );
+    let found = match protoc_version(&protoc)? {
+        None if std::env::var_os("PROTOC").is_some() => {
+            format!("$PROTOC names {}, which does not exist", protoc.display())
+        }
+        None => "no protoc on PATH".to_owned(),
+        Some((major, _, _)) if major >= need => return Ok(()),
+        Some((_, _, text)) => format!("found {text} at {}", protoc.display()),
+    };
+    Err(format!(
+        "{} uses edition {edition}, which protox cannot parse and which needs protoc {need} or newer ({found}): {instead}",
+        file.display()
+    ))
+}
+
 enum ProtocResult {
     Compiled(Vec<u8>),
     Failed(String),
@@ -305,7 +423,7 @@ enum ProtocResult {
 
 /// Compiles with `protoc` from `PATH` (or `$PROTOC`) into a temporary descriptor set.
 fn compile_with_protoc(files: &[PathBuf], includes: &[PathBuf]) -> ProtocResult {
-    let protoc = std::env::var_os("PROTOC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("protoc"));
+    let protoc = protoc_path();
     let out = std::env::temp_dir().join(format!("protojit-protoc-{}-{}.pb", std::process::id(), unique()));
     let mut cmd = std::process::Command::new(&protoc);
     for i in includes {
@@ -326,28 +444,48 @@ fn compile_with_protoc(files: &[PathBuf], includes: &[PathBuf]) -> ProtocResult 
     }
 }
 
-/// Adds the files of a serialized `FileDescriptorSet` to `pool`.
+/// Adds the files of a serialized `FileDescriptorSet` to `pool`, and the features of its
+/// editions files to `declared`.
 ///
-/// prost-reflect 0.16 panics (instead of returning its error) on a file whose `syntax` is
-/// neither absent, "proto2" nor "proto3" (editions among them), so the syntaxes are
-/// checked first; any other panic of the descriptor library is caught and reported as
-/// the set being unsupported, never passed on to the caller.
-fn add_descriptor_set(pool: &mut DescriptorPool, bytes: &[u8], origin: &str) -> Result<(), SchemaError> {
-    use prost::Message;
-    if let Ok(set) = prost_types::FileDescriptorSet::decode(bytes) {
-        for file in &set.file {
-            if let Some(syntax) = file.syntax.as_deref().filter(|s| !matches!(*s, "proto2" | "proto3")) {
-                return Err(SchemaError::Unsupported {
-                    origin: origin.to_owned(),
-                    reason: format!(
-                        "file `{}` has syntax {syntax:?}; only proto2 and proto3 descriptor sets load (write the \
-                         schema with syntax = \"proto2\" or \"proto3\")",
-                        file.name()
-                    ),
-                });
-            }
+/// prost-reflect 0.16 knows proto2 and proto3 only (it panics on `syntax = "editions"`), so
+/// the set goes through the editions loader first: it refuses unknown syntaxes, editions
+/// and feature values, and rewrites each editions file as proto2, its features kept beside
+/// in `declared` (see `editions.rs`). Any other panic of the descriptor library is caught
+/// and reported as the set being unsupported, never passed on to the caller.
+fn add_descriptor_set(
+    pool: &mut DescriptorPool,
+    declared: &mut DeclaredFeatures,
+    bytes: &[u8],
+    origin: &str,
+) -> Result<(), SchemaError> {
+    let lowered = match lower_descriptor_set(bytes) {
+        Ok(lowered) => lowered,
+        // Bytes the walk finds malformed go to the descriptor library, whose error says more
+        // (or which is laxer), unless a file in them declares a syntax it does not know.
+        Err(source @ EditionsError::Malformed { .. }) if !only_legacy_syntax(bytes) => {
+            return Err(SchemaError::Editions { origin: origin.to_owned(), source })
         }
-    }
+        Err(EditionsError::Malformed { .. }) => return decode_into(pool, bytes, origin),
+        Err(source) => return Err(SchemaError::Editions { origin: origin.to_owned(), source }),
+    };
+    decode_into(pool, &lowered.bytes, origin)?;
+    let d = lowered.declared;
+    declared.files.extend(d.files);
+    declared.messages.extend(d.messages);
+    declared.enums.extend(d.enums);
+    declared.extensions.extend(d.extensions);
+    Ok(())
+}
+
+/// Whether every file of `bytes` (as prost-types reads them) says proto2 or proto3, the
+/// syntaxes prost-reflect 0.16 knows (it panics on any other, "editions" included).
+fn only_legacy_syntax(bytes: &[u8]) -> bool {
+    use prost::Message;
+    prost_types::FileDescriptorSet::decode(bytes)
+        .is_ok_and(|s| s.file.iter().all(|f| matches!(f.syntax.as_deref(), None | Some("proto2" | "proto3"))))
+}
+
+fn decode_into(pool: &mut DescriptorPool, bytes: &[u8], origin: &str) -> Result<(), SchemaError> {
     let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.decode_file_descriptor_set(bytes)));
     match decoded {
         Ok(result) => result.map_err(|source| SchemaError::DescriptorSet { origin: origin.to_owned(), source }),

@@ -498,20 +498,20 @@ impl<'a> BlockRef<'a> {
         BlockRef { ptr, layout: layouts.get(index), layouts, utf8_checked: false, _tree: PhantomData }
     }
 
-    /// Wraps the root of a tree a decoder wrote; `proto3_utf8_checked`: its UTF-8 policy
-    /// checked proto3 strings ([`Utf8Check::proto3_checked`](crate::Utf8Check::proto3_checked)),
+    /// Wraps the root of a tree a decoder wrote; `verify_utf8_checked`: its UTF-8 policy
+    /// checked the strings whose features say VERIFY ([`Utf8Check::verify_checked`](crate::Utf8Check::verify_checked)),
     /// so the text reads ([`get_str`](Self::get_str) and the like) return them unchecked.
     ///
     /// # Safety
-    /// As [`from_raw`](Self::from_raw), and if `proto3_utf8_checked`, every `string` slot
+    /// As [`from_raw`](Self::from_raw), and if `verify_utf8_checked`, every `string` slot
     /// with [`FieldSlot::validate_utf8`] holds valid UTF-8.
     pub unsafe fn from_decoded(
         ptr: NonNull<u8>,
         layouts: &'a Layouts,
         index: LayoutIndex,
-        proto3_utf8_checked: bool,
+        verify_utf8_checked: bool,
     ) -> BlockRef<'a> {
-        BlockRef { ptr, layout: layouts.get(index), layouts, utf8_checked: proto3_utf8_checked, _tree: PhantomData }
+        BlockRef { ptr, layout: layouts.get(index), layouts, utf8_checked: verify_utf8_checked, _tree: PhantomData }
     }
 
     /// The block's address.

@@ -22,7 +22,8 @@ pub enum DecodeErrorKind {
     UnterminatedGroup = 7,
     /// Messages and groups nest deeper than the decoder's depth limit.
     DepthLimitExceeded = 8,
-    /// A proto3 `string` field holds bytes that are not UTF-8.
+    /// A `string` field whose features say VERIFY (proto3, editions by default) holds
+    /// bytes that are not UTF-8.
     InvalidUtf8 = 9,
     /// A tag's field number does not fit protobuf's 29 bits.
     FieldNumberTooLarge = 10,

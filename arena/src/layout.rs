@@ -6,6 +6,7 @@ use prost_reflect::{
     DescriptorPool, EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor,
 };
 
+use crate::features::{FeatureError, FieldFeatures, PoolFeatures};
 use crate::raw::RawStr;
 
 mod builder;
@@ -67,9 +68,10 @@ pub enum FieldKind {
     Fixed32 = 7,
     /// `bool`: varint 0 or 1.
     Bool = 8,
-    /// `string`: length-delimited, UTF-8 (checked for proto3).
+    /// `string`: length-delimited, UTF-8 (checked where the features say `VERIFY`).
     String = 9,
-    /// A proto2 group: start-group tag, fields, end-group tag.
+    /// A proto2 group, or a message field whose `message_encoding` is `DELIMITED`:
+    /// start-group tag, fields, end-group tag.
     Group = 10,
     /// A message: length-delimited.
     Message = 11,
@@ -200,11 +202,14 @@ pub struct FieldSlot {
     pub child: u32,
     /// Bytes per element of a repeated field (a pointer for messages).
     pub elem_size: u32,
-    /// Written packed by an encoder (decoders accept both forms regardless).
+    /// Written packed by an encoder (decoders accept both forms regardless): the
+    /// `repeated_field_encoding` feature is `PACKED`.
     pub packed: bool,
-    /// An enum whose unknown values go to unknown fields (proto2 enums).
+    /// An enum whose unknown values go to unknown fields: the enum's `enum_type` feature
+    /// is `CLOSED` (proto2 enums, and editions enums that say so).
     pub closed_enum: bool,
-    /// A `string` that must be valid UTF-8 (proto3).
+    /// A `string` that must be valid UTF-8: its `utf8_validation` feature is `VERIFY`
+    /// (proto3 strings, editions strings unless they say `NONE`).
     pub validate_utf8: bool,
     /// An extension field (proto2), rather than a declared field.
     pub is_extension: bool,
@@ -253,7 +258,11 @@ impl SlotDescriptor {
             SlotDescriptor::Extension(e) => e.is_map(),
         }
     }
-    /// Whether the field distinguishes "absent" from its default value.
+    /// prost-reflect's answer to whether the field distinguishes "absent" from its default
+    /// value: wrong for editions fields with implicit presence (the loader hands the
+    /// descriptor library every editions file as proto2). Read
+    /// [`MessageLayout::slot_features`] instead.
+    #[deprecated(note = "reads the file's syntax; use `MessageLayout::slot_features(..).has_presence()`")]
     pub fn supports_presence(&self) -> bool {
         match self {
             SlotDescriptor::Field(f) => f.supports_presence(),
@@ -309,9 +318,11 @@ pub struct MessageLayout {
     defaults: Vec<Option<prost_reflect::Value>>,
     /// Per slot: the index of its enum type in [`Layouts::enum_type`], or [`NO_INDEX`].
     enum_types: Vec<u32>,
-    /// Per slot: the name protobuf's text format prints (the group's type name for a
-    /// group, `[full.name]` for an extension), made once so printers do not allocate.
+    /// Per slot: the name protobuf's text format prints (the type name for a group-like
+    /// delimited field, `[full.name]` for an extension), made once so printers do not allocate.
     text_names: Vec<Box<str>>,
+    /// Per slot: the field's resolved features.
+    slot_features: Vec<FieldFeatures>,
 }
 
 impl MessageLayout {
@@ -335,7 +346,8 @@ impl MessageLayout {
         (e != NO_INDEX).then_some(e)
     }
     /// The field name as protobuf's text format prints it: the declared name, the type
-    /// name of a group, `[full.name]` for an extension.
+    /// name of a group-like delimited field (a proto2 group, or an editions field named as
+    /// its type: protobuf's `IsGroupLike`), `[full.name]` for an extension.
     #[inline]
     pub fn text_name(&self, index: SlotIndex) -> &str {
         &self.text_names[index.index()]
@@ -427,6 +439,12 @@ impl MessageLayout {
     pub fn oneofs(&self) -> &[OneofDescriptor] {
         &self.oneofs
     }
+    /// The resolved features of the slot at `index` (presence, closedness, UTF-8,
+    /// encodings, JSON format): what writers and printers read, never the file's syntax.
+    #[inline]
+    pub fn slot_features(&self, index: SlotIndex) -> &FieldFeatures {
+        &self.slot_features[index.index()]
+    }
 }
 
 /// A layout could not be built.
@@ -435,12 +453,20 @@ pub enum LayoutError {
     /// A message type has more fields than a layout indexes.
     #[error("message type `{0}` has more than 65534 fields and extensions")]
     TooManyFields(String),
+    /// The feature tables do not describe the pool.
+    #[error(transparent)]
+    Features(#[from] FeatureError),
+    /// A field of the pool has no entry in the feature tables given.
+    #[error("field `{0}` has no resolved features (the feature tables were built for another pool)")]
+    NoFeatures(String),
 }
 
 /// The layouts of every message type in a descriptor pool, indexed by [`LayoutIndex`].
 #[derive(Clone, Debug)]
 pub struct Layouts {
     pool: DescriptorPool,
+    /// Every element's resolved features (shared by clones).
+    features: std::sync::Arc<PoolFeatures>,
     layouts: Vec<MessageLayout>,
     by_name: HashMap<String, LayoutIndex>,
     /// Every enum type of the pool, with its values sorted by number for lookups.
@@ -461,6 +487,10 @@ impl Layouts {
     /// The pool these layouts were computed from.
     pub fn pool(&self) -> &DescriptorPool {
         &self.pool
+    }
+    /// The resolved features of every file, message, field, enum and extension of the pool.
+    pub fn features(&self) -> &PoolFeatures {
+        &self.features
     }
     /// Number of layouts.
     pub fn len(&self) -> usize {

@@ -6,6 +6,9 @@
 //! - [`Layouts`] / [`MessageLayout`] / [`FieldSlot`]: one layout per message type of a
 //!   [`prost_reflect::DescriptorPool`], computed once, telling where every field lives
 //!   inside a message block.
+//! - [`PoolFeatures`] / [`FieldFeatures`]: every element's resolved protobuf features
+//!   (editions, with proto2 and proto3 as fixed sets), which layouts and writers read
+//!   instead of a file's syntax.
 //! - [`Arena`]: the bump allocator every block and vector of one decoded tree lives in.
 //! - [`RawStr`] / [`RawVec`]: the raw field representations inside blocks.
 //! - [`BlockMut`]: the only writer of blocks, used by both decode engines; it borrows its
@@ -47,6 +50,7 @@ mod access;
 mod arena;
 mod block;
 mod error;
+mod features;
 pub mod interp;
 mod layout;
 mod owned;
@@ -63,6 +67,11 @@ pub use access::{
 };
 pub use block::{BlockMut, BlockRef};
 pub use error::{DecodeError, DecodeErrorKind};
+pub use features::{
+    DeclaredFeatures, DefaultSymbolVisibility, Edition, EnforceNamingStyle, EnumTypeFeature, FeatureError, FeatureSet,
+    FieldFeatures, FieldPresence, JsonFormat, MessageEncoding, MessageFeatures, PoolFeatures, RepeatedFieldEncoding,
+    Utf8Validation,
+};
 pub use layout::{
     EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor,
     SlotIndex, NO_INDEX,
@@ -76,15 +85,17 @@ pub const MAX_DEPTH_LIMIT: u32 = 1000;
 
 /// Which `string` fields a decoder checks for valid UTF-8.
 ///
-/// The discriminants are the codes compiled code reads from its context (0 none, 1 proto3
-/// strings, 2 every string).
+/// The discriminants are the codes compiled code reads from its context (0 none, 1 the
+/// strings whose features say VERIFY, 2 every string).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum Utf8Check {
-    /// proto3 `string` fields, as the protobuf specification asks (proto2 strings may hold
-    /// any bytes).
+    /// The `string` fields whose resolved `utf8_validation` feature is `VERIFY`
+    /// ([`FieldSlot::validate_utf8`]), as protobuf asks: every proto3 string, editions
+    /// strings unless a feature says `NONE`, and no proto2 string (proto2 strings may hold
+    /// any bytes). Called `Proto3` before editions loaded.
     #[default]
-    Proto3 = 1,
+    Features = 1,
     /// Every `string` field, proto2 included: the work generated Rust (prost) does, for
     /// comparisons on equal terms and for callers who want `&str` everywhere.
     All = 2,
@@ -94,20 +105,33 @@ pub enum Utf8Check {
 }
 
 impl Utf8Check {
-    /// Whether a `string` field is checked: `proto3` says whether the field comes from a
-    /// proto3 file ([`FieldSlot::validate_utf8`]).
+    /// The name this policy had before editions: the strings of proto3 files, which are
+    /// now the strings whose features say `VERIFY` (a superset, the same for proto2/proto3).
+    #[deprecated(note = "renamed `Utf8Check::Features`: the strings whose features say VERIFY")]
+    #[allow(non_upper_case_globals)]
+    pub const Proto3: Utf8Check = Utf8Check::Features;
+
+    /// Whether a `string` field is checked: `verify` says whether its resolved
+    /// `utf8_validation` feature is `VERIFY` ([`FieldSlot::validate_utf8`]).
     #[inline]
-    pub const fn checks(self, proto3: bool) -> bool {
+    pub const fn checks(self, verify: bool) -> bool {
         match self {
-            Utf8Check::Proto3 => proto3,
+            Utf8Check::Features => verify,
             Utf8Check::All => true,
             Utf8Check::Off => false,
         }
     }
 
-    /// Whether every proto3 string of a tree decoded with this policy is valid UTF-8.
-    pub const fn proto3_checked(self) -> bool {
+    /// Whether every string whose features say `VERIFY` of a tree decoded with this policy
+    /// is valid UTF-8 (string views then skip the check).
+    pub const fn verify_checked(self) -> bool {
         !matches!(self, Utf8Check::Off)
+    }
+
+    /// The name [`verify_checked`](Self::verify_checked) had before editions.
+    #[deprecated(note = "renamed `verify_checked`: the strings whose features say VERIFY")]
+    pub const fn proto3_checked(self) -> bool {
+        self.verify_checked()
     }
 }
 
@@ -125,7 +149,7 @@ pub struct DecodeOptions {
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { max_depth: 100, utf8: Utf8Check::Proto3 }
+        DecodeOptions { max_depth: 100, utf8: Utf8Check::Features }
     }
 }
 
@@ -144,7 +168,8 @@ impl DecodeOptions {
         DecodeOptions { max_depth: max_depth.min(MAX_DEPTH_LIMIT), ..self }
     }
 
-    /// The same options with another UTF-8 policy (default: proto3's).
+    /// The same options with another UTF-8 policy (default: the fields' features,
+    /// [`Utf8Check::Features`]).
     pub fn with_utf8(self, utf8: Utf8Check) -> Self {
         DecodeOptions { utf8, ..self }
     }

@@ -36,7 +36,7 @@ fn checked_proto3_strings_read_as_text_and_unchecked_ones_are_checked_on_read() 
     field(&mut good, 2, "ü".as_bytes());
     field(&mut good, 3, BAD);
     let arena = Arena::new();
-    let tree = decode(&layouts, "t3.M", &good, &arena, Utf8Check::Proto3).unwrap();
+    let tree = decode(&layouts, "t3.M", &good, &arena, Utf8Check::Features).unwrap();
     assert_eq!(tree.get_str(s), Ok("héllo"));
     assert_eq!(tree.vec_get_str(list, 1), Ok("ü"));
     assert_eq!(tree.vec_strs(list).texts().collect::<Vec<_>>(), [Ok("a"), Ok("ü")]);
@@ -51,7 +51,7 @@ fn checked_proto3_strings_read_as_text_and_unchecked_ones_are_checked_on_read() 
     field(&mut bad, 1, BAD);
     field(&mut bad, 2, b"ok");
     field(&mut bad, 2, BAD);
-    assert!(decode(&layouts, "t3.M", &bad, &arena, Utf8Check::Proto3).is_err());
+    assert!(decode(&layouts, "t3.M", &bad, &arena, Utf8Check::Features).is_err());
     // ... and with checking off, the reads check: the bytes come back as `Err`.
     let tree = decode(&layouts, "t3.M", &bad, &arena, Utf8Check::Off).unwrap();
     assert_eq!(tree.get_str(s), Err(BAD));
@@ -71,7 +71,7 @@ fn proto2_strings_are_checked_on_read_whatever_the_tree_says() {
     field(&mut input, 2, b"fine");
     let arena = Arena::new();
     // Proto3's policy does not check proto2 strings, so the tree holds these bytes.
-    let tree = decode(&layouts, "t2.M", &input, &arena, Utf8Check::Proto3).unwrap();
+    let tree = decode(&layouts, "t2.M", &input, &arena, Utf8Check::Features).unwrap();
     assert_eq!(tree.get_str(SlotIndex::new(0)), Err(BAD));
     assert_eq!(tree.vec_strs(SlotIndex::new(1)).texts().collect::<Vec<_>>(), [Err(BAD), Ok("fine")]);
     assert!(tree.vec_strs(SlotIndex::new(1)).strs().is_none());

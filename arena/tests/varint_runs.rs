@@ -88,7 +88,7 @@ fn packed_runs_agree_with_a_byte_loop_for_every_width_and_length() {
         }
         field(&mut input, 1, &run);
         let arena = Arena::new();
-        let tree = decode(&layouts, "t.Runs", &input, &arena, Utf8Check::Proto3).unwrap();
+        let tree = decode(&layouts, "t.Runs", &input, &arena, Utf8Check::Features).unwrap();
         let twice: Vec<u64> = values.iter().chain(&values).copied().collect();
         assert_eq!(tree.vec_slice::<u64>(slot(1)), &twice[..], "round {round}");
         let as_i64: Vec<i64> = values.iter().map(|&v| v as i64).collect();
@@ -129,7 +129,7 @@ fn a_malformed_varint_in_a_run_is_an_error() {
         let mut input = Vec::new();
         field(&mut input, 1, &run);
         let arena = Arena::new();
-        let Err(err) = decode(&layouts, "t.Runs", &input, &arena, Utf8Check::Proto3) else {
+        let Err(err) = decode(&layouts, "t.Runs", &input, &arena, Utf8Check::Features) else {
             panic!("round {round}: a malformed run decoded: {run:02x?}")
         };
         let want = if cut { DecodeErrorKind::Truncated } else { DecodeErrorKind::VarintTooLong };

@@ -61,7 +61,8 @@ pub(crate) mod ctx_offset {
     pub const ERROR_OFFSET: i32 = offset_of!(JitCtx, error_offset) as i32;
     /// A `u32`.
     pub const MAX_DEPTH: i32 = (offset_of!(JitCtx, options) + DecodeOptions::MAX_DEPTH_OFFSET) as i32;
-    /// A `u32`: the UTF-8 policy's code (0 off, 1 proto3 strings, 2 every string).
+    /// A `u32`: the UTF-8 policy's code (0 off, 1 the strings whose features say VERIFY,
+    /// 2 every string).
     pub const UTF8: i32 = (offset_of!(JitCtx, options) + DecodeOptions::UTF8_OFFSET) as i32;
     pub const CHUNK_PTR: i32 = offset_of!(JitCtx, chunk_ptr) as i32;
     pub const CHUNK_END: i32 = offset_of!(JitCtx, chunk_end) as i32;

@@ -71,9 +71,9 @@ pub struct Engine {
     /// block's size: a small input's decode goes straight to it (see [`Engine::decode`]).
     eager_root: Option<MessageFn>,
     root_size: usize,
-    /// Whether the options' UTF-8 policy checks proto3 strings (the trees' readers then
+    /// Whether the options' UTF-8 policy checks the strings whose features say VERIFY (the trees' readers then
     /// read them as text without a second check).
-    proto3_utf8_checked: bool,
+    verify_utf8_checked: bool,
 }
 
 /// Inputs up to this size ask nothing of the arena at the start: their trees usually fit
@@ -105,7 +105,7 @@ impl Engine {
             max_per_kib,
             eager_root,
             root_size,
-            proto3_utf8_checked: options.decode.utf8().proto3_checked(),
+            verify_utf8_checked: options.decode.utf8().verify_checked(),
         }
     }
 
@@ -207,8 +207,8 @@ impl Engine {
         let root = self.decode_root(input, arena)?;
         // SAFETY: `decode_root` returned the finished root block of `self.root`, allocated
         // in `arena` over `self.layouts`, pointing into `input` and `arena` only, all
-        // borrowed for 'a; it checked proto3 strings iff `proto3_utf8_checked` says so.
-        Ok(unsafe { BlockRef::from_decoded(root, &self.layouts, self.root, self.proto3_utf8_checked) })
+        // borrowed for 'a; it checked the VERIFY strings iff `verify_utf8_checked` says so.
+        Ok(unsafe { BlockRef::from_decoded(root, &self.layouts, self.root, self.verify_utf8_checked) })
     }
 
     /// Decodes `input` into `arena` and bundles the tree with both (and the layouts) into
@@ -238,7 +238,7 @@ impl Engine {
             }
             let root = self.decode_root(input, arena)?;
             // SAFETY: as in `decode`, with `layouts` the engine's (checked above).
-            Ok(unsafe { BlockRef::from_decoded(root, layouts, self.root, self.proto3_utf8_checked) })
+            Ok(unsafe { BlockRef::from_decoded(root, layouts, self.root, self.verify_utf8_checked) })
         })
     }
 

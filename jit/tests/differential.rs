@@ -148,7 +148,7 @@ fn depth_limit_and_utf8_policy_are_honoured_alike() {
     }
     // Invalid UTF-8 in a proto2 string: accepted under proto3's rule, refused under `All`.
     let bad = [0x4a, 0x02, 0xff, 0xfe];
-    for utf8 in [protojit_arena::Utf8Check::Proto3, protojit_arena::Utf8Check::All, protojit_arena::Utf8Check::Off] {
+    for utf8 in [protojit_arena::Utf8Check::Features, protojit_arena::Utf8Check::All, protojit_arena::Utf8Check::Off] {
         let options = EngineOptions::default().with_utf8(utf8);
         let engines: Vec<_> = [EngineKind::Interpreter, EngineKind::Jit]
             .map(|kind| (kind, all.engine(root, &options.with_kind(kind))))

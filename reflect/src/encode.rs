@@ -13,7 +13,8 @@ use crate::{MapRef, MessageRef, Value};
 impl MessageRef<'_> {
     /// Appends the message to `out` in canonical protobuf binary: known fields and
     /// extensions in field-number order (repeated scalars packed where the field is packed:
-    /// proto3 by default, proto2 with `[packed = true]`), map entries once per key (the last
+    /// as the field's `repeated_field_encoding` feature says: proto3 and editions by default,
+    /// proto2 with `[packed = true]`), map entries once per key (the last
     /// one on the wire, as protobuf reads maps; each entry with its key and value), then the
     /// unknown fields verbatim in wire order. Decoding the result gives back an equal tree.
     ///

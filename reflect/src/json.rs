@@ -461,7 +461,10 @@ fn fields<M: SerializeMap>(msg: &MessageRef<'_>, out: &mut M, cx: &Cx<'_>) -> Re
             }
             let si = SlotIndex::new(i as u32);
             let desc = layout.slot_descriptor(si);
-            let write = msg.is_present(si) || (cx.options.emit_defaults && !extensions && !desc.supports_presence());
+            // Default output follows the field's resolved presence (implicit: proto3 scalars,
+            // editions fields with IMPLICIT, lists and maps), never the file's syntax.
+            let write = msg.is_present(si)
+                || (cx.options.emit_defaults && !extensions && !layout.slot_features(si).has_presence());
             if !write {
                 continue;
             }

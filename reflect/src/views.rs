@@ -7,7 +7,7 @@ use protojit_arena::{BlockRef, SlotIndex};
 
 /// A decoded message, borrowed from its tree (which borrows the input and the arena).
 ///
-/// Made from a block reader ([`MessageRef::new`]); whether its proto3 strings read as
+/// Made from a block reader ([`MessageRef::new`]); whether its strings whose features say VERIFY read as
 /// text without a check is the reader's to know ([`BlockRef::from_decoded`](protojit_arena::BlockRef::from_decoded)).
 #[derive(Clone, Copy)]
 pub struct MessageRef<'a> {

@@ -3,18 +3,29 @@
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor, Syntax,
+    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, OneofDescriptor,
 };
 
 use super::{
     check_layout, EnumType, FieldKind, FieldSlot, LayoutError, LayoutIndex, Layouts, MessageLayout, Repetition,
     SlotDescriptor, NO_INDEX,
 };
+use crate::features::{DeclaredFeatures, FieldFeatures, MessageFeatures, PoolFeatures};
 use crate::raw::RawVec;
 
 impl Layouts {
-    /// Computes the layout of every message type in `pool`, in O(fields + extensions).
+    /// Computes the layout of every message type in `pool`, in O(fields + extensions), its
+    /// files read as the proto2 and proto3 files they say they are. A pool holding editions
+    /// files lowered by the loader needs their features: [`Layouts::with_features`].
     pub fn new(pool: &DescriptorPool) -> Result<Layouts, LayoutError> {
+        Layouts::with_features(PoolFeatures::new(pool, &DeclaredFeatures::default())?)
+    }
+
+    /// Computes the layout of every message type of `features`' pool, every slot decided
+    /// by the field's resolved features (presence, closed enums, UTF-8, packed, delimited).
+    pub fn with_features(features: PoolFeatures) -> Result<Layouts, LayoutError> {
+        let pool = features.pool().clone();
+        let pool = &pool;
         let messages: Vec<MessageDescriptor> = pool.all_messages().collect();
         let by_name: HashMap<String, LayoutIndex> =
             messages.iter().enumerate().map(|(i, m)| (m.full_name().to_owned(), LayoutIndex(i as u32))).collect();
@@ -31,7 +42,9 @@ impl Layouts {
         // pointer's (`FieldKind::value_size`), whatever the child's block size.
         let mut layouts = Vec::with_capacity(messages.len());
         for (i, msg) in messages.iter().enumerate() {
-            layouts.push(build_layout(msg, std::mem::take(&mut extensions[i]), &by_name, &enum_by_name)?);
+            let own = features.message_at(i).ok_or_else(|| LayoutError::NoFeatures(msg.full_name().to_owned()))?;
+            let cx = Context { by_name: &by_name, enum_by_name: &enum_by_name, features: &features };
+            layouts.push(build_layout(msg, own, std::mem::take(&mut extensions[i]), &cx)?);
         }
         for layout in &layouts {
             check_layout(layout);
@@ -52,38 +65,57 @@ impl Layouts {
             layout.index = LayoutIndex(i as u32);
             layout.id = (id << 32) | i as u64;
         }
-        Ok(Layouts { pool: pool.clone(), layouts, by_name, enums, empty_blocks: std::sync::Arc::new(empty_blocks), id })
+        Ok(Layouts {
+            pool: pool.clone(),
+            features: std::sync::Arc::new(features),
+            layouts,
+            by_name,
+            enums,
+            empty_blocks: std::sync::Arc::new(empty_blocks),
+            id,
+        })
     }
 }
 
-/// The layout of `msg` (declared fields, then `extensions`), its children found in
-/// `by_name` and its enum types in `enum_by_name`. The id, index and group flag are left
-/// for [`Layouts::new`](super::Layouts::new), which knows the whole set.
+/// What every layout of a set is built with: children by name, enum types by name, and
+/// the pool's resolved features.
+struct Context<'c> {
+    by_name: &'c HashMap<String, LayoutIndex>,
+    enum_by_name: &'c HashMap<String, u32>,
+    features: &'c PoolFeatures,
+}
+
+/// The layout of `msg` (declared fields, with their features in `own`, then `extensions`).
+/// The id, index and group flag are left for [`Layouts::new`](super::Layouts::new), which
+/// knows the whole set.
 fn build_layout(
     msg: &MessageDescriptor,
+    own: &MessageFeatures,
     extensions: Vec<ExtensionDescriptor>,
-    by_name: &HashMap<String, LayoutIndex>,
-    enum_by_name: &HashMap<String, u32>,
+    cx: &Context<'_>,
 ) -> Result<MessageLayout, LayoutError> {
-    let mut builder = LayoutBuilder::new(msg, by_name);
+    let mut builder = LayoutBuilder::new(msg, cx.by_name);
     for f in msg.fields() {
-        builder.add_field(f);
+        let features = *own.field(f.number()).ok_or_else(|| LayoutError::NoFeatures(f.full_name().to_owned()))?;
+        builder.add_field(f, features);
     }
     for e in extensions {
-        builder.add_extension(e);
+        let features = *cx.features.extension(&e).ok_or_else(|| LayoutError::NoFeatures(e.full_name().to_owned()))?;
+        builder.add_extension(e, features);
     }
     if builder.pending.len() >= u16::MAX as usize {
         return Err(LayoutError::TooManyFields(msg.full_name().to_owned()));
     }
     builder.pending.sort_by_key(|p| p.slot.number);
     let placement = builder.place();
-    Ok(builder.finish(placement, enum_by_name))
+    Ok(builder.finish(placement, cx.enum_by_name))
 }
 
 /// A slot collected but not yet placed.
 struct Pending {
     slot: FieldSlot,
     desc: SlotDescriptor,
+    features: FieldFeatures,
     /// Bytes this slot needs in the block (oneof members are placed once per oneof).
     size: u32,
 }
@@ -96,16 +128,14 @@ struct Placement {
     size: u32,
 }
 
-/// What a field or extension declares, read the same way from either descriptor.
+/// What a field or extension declares, read the same way from either descriptor; every
+/// decision a file's syntax once made comes from `features`.
 struct Declared {
     number: u32,
     kind: Kind,
-    is_group: bool,
     cardinality: Cardinality,
     is_map: bool,
-    is_packed: bool,
-    /// Whether a singular non-message value gets a presence bit.
-    supports_presence: bool,
+    features: FieldFeatures,
     /// Index of the containing (non-synthetic) oneof, or [`NO_INDEX`].
     oneof: u32,
 }
@@ -115,13 +145,8 @@ struct LayoutBuilder<'l> {
     by_name: &'l HashMap<String, LayoutIndex>,
     /// The non-synthetic oneofs, indexed as [`FieldSlot::oneof`].
     oneofs: Vec<OneofDescriptor>,
-    proto3: bool,
     pending: Vec<Pending>,
     hasbits: u32,
-}
-
-fn is_closed_enum(kind: &Kind) -> bool {
-    matches!(kind, Kind::Enum(e) if e.parent_file().syntax() == Syntax::Proto2)
 }
 
 impl<'l> LayoutBuilder<'l> {
@@ -130,7 +155,6 @@ impl<'l> LayoutBuilder<'l> {
             msg,
             by_name,
             oneofs: msg.oneofs().filter(|o| !o.is_synthetic()).collect(),
-            proto3: msg.parent_file().syntax() == Syntax::Proto3,
             pending: Vec::new(),
             hasbits: 0,
         }
@@ -143,30 +167,26 @@ impl<'l> LayoutBuilder<'l> {
         }
     }
 
-    fn add_field(&mut self, f: FieldDescriptor) {
+    fn add_field(&mut self, f: FieldDescriptor, features: FieldFeatures) {
         let declared = Declared {
             number: f.number(),
             kind: f.kind(),
-            is_group: f.is_group(),
             cardinality: f.cardinality(),
             is_map: f.is_map(),
-            is_packed: f.is_packed(),
-            supports_presence: f.supports_presence(),
+            features,
             oneof: self.oneof_index(&f),
         };
         self.add(declared, SlotDescriptor::Field(f));
     }
 
-    /// Extensions always have presence (proto2) and are never oneof members.
-    fn add_extension(&mut self, e: ExtensionDescriptor) {
+    /// Extensions have explicit presence (their features say so) and are never oneof members.
+    fn add_extension(&mut self, e: ExtensionDescriptor, features: FieldFeatures) {
         let declared = Declared {
             number: e.number(),
             kind: e.kind(),
-            is_group: e.is_group(),
             cardinality: e.cardinality(),
             is_map: e.is_map(),
-            is_packed: e.is_packed(),
-            supports_presence: true,
+            features,
             oneof: NO_INDEX,
         };
         self.add(declared, SlotDescriptor::Extension(e));
@@ -174,7 +194,8 @@ impl<'l> LayoutBuilder<'l> {
 
     /// A slot for `d`, unplaced (offset 0), its presence bit allocated.
     fn add(&mut self, d: Declared, desc: SlotDescriptor) {
-        let fk = FieldKind::of(&d.kind, d.is_group);
+        let ff = d.features;
+        let fk = FieldKind::of(&d.kind, ff.delimited);
         let repetition = if d.is_map {
             Repetition::Map
         } else if d.cardinality == Cardinality::Repeated {
@@ -183,7 +204,7 @@ impl<'l> LayoutBuilder<'l> {
             Repetition::Singular
         };
         let hasbit =
-            if repetition == Repetition::Singular && d.supports_presence && d.oneof == NO_INDEX && !fk.is_message() {
+            if repetition == Repetition::Singular && ff.has_presence() && d.oneof == NO_INDEX && !fk.is_message() {
                 self.hasbits += 1;
                 self.hasbits - 1
             } else {
@@ -205,12 +226,13 @@ impl<'l> LayoutBuilder<'l> {
                 oneof: d.oneof,
                 child,
                 elem_size: fk.value_size(),
-                packed: d.is_packed,
-                closed_enum: is_closed_enum(&d.kind),
-                validate_utf8: fk == FieldKind::String && self.proto3,
+                packed: ff.packed,
+                closed_enum: ff.closed_enum,
+                validate_utf8: fk == FieldKind::String && ff.validate_utf8,
                 is_extension: matches!(desc, SlotDescriptor::Extension(_)),
             },
             desc,
+            features: ff,
             size,
         });
     }
@@ -330,13 +352,14 @@ impl<'l> LayoutBuilder<'l> {
             .collect()
     }
 
-    /// Per slot: the name protobuf's text format prints.
+    /// Per slot: the name protobuf's text format prints: a delimited field that looks like
+    /// a proto2 group (protobuf's `IsGroupLike`) by its type's name, as protoc does.
     fn text_names(&self) -> Vec<Box<str>> {
         self.pending
             .iter()
             .map(|p| match &p.desc {
                 SlotDescriptor::Extension(e) => format!("[{}]", e.full_name()).into_boxed_str(),
-                SlotDescriptor::Field(f) if f.is_group() => match f.kind() {
+                SlotDescriptor::Field(f) if p.features.group_like => match f.kind() {
                     Kind::Message(m) => m.name().into(),
                     _ => f.name().into(),
                 },
@@ -352,6 +375,7 @@ impl<'l> LayoutBuilder<'l> {
         let defaults = self.defaults();
         let enum_types = self.enum_types(enum_by_name);
         let text_names = self.text_names();
+        let slot_features = self.pending.iter().map(|p| p.features).collect();
         let (slots, slot_descriptors) = self.pending.into_iter().map(|p| (p.slot, p.desc)).unzip();
         MessageLayout {
             // Set by `Layouts::new` once the set's id is known.
@@ -373,6 +397,7 @@ impl<'l> LayoutBuilder<'l> {
             defaults,
             enum_types,
             text_names,
+            slot_features,
         }
     }
 }

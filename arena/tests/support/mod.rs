@@ -41,7 +41,7 @@ pub fn decode<'a>(
     let ptr = root.as_ptr();
     // SAFETY: the interpreter finished a root block of `index` in `arena`, pointing into
     // `input` and `arena` only, and checked the strings `utf8` names.
-    Ok(unsafe { BlockRef::from_decoded(ptr, layouts, index, utf8.proto3_checked()) })
+    Ok(unsafe { BlockRef::from_decoded(ptr, layouts, index, utf8.verify_checked()) })
 }
 
 /// A deterministic generator (xorshift), so failures repeat.

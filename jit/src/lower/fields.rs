@@ -467,7 +467,8 @@ impl<'a> Translator<'a, '_> {
                 let len = self.b.ins().isub(stop, start);
                 if slot.kind == FieldKind::String {
                     // The policy is read at run time (compiled code is shared by decoders
-                    // with different options): 0 off, 1 proto3 strings, 2 every string.
+                    // with different options): 0 off, 1 the strings whose features say VERIFY (the
+                    // slot's `validate_utf8`), 2 every string.
                     let check = self.b.create_block();
                     let ok = self.b.create_block();
                     let ctx = self.ctx();
