@@ -461,8 +461,8 @@ fn add_descriptor_set(
     let lowered = match lower_descriptor_set(bytes) {
         Ok(lowered) => lowered,
         // Bytes the walk finds malformed go to the descriptor library, whose error says more
-        // (or which is laxer), unless a file in them declares a syntax it does not know.
-        Err(source @ EditionsError::Malformed { .. }) if !only_legacy_syntax(bytes) => {
+        // (or which is laxer), unless a file in them declares a syntax it panics on.
+        Err(source @ EditionsError::Malformed { .. }) if declares_other_syntax(bytes) => {
             return Err(SchemaError::Editions { origin: origin.to_owned(), source })
         }
         Err(EditionsError::Malformed { .. }) => return decode_into(pool, bytes, origin),
@@ -477,12 +477,13 @@ fn add_descriptor_set(
     Ok(())
 }
 
-/// Whether every file of `bytes` (as prost-types reads them) says proto2 or proto3, the
-/// syntaxes prost-reflect 0.16 knows (it panics on any other, "editions" included).
-fn only_legacy_syntax(bytes: &[u8]) -> bool {
+/// Whether a file of `bytes`, as prost-types reads them, declares a syntax other than proto2
+/// and proto3 (prost-reflect 0.16 panics on those, "editions" included). Bytes prost-types
+/// cannot read are no risk: prost-reflect cannot read them either, and says why.
+fn declares_other_syntax(bytes: &[u8]) -> bool {
     use prost::Message;
     prost_types::FileDescriptorSet::decode(bytes)
-        .is_ok_and(|s| s.file.iter().all(|f| matches!(f.syntax.as_deref(), None | Some("proto2" | "proto3"))))
+        .is_ok_and(|s| s.file.iter().any(|f| !matches!(f.syntax.as_deref(), None | Some("proto2" | "proto3"))))
 }
 
 fn decode_into(pool: &mut DescriptorPool, bytes: &[u8], origin: &str) -> Result<(), SchemaError> {

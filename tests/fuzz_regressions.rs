@@ -21,10 +21,9 @@ fn set_with_syntax(syntax: &str) -> Vec<u8> {
 /// collector (`descriptor/build/names.rs`, `visit_file`) builds the error's label with
 /// `Label::new(&self.pool.files, .., index, ..)` before the file is pushed to
 /// `pool.files`. Any syntax but absent, "proto2" or "proto3" triggers it, "editions"
-/// included, so `Schema::from_descriptor_set` panics on an editions descriptor set from
-/// protoc. Until prost-reflect is fixed, `Schema::descriptor_set` (src/schema.rs) should
-/// check the syntax of every file (decoding the set with prost first) and return a
-/// `SchemaError` for the others.
+/// included. The editions loader (src/editions.rs) now reads every file's syntax before
+/// prost-reflect does: editions files reach it lowered to proto2, any other syntax is a
+/// `SchemaError::Editions`.
 #[test]
 fn unknown_syntax_is_an_error_not_a_panic() {
     for syntax in ["proto4", "editions", ""] {

@@ -490,12 +490,15 @@ fn enum_set(
 
 /// protobuf's inference of a proto2/proto3 field's features from its legacy spelling.
 fn legacy_field_set(file_set: FeatureSet, slot: &Slot<'_>) -> FeatureSet {
-    let (kind, cardinality, _, in_oneof, _, is_group, is_packed) = slot.shape();
+    let (kind, cardinality, _, _, _, is_group, is_packed) = slot.shape();
     let mut set = file_set;
+    // As protobuf's `InferLegacyProtoFeatures`: only `required` and proto3 `optional` (a
+    // synthetic oneof) say a presence; message fields and oneof members keep the file's
+    // value and have presence by their shape ([`FieldFeatures::presence`]).
     if cardinality == Cardinality::Required {
         set.field_presence = FieldPresence::LegacyRequired;
-    } else if in_oneof || matches!(kind, Kind::Message(_)) {
-        set.field_presence = FieldPresence::Explicit; // proto3 `optional` lives in a synthetic oneof
+    } else if matches!(slot, Slot::Field(f) if f.containing_oneof().is_some_and(|o| o.is_synthetic())) {
+        set.field_presence = FieldPresence::Explicit;
     }
     if is_group {
         set.message_encoding = MessageEncoding::Delimited;

@@ -155,9 +155,11 @@ pub struct EngineArgs {
     /// Deepest message nesting accepted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_depth: u32,
-    /// Which string fields must be valid UTF-8: proto3's (the specification), all (proto2
-    /// too, as generated Rust checks), or off (faster; invalid text is then shown as bytes).
-    #[arg(long, value_enum, value_name = "WHICH", default_value_t = Utf8::Proto3)]
+    /// Which string fields must be valid UTF-8: features (those whose utf8_validation
+    /// feature is VERIFY: proto3 and editions strings, as the specification asks; `proto3`
+    /// is an alias), all (proto2 too, as generated Rust checks), or off (faster; invalid
+    /// text is then shown as bytes).
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = Utf8::Features)]
     pub utf8: Utf8,
     /// Same as --utf8 off.
     #[arg(long, conflicts_with = "utf8")]
@@ -175,15 +177,17 @@ impl EngineArgs {
 pub fn utf8_check(utf8: Utf8, off: bool) -> protojit::Utf8Check {
     match (utf8, off) {
         (_, true) | (Utf8::Off, _) => protojit::Utf8Check::Off,
-        (Utf8::Proto3, false) => protojit::Utf8Check::Proto3,
+        (Utf8::Features, false) => protojit::Utf8Check::Features,
         (Utf8::All, false) => protojit::Utf8Check::All,
     }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Utf8 {
-    /// proto3 string fields (the specification).
-    Proto3,
+    /// The string fields whose features say VERIFY (proto3 and editions strings, as the
+    /// specification asks).
+    #[value(alias = "proto3")]
+    Features,
     /// Every string field.
     All,
     /// None.
@@ -394,8 +398,8 @@ pub struct BenchArgs {
     /// Deepest message nesting accepted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_depth: u32,
-    /// Which string fields must be valid UTF-8 (proto3, all, off).
-    #[arg(long, value_enum, value_name = "WHICH", default_value_t = Utf8::Proto3)]
+    /// Which string fields must be valid UTF-8 (features, all, off; proto3 = features).
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = Utf8::Features)]
     pub utf8: Utf8,
     /// Same as --utf8 off.
     #[arg(long, conflicts_with = "utf8")]

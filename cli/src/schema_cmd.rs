@@ -2,9 +2,10 @@
 
 use std::fmt::Write as _;
 
-use prost_reflect::{Cardinality, Kind, Syntax};
+use prost_reflect::Kind;
 use protojit::raw::arena::{
-    FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX,
+    Edition, FeatureSet, FieldKind, FieldPresence, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition,
+    SlotDescriptor, SlotIndex, NO_INDEX,
 };
 use protojit::Schema;
 use protojit::{CompileOptions, EngineKind, EngineOptions, TypeEngine, TypeStats};
@@ -73,11 +74,33 @@ fn table(rows: &[Vec<String>], indent: &str, out: &mut String) {
     }
 }
 
-fn syntax(layout: &MessageLayout) -> &'static str {
-    match layout.descriptor().parent_file().syntax() {
-        Syntax::Proto2 => "proto2",
-        Syntax::Proto3 => "proto3",
+/// `proto2`, `proto3` or `edition 2023`: what the file is written in (an editions file
+/// reaches the descriptor library as proto2, so this reads the features, not the syntax).
+fn edition(layouts: &Layouts, layout: &MessageLayout) -> String {
+    match layouts.features().file(&layout.descriptor().parent_file()).0 {
+        e @ (Edition::Proto2 | Edition::Proto3) => e.name().to_owned(),
+        e => format!("edition {}", e.name()),
     }
+}
+
+/// A resolved feature set, each feature as `name=VALUE`; with `base`, only the features
+/// that differ from it.
+fn features(set: &FeatureSet, base: Option<&FeatureSet>) -> String {
+    let all = [
+        ("field_presence", set.field_presence.name(), base.map(|b| b.field_presence.name())),
+        ("enum_type", set.enum_type.name(), base.map(|b| b.enum_type.name())),
+        ("repeated_field_encoding", set.repeated_field_encoding.name(), base.map(|b| b.repeated_field_encoding.name())),
+        ("utf8_validation", set.utf8_validation.name(), base.map(|b| b.utf8_validation.name())),
+        ("message_encoding", set.message_encoding.name(), base.map(|b| b.message_encoding.name())),
+        ("json_format", set.json_format.name(), base.map(|b| b.json_format.name())),
+        ("enforce_naming_style", set.enforce_naming_style.name(), base.map(|b| b.enforce_naming_style.name())),
+        (
+            "default_symbol_visibility",
+            set.default_symbol_visibility.name(),
+            base.map(|b| b.default_symbol_visibility.name()),
+        ),
+    ];
+    all.iter().filter(|(_, v, b)| Some(*v) != *b).map(|(n, v, _)| format!("{n}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 fn kind_name(kind: &Kind, group: bool) -> String {
@@ -110,19 +133,16 @@ fn slot_kind(desc: &SlotDescriptor) -> String {
     }
 }
 
-/// The cardinality column: required, optional (explicit presence), singular (implicit
-/// presence), repeated (packed or not), map.
-fn cardinality(desc: &SlotDescriptor, slot: &FieldSlot) -> String {
-    let (card, presence) = match desc {
-        SlotDescriptor::Field(f) => (f.cardinality(), f.supports_presence()),
-        SlotDescriptor::Extension(e) => (e.cardinality(), e.supports_presence()),
-    };
-    let mut s = match (slot.repetition, card) {
-        (Repetition::Map, _) => "map".to_owned(),
-        (Repetition::Repeated, _) if slot.packed => "repeated packed".to_owned(),
-        (Repetition::Repeated, _) => "repeated".to_owned(),
-        (_, Cardinality::Required) => "required".to_owned(),
-        (_, _) if presence => "optional".to_owned(),
+/// The cardinality column: required (`LEGACY_REQUIRED`), optional (explicit presence),
+/// singular (implicit presence), repeated (packed or not), map; from the resolved features.
+fn cardinality(layout: &MessageLayout, si: SlotIndex, slot: &FieldSlot) -> String {
+    let features = layout.slot_features(si);
+    let mut s = match slot.repetition {
+        Repetition::Map => "map".to_owned(),
+        Repetition::Repeated if slot.packed => "repeated packed".to_owned(),
+        Repetition::Repeated => "repeated".to_owned(),
+        _ if features.presence == FieldPresence::LegacyRequired => "required".to_owned(),
+        _ if features.has_presence() => "optional".to_owned(),
         _ => "singular".to_owned(),
     };
     if slot.is_extension {
@@ -171,8 +191,14 @@ fn default_of(layout: &MessageLayout, si: SlotIndex, desc: &SlotDescriptor) -> S
 fn show(layouts: &Layouts, root: LayoutIndex, out: &mut String) {
     let layout = layouts.get(root);
     let desc = layout.descriptor();
-    writeln!(out, "message {} ({}, {})", desc.full_name(), syntax(layout), desc.parent_file().name()).unwrap();
-    let mut rows = vec![["number", "name", "kind", "cardinality", "oneof", "default"].map(String::from).to_vec()];
+    writeln!(out, "message {} ({}, {})", desc.full_name(), edition(layouts, layout), desc.parent_file().name())
+        .unwrap();
+    let own = layouts.features().message(desc).map(|m| m.set);
+    if let Some(set) = &own {
+        writeln!(out, "  features: {}", features(set, None)).unwrap();
+    }
+    let mut rows =
+        vec![["number", "name", "kind", "cardinality", "oneof", "default", "features"].map(String::from).to_vec()];
     for (i, slot) in layout.slots().iter().enumerate() {
         let si = SlotIndex::new(i as u32);
         let d = layout.slot_descriptor(si);
@@ -186,9 +212,11 @@ fn show(layouts: &Layouts, root: LayoutIndex, out: &mut String) {
             slot.number.to_string(),
             name,
             slot_kind(d),
-            cardinality(d, slot),
+            cardinality(layout, si, slot),
             oneof,
             default_of(layout, si, d),
+            // The field's resolved features where they differ from its message's.
+            features(&layout.slot_features(si).set, own.as_ref()),
         ]);
     }
     if layout.slots().is_empty() {
@@ -310,7 +338,7 @@ fn jit(schema: &Schema, type_name: &str, clif: bool, out: &mut String) -> Result
         let engine = EngineArgs {
             engine: EngineKind::Jit,
             max_depth: 100,
-            utf8: crate::args::Utf8::Proto3,
+            utf8: crate::args::Utf8::Features,
             no_utf8_check: false,
         };
         common::decoder(schema, &full, &engine)?.stats().types

@@ -48,14 +48,17 @@ fn schema_show_prints_fields() {
         stdout(&out),
         "\
 message p2.Item (proto2, item.proto)
-  number  name      kind                  cardinality           oneof   default
-  1       id        int32                 required                      0
+  features: field_presence=EXPLICIT enum_type=CLOSED repeated_field_encoding=EXPANDED utf8_validation=NONE \
+message_encoding=LENGTH_PREFIXED json_format=LEGACY_BEST_EFFORT enforce_naming_style=STYLE_LEGACY \
+default_symbol_visibility=EXPORT_ALL
+  number  name      kind                  cardinality           oneof   default  features
+  1       id        int32                 required                      0        field_presence=LEGACY_REQUIRED
   2       name      string                optional                      \"none\"
-  3       tags      int32                 repeated packed
+  3       tags      int32                 repeated packed                        repeated_field_encoding=PACKED
   4       n         int64                 optional              choice  0
   5       child     message p2.Item       optional              choice
   6       byname    map<string, p2.Item>  map
-  7       extra     group p2.Item.Extra   optional
+  7       extra     group p2.Item.Extra   optional                               message_encoding=DELIMITED
   8       kind      enum p2.Kind          optional                      LARGE
   9       ratio     double                optional                      0.5
   100     [p2.ext]  uint32                optional (extension)          0

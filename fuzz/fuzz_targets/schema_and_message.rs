@@ -263,11 +263,11 @@ fn scan(
     end: usize,
     depth: u32,
     d: &mut Differences,
+    features: &protojit::raw::arena::PoolFeatures,
 ) -> Option<(usize, Option<u64>)> {
     if depth > 64 {
         return None;
     }
-    let proto2 = desc.is_some_and(|m| m.parent_file().syntax() == prost_reflect::Syntax::Proto2);
     while pos < end {
         let (key, next) = varint(&b[..end], pos, d)?;
         pos = next;
@@ -276,7 +276,8 @@ fn scan(
         let kind = f.as_ref().map(|f| f.kind());
         let closed_enum = |v: u64, kind: &Kind, d: &mut Differences| {
             if let Kind::Enum(e) = kind {
-                if proto2 && e.get_value(v as i32).is_none() {
+                // Closedness is the enum's resolved `enum_type` feature, not a file's syntax.
+                if features.is_closed(e) && e.get_value(v as i32).is_none() {
                     d.closed_enum_unknown = true;
                 }
             }
@@ -330,7 +331,7 @@ fn scan(
                     }
                     Kind::Bytes => {}
                     Kind::Message(m) if !f.is_group() => {
-                        let (_, end_group) = scan(Some(&m), b, start, stop, depth + 1, d)?;
+                        let (_, end_group) = scan(Some(&m), b, start, stop, depth + 1, d, features)?;
                         if end_group.is_some() {
                             return None;
                         }
@@ -368,7 +369,7 @@ fn scan(
                     }
                     None => None,
                 };
-                let (next, end_group) = scan(child.as_ref(), b, pos, end, depth + 1, d)?;
+                let (next, end_group) = scan(child.as_ref(), b, pos, end, depth + 1, d, features)?;
                 if end_group != Some(number) {
                     return None;
                 }
@@ -462,7 +463,8 @@ fn run(data: &[u8]) -> Result<()> {
         }
         let reference = DynamicMessage::decode(root.clone(), bytes.as_slice());
         let mut diff = Differences::default();
-        let well_formed = matches!(scan(Some(&root), &bytes, 0, bytes.len(), 0, &mut diff), Some((_, None)));
+        let features = schema.layouts().features();
+        let well_formed = matches!(scan(Some(&root), &bytes, 0, bytes.len(), 0, &mut diff, features), Some((_, None)));
         if !mutated {
             let tree = a.as_ref().expect("prost-reflect's encoding decodes");
             assert_eq!(tree.to_dynamic(), reference.expect("prost-reflect decodes its own encoding"));
