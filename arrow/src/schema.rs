@@ -89,9 +89,10 @@ impl<'s> Mapper<'s> {
             let field = Arc::new(Field::new(name, DataType::List(item_field.clone()), false));
             return Some((field, Cell::List(Box::new(ListCol::new(item_field, item)))));
         }
-        // Singular: nullable where protobuf tracks presence (proto2, `optional`, oneof
-        // members, messages); proto3 implicit-presence fields read as their values.
-        let nullable = fd.supports_presence();
+        // Singular: nullable where protobuf tracks presence (the resolved `field_presence`:
+        // proto2, `optional`, oneof members, messages, editions EXPLICIT); implicit-presence
+        // fields (proto3, editions IMPLICIT) read as their values.
+        let nullable = self.layouts.features().field(fd).is_none_or(|f| f.has_presence());
         let (field, cell) = self.element(fd, sel, path, name, nullable)?;
         Some((field, cell))
     }

@@ -643,7 +643,7 @@ fn corrupted_records_convert_exactly_when_they_decode() {
 fn unchecked_strings_are_an_error() {
     let schema =
         Schema::from_proto_source("s.proto", "syntax = \"proto2\"; message S { optional string s = 1; }").unwrap();
-    for utf8 in [Utf8Check::Proto3, Utf8Check::Off] {
+    for utf8 in [Utf8Check::Features, Utf8Check::Off] {
         let options = ArrowOptions { decode: EngineOptions::default().with_utf8(utf8), ..ArrowOptions::default() };
         let e = Converter::new(&schema, "S", &options).unwrap_err();
         assert!(matches!(e, ConvertError::Utf8(u) if u == utf8), "{e:?}");
