@@ -325,7 +325,9 @@ fn scan(
                 let Some(f) = &f else { continue };
                 match f.kind() {
                     Kind::String => {
-                        if proto2 && std::str::from_utf8(&b[start..stop]).is_err() {
+                        // A string its features do not VERIFY (proto2's) may hold any bytes.
+                        let unchecked = features.field(f).is_some_and(|ff| !ff.validate_utf8);
+                        if unchecked && std::str::from_utf8(&b[start..stop]).is_err() {
                             d.proto2_bad_utf8 = true;
                         }
                     }
