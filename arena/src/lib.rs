@@ -47,6 +47,7 @@ mod access;
 mod arena;
 mod block;
 mod error;
+pub mod field;
 pub mod interp;
 mod layout;
 mod owned;
@@ -58,9 +59,7 @@ pub mod wire;
 
 pub use arena::Arena;
 
-pub use access::{
-    Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrList, StrVector, Texts, Vector,
-};
+pub use access::{Access, AccessKind, ChildIter, StrIter, StrList, Texts};
 pub use block::{BlockMut, BlockRef};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use layout::{
