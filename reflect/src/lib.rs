@@ -17,6 +17,9 @@
 //!   (slices for repeated numbers), no [`Value`] per field: the fastest full read.
 //! - [`MapIndex`] ([`MapRef::index`]): O(1) expected map lookups, last key wins.
 //!
+//! - [`json_to_binary`], [`text_to_binary`]: the other direction, proto3 JSON and text
+//!   format parsed into canonical protobuf binary ([`ParseOptions`], [`ParseError`]).
+//!
 //! Views never write into a tree. (Unpacking a `google.protobuf.Any`,
 //! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
 
@@ -30,6 +33,7 @@ mod handle;
 mod json;
 mod list;
 mod message;
+mod parse;
 mod path;
 mod text;
 mod value;
@@ -39,6 +43,7 @@ pub use handle::{field, Field, FieldType, HandleError, MessageList, Number, StrL
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::{ListRef, MapIndex, MapRef};
 pub use message::MessageRef;
+pub use parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 pub use path::{kind_name, FieldPath, PathError, PathErrorKind};
 pub use protojit_arena::EnumType;
 pub use protojit_arena::StrIter;
