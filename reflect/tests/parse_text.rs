@@ -101,6 +101,7 @@ const INVALID: &[(&str, &str)] = &[
     ("t.M", "any { [type.googleapis.com/t.Nope] { } }"),
     ("t.M", "[t.x]: 1"),
     ("t.M", "i32: 0x"),
+    ("t.M", "fl: --1"),
     ("t.M", "i32: 1x"),
     ("t.M", "}"),
     ("t2.P", "c: 3"),

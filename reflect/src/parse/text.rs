@@ -455,7 +455,10 @@ impl Parser<'_, '_> {
                 _ => return err(at, format!("expected a number, found {name}")),
             }
         } else {
-            let (_, text, float) = self.number_token()?;
+            let (twice, text, float) = self.number_token()?;
+            if twice && negative {
+                return err(at, "two '-' signs before a number");
+            }
             let text = std::str::from_utf8(text).unwrap_or("");
             let radix_prefixed =
                 text.starts_with("0x") || text.starts_with("0X") || (text.starts_with('0') && text.len() > 1);
