@@ -5,6 +5,7 @@ mod bench;
 mod columns;
 mod common;
 mod decode;
+mod encode;
 mod progress;
 mod raw;
 mod schema_cmd;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Decode(args) => decode::run(args),
         Command::DecodeRaw(args) => raw::run(args),
+        Command::Encode(args) => encode::run(args),
         Command::Schema(args) => schema_cmd::run(&args.command),
         Command::Sql(args) => sql::run(args),
         Command::Bench(args) => bench::run(args),
