@@ -50,13 +50,13 @@ fn errors_are_one_line_with_position() {
     let flags = sample(&dir);
     let out = run(protojit().arg("encode").args(&flags).args(["--type", "Reading"]), Some(b"id: 1\nlabel: 3"));
     let line = assert_fails(&out, 1);
-    assert_eq!(line, "protojit: <stdin>:2:8: text format: expected a string, found \"3\"");
+    assert_eq!(line, "protojit: stdin:2:8: text format: expected a string, found \"3\"");
     let out = run(
         protojit().arg("encode").args(&flags).args(["--type", "Reading", "--from", "json"]),
         Some(b"{\"id\": \"x\"}"),
     );
     let line = assert_fails(&out, 1);
-    assert!(line.starts_with("protojit: <stdin>:1:11: JSON: "), "{line}");
+    assert!(line.starts_with("protojit: stdin:1:11: JSON: "), "{line}");
     let out = run(protojit().arg("encode").args(&flags).args(["--type", "Nope"]), Some(b""));
     assert_fails(&out, 2);
 }
@@ -71,7 +71,7 @@ fn streams_and_keep_going() {
         Some(jsonl),
     );
     let line = one_line_error(&out, 1);
-    assert!(line.starts_with("protojit: <stdin>:3:") && line.contains("record 2: JSON:"), "{line}");
+    assert!(line.starts_with("protojit: stdin:3:") && line.contains("record 2: JSON:"), "{line}");
     assert_eq!(out.stdout, delimited([&[0x08, 1][..]]));
     let out = run(
         protojit().arg("encode").args(&flags).args([
