@@ -98,6 +98,9 @@ pub enum Command {
     /// selected values.
     #[command(after_help = DECODE_EXAMPLES)]
     Decode(DecodeArgs),
+    /// Encode text format or proto3 JSON into protobuf binary, as `protoc --encode`; or
+    /// normalise between the formats.
+    Encode(crate::encode::EncodeArgs),
     /// Decode a message without a schema, exactly as `protoc --decode_raw`.
     #[command(name = "decode-raw", after_help = DECODE_RAW_EXAMPLES)]
     DecodeRaw(DecodeRawArgs),
