@@ -4,73 +4,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
 use protojit::{json_to_binary, text_to_binary, Decoder, JsonOptions, ParseError, ParseOptions};
 
-use crate::args::SchemaArgs;
+use crate::args::{EncodeArgs, EncodeOutput, InputFormat};
 use crate::common::{input_name, load_schema, read_input, resolve, Failure};
-
-const ENCODE_EXAMPLES: &str = "\
-Examples:
-  # text format to binary, as protoc --encode
-  protojit encode --proto ev.proto --type Event < ev.txtpb > ev.bin
-  # proto3 JSON to binary, into a file
-  protojit encode --proto ev.proto --type Event --from json ev.json --output-file ev.bin
-  # a JSONL stream to length-delimited records, skipping (and reporting) bad lines
-  protojit encode --proto ev.proto --type Event --from json --delimited --keep-going ev.jsonl > ev.bin
-  # round trip: decode --delimited writes `# record N` text records, encode reads them back
-  protojit decode --proto ev.proto --type Event --delimited ev.bin | protojit encode --proto ev.proto --type Event --delimited
-  # normalise: JSON in, text format out
-  protojit encode --proto ev.proto --type Event --from json -o text ev.json";
-
-/// What `protojit encode` takes.
-#[derive(Args)]
-#[command(after_help = ENCODE_EXAMPLES)]
-pub struct EncodeArgs {
-    #[command(flatten)]
-    pub schema: SchemaArgs,
-    /// The message type (full name, or a unique short name).
-    #[arg(long = "type", value_name = "NAME")]
-    pub type_name: String,
-    /// Input file; `-` or absent: stdin.
-    #[arg(value_name = "INPUT", default_value = "-")]
-    pub input: String,
-    /// Input format: text format (as protoc --encode reads) or proto3 JSON.
-    #[arg(long, value_enum, default_value_t = From::Text)]
-    pub from: From,
-    /// Output format: binary, or JSON / text format to normalise.
-    #[arg(long, short = 'o', value_enum, default_value_t = To::Binary)]
-    pub output: To,
-    /// A stream of records: JSON lines, or text records after `# record N` comment lines
-    /// (as `decode --delimited` writes them); binary output is length-delimited.
-    #[arg(long)]
-    pub delimited: bool,
-    /// Write to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output_file: Option<PathBuf>,
-    /// In a stream, report a bad record on stderr and go on (exit 1 at the end).
-    #[arg(long)]
-    pub keep_going: bool,
-    /// JSON: skip keys that name no field, and unknown enum names.
-    #[arg(long)]
-    pub ignore_unknown_fields: bool,
-    /// Deepest message nesting accepted.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub max_depth: u32,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum From {
-    Text,
-    Json,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum To {
-    Binary,
-    Json,
-    Text,
-}
 
 /// One record of the input: its text, its number (1-based) and the input line it starts on.
 struct Record<'a> {
@@ -127,15 +64,15 @@ pub fn run(args: &EncodeArgs) -> Result<(), Failure> {
     let name = resolve(&schema, &args.type_name)?;
     let desc = schema.pool().get_message_by_name(&name).ok_or_else(|| Failure::usage(format!("no type {name}")))?;
     let decoder = match args.output {
-        To::Binary => None,
+        EncodeOutput::Binary => None,
         _ => Some(schema.decoder(&name).map_err(|e| Failure::usage(e.to_string()))?),
     };
     let input = read_input(&args.input)?;
     let options = ParseOptions { ignore_unknown_fields: args.ignore_unknown_fields, max_depth: args.max_depth };
     let records = match (args.delimited, args.from) {
         (false, _) => vec![Record { text: &input, number: 1, first_line: 1 }],
-        (true, From::Json) => json_records(&input),
-        (true, From::Text) => text_records(&input),
+        (true, InputFormat::Json) => json_records(&input),
+        (true, InputFormat::Text) => text_records(&input),
     };
     let mut out: Box<dyn Write> = match &args.output_file {
         Some(path) => Box::new(std::io::BufWriter::new(
@@ -150,8 +87,8 @@ pub fn run(args: &EncodeArgs) -> Result<(), Failure> {
         bytes.clear();
         rendered.clear();
         let result = match args.from {
-            From::Json => json_to_binary(&desc, record.text, &options, &mut bytes),
-            From::Text => text_to_binary(&desc, record.text, &options, &mut bytes),
+            InputFormat::Json => json_to_binary(&desc, record.text, &options, &mut bytes),
+            InputFormat::Text => text_to_binary(&desc, record.text, &options, &mut bytes),
         };
         let result = result
             .map_err(|e| where_(args, record, &e))
@@ -194,19 +131,19 @@ fn render(
     let msg = decoder.decode_owned(bytes.to_vec()).map_err(|e| format!("record {}: {e}", record.number))?;
     let msg = msg.message();
     match args.output {
-        To::Json => {
+        EncodeOutput::Json => {
             let json =
                 msg.to_json_string(&JsonOptions::default()).map_err(|e| format!("record {}: {e}", record.number))?;
             out.extend_from_slice(json.as_bytes());
             out.push(b'\n');
         }
-        To::Text => {
+        EncodeOutput::Text => {
             if args.delimited {
                 out.extend_from_slice(format!("# record {}\n", record.number).as_bytes());
             }
             out.extend_from_slice(msg.to_text_format().as_bytes());
         }
-        To::Binary => unreachable!("binary output needs no decoder"),
+        EncodeOutput::Binary => unreachable!("binary output needs no decoder"),
     }
     Ok(())
 }
