@@ -12,6 +12,7 @@
 //! exhaust the stack.
 
 mod json;
+mod json_value;
 mod text;
 mod wkt;
 mod writer;

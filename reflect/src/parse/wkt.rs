@@ -3,12 +3,14 @@
 //! scalars. `Empty` is an ordinary (empty) object.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use prost_reflect::MessageDescriptor;
 use protojit_arena::wire::{FIXED64, LEN, VARINT};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize as _;
 
-use super::json::{Body, Ctx, Got, Scalar};
+use super::json_value::{Bodies, BodySeed, Ctx, Got, Scalar};
 use super::{any_type, Wire};
 
 /// A well-known type with its own JSON form.
@@ -48,15 +50,16 @@ fn wrapped_in_any(desc: &MessageDescriptor) -> bool {
     Wkt::of(desc).is_some() || desc.full_name() == "google.protobuf.Empty"
 }
 
-/// The fields of a well-known type `desc` (no tag, no length) from its JSON form.
-pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+/// The fields of a well-known type `desc` (no tag, no length) from its JSON form; the
+/// messages it holds are read by `B` (the JSON message reader, which brought us here).
+pub(super) fn deserialize<'de, B: Bodies, D: Deserializer<'de>>(
     ctx: &mut Ctx,
     desc: &MessageDescriptor,
     wkt: Wkt,
     de: D,
 ) -> Result<Got, D::Error> {
     match wkt {
-        Wkt::Any => any(ctx, desc, de),
+        Wkt::Any => any::<B, D>(ctx, desc, de),
         Wkt::Wrapper => {
             let field = desc.get_field(1).ok_or_else(|| D::Error::custom("wrapper type without field 1"))?;
             let kind = field.kind();
@@ -75,17 +78,18 @@ pub(super) fn deserialize<'de, D: Deserializer<'de>>(
                 }
             }
         }
-        _ => de.deserialize_any(WktVisitor { ctx, desc, wkt }),
+        _ => de.deserialize_any(WktVisitor::<B> { ctx, desc, wkt, bodies: PhantomData }),
     }
 }
 
-struct WktVisitor<'c, 'o, 'd> {
+struct WktVisitor<'c, 'o, 'd, B> {
     ctx: &'c mut Ctx<'o>,
     desc: &'d MessageDescriptor,
     wkt: Wkt,
+    bodies: PhantomData<B>,
 }
 
-impl WktVisitor<'_, '_, '_> {
+impl<B> WktVisitor<'_, '_, '_, B> {
     fn value_type(&self) -> Result<MessageDescriptor, String> {
         self.desc
             .parent_pool()
@@ -109,7 +113,7 @@ fn expect(wkt: Wkt) -> &'static str {
     }
 }
 
-impl<'de> Visitor<'de> for WktVisitor<'_, '_, '_> {
+impl<'de, B: Bodies> Visitor<'de> for WktVisitor<'_, '_, '_, B> {
     type Value = Got;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -181,11 +185,11 @@ impl<'de> Visitor<'de> for WktVisitor<'_, '_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Got, A::Error> {
         let value = self.value_type().map_err(A::Error::custom)?;
         match self.wkt {
-            Wkt::Struct => struct_entries(self.ctx, &value, map),
+            Wkt::Struct => struct_entries::<B, A>(self.ctx, &value, map),
             Wkt::Value => {
                 self.ctx.w.tag(5, LEN);
                 let mark = self.ctx.w.begin_len();
-                let got = struct_entries(&mut *self.ctx, &value, map)?;
+                let got = struct_entries::<B, A>(&mut *self.ctx, &value, map)?;
                 self.ctx.w.end_len(mark);
                 Ok(got)
             }
@@ -196,11 +200,11 @@ impl<'de> Visitor<'de> for WktVisitor<'_, '_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Got, A::Error> {
         let value = self.value_type().map_err(A::Error::custom)?;
         match self.wkt {
-            Wkt::ListValue => list_values(self.ctx, &value, seq),
+            Wkt::ListValue => list_values::<B, A>(self.ctx, &value, seq),
             Wkt::Value => {
                 self.ctx.w.tag(6, LEN);
                 let mark = self.ctx.w.begin_len();
-                let got = list_values(&mut *self.ctx, &value, seq)?;
+                let got = list_values::<B, A>(&mut *self.ctx, &value, seq)?;
                 self.ctx.w.end_len(mark);
                 Ok(got)
             }
@@ -221,7 +225,7 @@ fn seconds_nanos(w: &mut super::writer::Writer, seconds: i64, nanos: i32) {
 }
 
 /// `Struct.fields` entries (field 1), each `{1: key, 2: Value}`.
-fn struct_entries<'de, A: MapAccess<'de>>(
+fn struct_entries<'de, B: Bodies, A: MapAccess<'de>>(
     ctx: &mut Ctx,
     value: &MessageDescriptor,
     mut map: A,
@@ -233,7 +237,7 @@ fn struct_entries<'de, A: MapAccess<'de>>(
         ctx.w.bytes(key.as_bytes());
         ctx.w.tag(2, LEN);
         let mark = ctx.w.begin_len();
-        map.next_value_seed(Body { ctx: &mut *ctx, desc: value })?;
+        map.next_value_seed(BodySeed::<B>::new(&mut *ctx, value))?;
         ctx.w.end_len(mark);
         ctx.w.end_len(entry);
     }
@@ -241,12 +245,16 @@ fn struct_entries<'de, A: MapAccess<'de>>(
 }
 
 /// `ListValue.values` (field 1).
-fn list_values<'de, A: SeqAccess<'de>>(ctx: &mut Ctx, value: &MessageDescriptor, mut seq: A) -> Result<Got, A::Error> {
+fn list_values<'de, B: Bodies, A: SeqAccess<'de>>(
+    ctx: &mut Ctx,
+    value: &MessageDescriptor,
+    mut seq: A,
+) -> Result<Got, A::Error> {
     loop {
         let at = ctx.w.pos();
         ctx.w.tag(1, LEN);
         let mark = ctx.w.begin_len();
-        if seq.next_element_seed(Body { ctx: &mut *ctx, desc: value })?.is_none() {
+        if seq.next_element_seed(BodySeed::<B>::new(&mut *ctx, value))?.is_none() {
             ctx.w.truncate(at);
             return Ok(Got::Value { default: false });
         }
@@ -256,7 +264,7 @@ fn list_values<'de, A: SeqAccess<'de>>(ctx: &mut Ctx, value: &MessageDescriptor,
 
 /// `Any`: the object is read whole (its `@type` may come last), then its type resolved from
 /// the schema and the rest parsed as that type.
-fn any<'de, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error> {
+fn any<'de, B: Bodies, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error> {
     let json = serde_json::Value::deserialize(de)?;
     let mut object = match json {
         serde_json::Value::Null => return Ok(Got::Null),
@@ -277,15 +285,14 @@ fn any<'de, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D
     let start = ctx.w.pos();
     ctx.w.tag(2, LEN);
     let mark = ctx.w.begin_len();
-    let body = Body { ctx: &mut *ctx, desc: &inner };
     let result = if wrapped_in_any(&inner) {
         let value = object.remove("value").ok_or_else(|| D::Error::custom(format!("Any of {url} has no \"value\"")))?;
         if let Some(k) = object.keys().next() {
             return Err(D::Error::custom(format!("Any of {url} has key {k:?} beside \"value\"")));
         }
-        body.deserialize(value)
+        B::body(&mut *ctx, &inner, value)
     } else {
-        body.deserialize(serde_json::Value::Object(object))
+        B::body(&mut *ctx, &inner, serde_json::Value::Object(object))
     };
     result.map_err(|e| D::Error::custom(format!("in Any of {url}: {e}")))?;
     if ctx.w.len_since(mark) == 0 {
@@ -295,8 +302,6 @@ fn any<'de, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D
     }
     Ok(Got::Value { default: false })
 }
-
-use serde::Deserialize as _;
 
 /// Seconds of the proleptic Gregorian `year-month-day` since 1970-01-01.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
