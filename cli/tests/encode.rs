@@ -14,12 +14,15 @@ fn sample(dir: &TempDir) -> Vec<String> {
 fn text_and_json_to_the_canonical_bytes() {
     let dir = TempDir::new("encode-basic");
     let flags = sample(&dir);
+    // reading(4, ..): color RED (4 % 3), counts { n: 5 }, big 1 << 40 | 4.
     let want = reading(4, "hi", 1.5);
-    let text = "id: 4 label: 'hi' values: 1.5 color: GREEN counts { key: 'n' value: 5 }";
+    let text = "id: 4 label: 'hi' values: 1.5 color: RED counts { key: 'n' value: 5 } big: 1099511627780";
     let out = run(protojit().arg("encode").args(&flags).args(["--type", "Reading"]), Some(text.as_bytes()));
     assert_same(&ok(&out), &want, "text from stdin");
-    let json =
-        dir.write("r.json", br#"{"counts": {"n": "5"}, "color": "GREEN", "values": [1.5], "label": "hi", "id": 4}"#);
+    let json = dir.write(
+        "r.json",
+        br#"{"big": "1099511627780", "counts": {"n": "5"}, "color": "RED", "values": [1.5], "label": "hi", "id": 4}"#,
+    );
     let bin = dir.path("r.bin");
     let out = run(
         protojit()
@@ -40,7 +43,7 @@ fn text_and_json_to_the_canonical_bytes() {
     );
     assert_eq!(
         stdout(&out),
-        "id: 4\nlabel: \"hi\"\nvalues: 1.5\ncolor: GREEN\ncounts {\n  key: \"n\"\n  value: 5\n}\n"
+        "id: 4\nlabel: \"hi\"\nvalues: 1.5\ncolor: RED\ncounts {\n  key: \"n\"\n  value: 5\n}\nbig: 1099511627780\n"
     );
 }
 
@@ -56,7 +59,8 @@ fn errors_are_one_line_with_position() {
         Some(b"{\"id\": \"x\"}"),
     );
     let line = assert_fails(&out, 1);
-    assert!(line.starts_with("protojit: stdin:1:11: JSON: "), "{line}");
+    // serde_json places an error in a value at the value's last character (the closing quote).
+    assert!(line.starts_with("protojit: stdin:1:10: JSON: "), "{line}");
     let out = run(protojit().arg("encode").args(&flags).args(["--type", "Nope"]), Some(b""));
     assert_fails(&out, 2);
 }
