@@ -242,7 +242,7 @@ fn base64_decode(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
         end -= 1;
     }
     let padding = bytes.len() - end;
-    if padding > 2 || (padding > 0 && bytes.len() % 4 != 0) {
+    if padding > 2 || (padding > 0 && !bytes.len().is_multiple_of(4)) {
         return Err(format!("invalid base64 padding in {:?}", truncated(s)));
     }
     let body = &bytes[..end];
