@@ -257,6 +257,7 @@ pub use protojit_reflect::{
     FieldType, HandleError, Json, JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList,
     MessageRef, Number, PathError, PathErrorKind, PathSegment, Segment, Selector, StrIter, StrList, Value, Visitor,
 };
+pub use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 
 /// The layers underneath, for engines, tools and tests that need them: `layers::arena`,
 /// `layers::jit`, `layers::reflect` are those crates whole.

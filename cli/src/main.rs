@@ -9,6 +9,7 @@ mod columns;
 mod common;
 mod decode;
 mod decode_raw;
+mod encode;
 #[cfg(not(all(feature = "columns", feature = "sql")))]
 mod features;
 mod progress;
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Decode(args) => decode::run(args),
         Command::DecodeRaw(args) => decode_raw::run(args),
+        Command::Encode(args) => encode::run(args),
         Command::Schema(args) => schema_cmd::run(&args.command),
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(args),

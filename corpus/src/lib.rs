@@ -30,7 +30,7 @@ mod sweeps;
 
 use payload::*;
 pub use payload::{Payload, Rng};
-pub use source::pool_from_source;
+pub use source::{pool_from_source, pool_from_sources};
 pub use sweeps::{sweeps, SWEEP_SIZES};
 
 pub use shared::in_ci;
