@@ -232,7 +232,7 @@
 //!
 //! From schema to views: `protojit_arena` (layouts, arena, tree memory, the interpreter),
 //! `protojit_jit` (the compiled decoder and tiering), `protojit_reflect` (views, paths, JSON,
-//! text format, re-encoding, prost-reflect interop), all reachable through [`raw`]. This
+//! text format, re-encoding, prost-reflect interop), all reachable through [`layers`]. This
 //! crate ties them together.
 
 #![warn(missing_docs)]
@@ -255,13 +255,15 @@ pub use protojit_jit::{
     CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine, TypeStats,
 };
 pub use protojit_reflect::{
-    field, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldPath, FieldType, HandleError, Json,
-    JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList, MessageRef, Number, PathError,
-    PathErrorKind, StrIter, StrList, Value, Visitor,
+    field, find_field, parse_path, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldName, FieldPath,
+    FieldType, HandleError, Json, JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList,
+    MessageRef, Number, PathError, PathErrorKind, PathSegment, Segment, Selector, StrIter, StrList, Value, Visitor,
 };
+pub use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 
-/// The layers underneath, for engines, tools and tests that need them.
-pub mod raw {
+/// The layers underneath, for engines, tools and tests that need them: `layers::arena`,
+/// `layers::jit`, `layers::reflect` are those crates whole.
+pub mod layers {
     pub use protojit_arena as arena;
     pub use protojit_jit as jit;
     pub use protojit_reflect as reflect;

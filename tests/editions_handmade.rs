@@ -3,7 +3,7 @@
 mod editions_support;
 
 use editions_support::*;
-use protojit::raw::arena::{
+use protojit::layers::arena::{
     DefaultSymbolVisibility, Edition, EnforceNamingStyle, FieldPresence, JsonFormat, Utf8Validation,
 };
 use protojit::{lower_descriptor_set, EditionsError};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use protojit::raw::jit::{CompileOptions, Compiled, TypeEngine};
+use protojit::layers::jit::{CompileOptions, Compiled, TypeEngine};
 use protojit::{Arena, DecodeErrorKind, Decoder, EngineKind, EngineOptions, Schema};
 
 const NESTED: &str = r#"
@@ -20,7 +20,7 @@ fn nested(depth: usize) -> Vec<u8> {
     let mut msg = vec![0x10, 0x07];
     for _ in 0..depth {
         let mut outer = vec![0x0a];
-        protojit::raw::arena::wire::write_varint(&mut outer, msg.len() as u64);
+        protojit::layers::arena::wire::write_varint(&mut outer, msg.len() as u64);
         outer.extend_from_slice(&msg);
         msg = outer;
     }
@@ -172,7 +172,7 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
         let mut pos = 0;
         for _ in 0..protojit::MAX_DEPTH_LIMIT {
             assert_eq!(input[pos], 0x0a);
-            pos = protojit::raw::arena::wire::read_varint(&input, pos + 1).unwrap().1;
+            pos = protojit::layers::arena::wire::read_varint(&input, pos + 1).unwrap().1;
         }
         assert_eq!(err.offset, pos, "{engine:?}: {err}");
     }

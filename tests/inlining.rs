@@ -4,7 +4,7 @@
 mod common;
 
 use prost::Message as _;
-use protojit::raw::jit::{CompileOptions, Compiled};
+use protojit::layers::jit::{CompileOptions, Compiled};
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 const SCHEMA: &str = r#"

@@ -3,7 +3,7 @@
 mod common;
 
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor};
-use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
+use protojit::layers::arena::wire::{self, read_tag, read_varint, write_varint};
 use protojit::{Arena, DecodeError, DecodeErrorKind as K, Decoder, EngineKind, EngineOptions, Schema};
 
 // Field tags below are one byte each: (number << 3) | wire type.
@@ -624,7 +624,7 @@ fn cut_nested(desc: &MessageDescriptor, buf: &[u8], start: usize, end: usize, cu
                 out.extend_from_slice(&inner);
             }
             wire::SGROUP => {
-                let contents_end = rec_end - protojit::raw::arena::wire::varint_len(((number as u64) << 3) | 4);
+                let contents_end = rec_end - protojit::layers::arena::wire::varint_len(((number as u64) << 3) | 4);
                 match message_field(desc, number) {
                     Some(m) => {
                         cut_nested(&m, buf, value, contents_end, cut.min(contents_end), out);

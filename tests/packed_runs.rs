@@ -8,7 +8,7 @@ mod common;
 
 use prost_reflect::DynamicMessage;
 use prost_reflect::MessageDescriptor;
-use protojit::raw::arena::wire::write_varint;
+use protojit::layers::arena::wire::write_varint;
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 const PROTO: &str = r#"

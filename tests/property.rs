@@ -13,7 +13,7 @@ use prost::Message as _;
 use prost_reflect::{
     Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Syntax, Value,
 };
-use protojit::raw::arena::wire::{self, read_tag, read_varint, write_varint};
+use protojit::layers::arena::wire::{self, read_tag, read_varint, write_varint};
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 // ---------------------------------------------------------------------------------------

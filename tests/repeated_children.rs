@@ -7,7 +7,7 @@ mod common;
 
 use common::ENGINES;
 use proptest::prelude::*;
-use protojit::raw::arena::wire::write_varint;
+use protojit::layers::arena::wire::write_varint;
 use protojit::{Arena, Decoder, Schema};
 
 /// Mid has 28 int64 fields (a 240-byte block, allocated inline by compiled code); Big has

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use protojit::raw::arena::interp::Interp;
-use protojit::raw::arena::{Arena as RawArena, BlockMut, BlockRef, Layouts, SlotIndex};
-use protojit::raw::jit::{Compiled, JitError};
+use protojit::layers::arena::interp::Interp;
+use protojit::layers::arena::{Arena as RawArena, BlockMut, BlockRef, Layouts, SlotIndex};
+use protojit::layers::jit::{Compiled, JitError};
 use protojit::{Arena, DecodeErrorKind, EngineKind, EngineOptions, Schema};
 use protojit::{CompileOptions, Engines};
 
@@ -181,7 +181,7 @@ fn the_interpreter_caps_the_depth_limit_it_is_given() {
     let mut input = vec![0x20, 0x01];
     for _ in 0..5000 {
         let mut outer = vec![0x12];
-        protojit::raw::arena::wire::write_varint(&mut outer, input.len() as u64);
+        protojit::layers::arena::wire::write_varint(&mut outer, input.len() as u64);
         outer.extend_from_slice(&input);
         input = outer;
     }

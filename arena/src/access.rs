@@ -12,13 +12,17 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::block::{as_text, BlockRef};
+use crate::field::{Bytes, List, Message};
 use crate::layout::{FieldKind, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, NO_INDEX};
 use crate::raw::{RawStr, RawVec};
 use crate::scalar::Scalar;
 use crate::SlotMismatch;
 
-/// What an [`Access`] reads. Sealed; the implementations are the marker types of this
-/// module: [`Single`], [`Str`], [`Child`], [`Vector`], [`StrVector`], [`ChildVector`].
+/// What an [`Access`] reads. Sealed; the implementations are a number type (`Access<i64>`:
+/// a singular number of that width) and the [`field`](crate::field) markers
+/// [`Bytes`](field::Bytes) (a singular string or bytes field), [`Message`](field::Message)
+/// (a singular message or group), [`List`](field::List)`<T>` of a number type, of `Bytes`
+/// and of `Message` (a repeated message or group field, or a map field: its entries).
 pub trait AccessKind: sealed::Sealed {
     /// Whether `slot` holds what this access reads.
     fn accepts(slot: &FieldSlot) -> bool;
@@ -29,61 +33,49 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A singular number field read as `T` (any number kind of `T`'s width, `bool` only
-/// `bool`; see [`Scalar::fits`]).
-pub struct Single<T>(PhantomData<T>);
-/// A singular `string` or `bytes` field.
-pub struct Str;
-/// A singular message or group field.
-pub struct Child;
-/// A repeated number field, read as a slice of `T`.
-pub struct Vector<T>(PhantomData<T>);
-/// A repeated `string` or `bytes` field.
-pub struct StrVector;
-/// A repeated message or group field, or a map field (its entries).
-pub struct ChildVector;
-
 fn is_bytes(kind: FieldKind) -> bool {
     matches!(kind, FieldKind::String | FieldKind::Bytes)
 }
 
-impl<T: Scalar> sealed::Sealed for Single<T> {}
-impl<T: Scalar> AccessKind for Single<T> {
+// Numbers, singular and repeated: every `Scalar` (sealed, so no other type gets in).
+impl<T: Scalar> sealed::Sealed for T {}
+impl<T: Scalar> AccessKind for T {
     fn accepts(slot: &FieldSlot) -> bool {
         slot.repetition == Repetition::Singular && T::fits(slot.kind)
     }
     const WANTED: &'static str = "a singular number of this width";
 }
-impl sealed::Sealed for Str {}
-impl AccessKind for Str {
-    fn accepts(slot: &FieldSlot) -> bool {
-        slot.repetition == Repetition::Singular && is_bytes(slot.kind)
-    }
-    const WANTED: &'static str = "a singular string or bytes field";
-}
-impl sealed::Sealed for Child {}
-impl AccessKind for Child {
-    fn accepts(slot: &FieldSlot) -> bool {
-        slot.repetition == Repetition::Singular && slot.kind.is_message()
-    }
-    const WANTED: &'static str = "a singular message field";
-}
-impl<T: Scalar> sealed::Sealed for Vector<T> {}
-impl<T: Scalar> AccessKind for Vector<T> {
+impl<T: Scalar> sealed::Sealed for List<T> {}
+impl<T: Scalar> AccessKind for List<T> {
     fn accepts(slot: &FieldSlot) -> bool {
         slot.repetition == Repetition::Repeated && T::fits(slot.kind)
     }
     const WANTED: &'static str = "a repeated number of this width";
 }
-impl sealed::Sealed for StrVector {}
-impl AccessKind for StrVector {
+
+impl sealed::Sealed for Bytes {}
+impl AccessKind for Bytes {
+    fn accepts(slot: &FieldSlot) -> bool {
+        slot.repetition == Repetition::Singular && is_bytes(slot.kind)
+    }
+    const WANTED: &'static str = "a singular string or bytes field";
+}
+impl sealed::Sealed for Message {}
+impl AccessKind for Message {
+    fn accepts(slot: &FieldSlot) -> bool {
+        slot.repetition == Repetition::Singular && slot.kind.is_message()
+    }
+    const WANTED: &'static str = "a singular message field";
+}
+impl sealed::Sealed for List<Bytes> {}
+impl AccessKind for List<Bytes> {
     fn accepts(slot: &FieldSlot) -> bool {
         slot.repetition == Repetition::Repeated && is_bytes(slot.kind)
     }
     const WANTED: &'static str = "a repeated string or bytes field";
 }
-impl sealed::Sealed for ChildVector {}
-impl AccessKind for ChildVector {
+impl sealed::Sealed for List<Message> {}
+impl AccessKind for List<Message> {
     fn accepts(slot: &FieldSlot) -> bool {
         slot.repetition != Repetition::Singular && slot.kind.is_message()
     }
@@ -375,20 +367,20 @@ impl<'a> BlockRef<'a> {
     /// oneof member, whose shared slot may hold another member's bytes); `None` if the
     /// block is not of the access's layout.
     #[inline(always)]
-    pub fn get_at<T: Scalar>(&self, access: &Access<Single<T>>) -> Option<(bool, T)> {
+    pub fn get_at<T: Scalar>(&self, access: &Access<T>) -> Option<(bool, T)> {
         if !self.is_of(access) {
             return None;
         }
         Some(match access.presence {
             Presence::Case { .. } if !self.set_at(access) => (false, T::ZERO),
-            // The access checked that the slot holds a `T` (`Single<T>::accepts`).
+            // The access checked that the slot holds a `T` (`T`'s `AccessKind::accepts`).
             _ => (self.set_at(access), self.read::<T>(access.offset)),
         })
     }
 
     /// A singular string or bytes field, like [`get_at`](Self::get_at).
     #[inline(always)]
-    pub fn get_bytes_at(&self, access: &Access<Str>) -> Option<(bool, &'a [u8])> {
+    pub fn get_bytes_at(&self, access: &Access<Bytes>) -> Option<(bool, &'a [u8])> {
         if !self.is_of(access) {
             return None;
         }
@@ -397,7 +389,7 @@ impl<'a> BlockRef<'a> {
             return Some((false, &[]));
         }
         let s: RawStr = self.read(access.offset);
-        // SAFETY: the slot holds a RawStr (`Str::accepts`, and an active member if a oneof
+        // SAFETY: the slot holds a RawStr (`Bytes::accepts`, and an active member if a oneof
         // member); invariant 5; the tree lives for 'a.
         Some((set, unsafe { s.as_slice() }))
     }
@@ -406,7 +398,7 @@ impl<'a> BlockRef<'a> {
     /// if it is UTF-8 (not checked again where the decoder checked it), else `Err` with
     /// the bytes.
     #[inline(always)]
-    pub fn get_str_at(&self, access: &Access<Str>) -> Option<(bool, Result<&'a str, &'a [u8]>)> {
+    pub fn get_str_at(&self, access: &Access<Bytes>) -> Option<(bool, Result<&'a str, &'a [u8]>)> {
         let (set, bytes) = self.get_bytes_at(access)?;
         // SAFETY: the bytes are the slot's of this tree (the block is of the access's
         // layout); `utf8_checked` only where the decoder checked them
@@ -417,7 +409,7 @@ impl<'a> BlockRef<'a> {
     /// A singular message field: `Some(None)` when absent, `None` if the block is not of
     /// the access's layout.
     #[inline(always)]
-    pub fn child_at(&self, access: &Access<Child>) -> Option<Option<BlockRef<'a>>> {
+    pub fn child_at(&self, access: &Access<Message>) -> Option<Option<BlockRef<'a>>> {
         if !self.is_of(access) {
             return None;
         }
@@ -432,22 +424,22 @@ impl<'a> BlockRef<'a> {
     /// A repeated number field as a slice, or `None` if the block is not of the access's
     /// layout.
     #[inline(always)]
-    pub fn slice_at<T: Scalar>(&self, access: &Access<Vector<T>>) -> Option<&'a [T]> {
+    pub fn slice_at<T: Scalar>(&self, access: &Access<List<T>>) -> Option<&'a [T]> {
         if !self.is_of(access) {
             return None;
         }
-        // SAFETY: the slot holds a vector of `T`-wide numbers (`Vector<T>::accepts`).
+        // SAFETY: the slot holds a vector of `T`-wide numbers (`List<T>::accepts`).
         Some(unsafe { self.vec_as_slice::<T>(access.offset) })
     }
 
     /// A repeated string or bytes field's elements, or `None` if the block is not of the
     /// access's layout.
     #[inline]
-    pub fn strs_at(&self, access: &Access<StrVector>) -> Option<StrIter<'a>> {
+    pub fn strs_at(&self, access: &Access<List<Bytes>>) -> Option<StrIter<'a>> {
         if !self.is_of(access) {
             return None;
         }
-        // SAFETY: the slot holds a vector of RawStr (`StrVector::accepts`).
+        // SAFETY: the slot holds a vector of RawStr (`List<Bytes>::accepts`).
         let elems = unsafe { self.vec_as_slice::<RawStr>(access.offset) };
         Some(StrIter { elems: elems.iter(), checked: self.utf8_checked(access.validate_utf8) })
     }
@@ -455,12 +447,12 @@ impl<'a> BlockRef<'a> {
     /// A repeated message, group or map field's child blocks, or `None` if the block is
     /// not of the access's layout.
     #[inline]
-    pub fn children_at(&self, access: &Access<ChildVector>) -> Option<ChildIter<'a>> {
+    pub fn children_at(&self, access: &Access<List<Message>>) -> Option<ChildIter<'a>> {
         if !self.is_of(access) {
             return None;
         }
         // SAFETY: the slot holds a vector of child block addresses, never null
-        // (`ChildVector::accepts`, invariant 4); `NonNull<u8>` has the layout of a pointer.
+        // (`List<Message>::accepts`, invariant 4); `NonNull<u8>` has the layout of a pointer.
         let elems = unsafe { self.vec_as_slice::<NonNull<u8>>(access.offset) };
         let layout = self.layouts().get(LayoutIndex::new(access.child));
         Some(ChildIter { elems: elems.iter(), layout, parent: *self })
@@ -470,7 +462,7 @@ impl<'a> BlockRef<'a> {
     #[inline]
     pub fn vec_slice<T: Scalar>(&self, si: SlotIndex) -> &'a [T] {
         let slot = self.layout().slot(si);
-        assert!(Vector::<T>::accepts(slot), "slot {si:?} does not hold this type");
+        assert!(List::<T>::accepts(slot), "slot {si:?} does not hold this type");
         // SAFETY: checked just above.
         unsafe { self.vec_as_slice::<T>(slot.offset) }
     }
@@ -479,19 +471,17 @@ impl<'a> BlockRef<'a> {
     #[inline]
     pub fn vec_strs(&self, si: SlotIndex) -> StrIter<'a> {
         let slot = self.layout().slot(si);
-        assert!(StrVector::accepts(slot), "slot {si:?} is not string or bytes");
+        assert!(List::<Bytes>::accepts(slot), "slot {si:?} is not string or bytes");
         // SAFETY: checked just above.
-        StrIter {
-            elems: unsafe { self.vec_as_slice::<RawStr>(slot.offset) }.iter(),
-            checked: self.utf8_checked(slot.validate_utf8),
-        }
+        let elems = unsafe { self.vec_as_slice::<RawStr>(slot.offset) };
+        StrIter { elems: elems.iter(), checked: self.utf8_checked(slot.validate_utf8) }
     }
 
     /// A repeated message, group or map slot's children. Panics if the slot is not one.
     #[inline]
     pub fn vec_children(&self, si: SlotIndex) -> ChildIter<'a> {
         let slot = self.layout().slot(si);
-        assert!(ChildVector::accepts(slot), "slot {si:?} is not a message");
+        assert!(List::<Message>::accepts(slot), "slot {si:?} is not a message");
         // SAFETY: checked just above (invariant 4: addresses, never null).
         let elems = unsafe { self.vec_as_slice::<NonNull<u8>>(slot.offset) };
         ChildIter { elems: elems.iter(), layout: self.layouts().get(LayoutIndex::new(slot.child)), parent: *self }

@@ -51,6 +51,7 @@ mod arena;
 mod block;
 mod error;
 mod features;
+pub mod field;
 pub mod interp;
 mod layout;
 mod owned;
@@ -62,9 +63,7 @@ pub mod wire;
 
 pub use arena::Arena;
 
-pub use access::{
-    Access, AccessKind, Child, ChildIter, ChildVector, Single, Str, StrIter, StrList, StrVector, Texts, Vector,
-};
+pub use access::{Access, AccessKind, ChildIter, StrIter, StrList, Texts};
 pub use block::{BlockMut, BlockRef};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use features::{

@@ -2,8 +2,9 @@
 
 mod support;
 
+use protojit_arena::field::Bytes;
 use protojit_arena::wire::write_varint;
-use protojit_arena::{Arena, BlockMut, Layouts, SlotIndex, Str, Utf8Check};
+use protojit_arena::{Arena, BlockMut, Layouts, SlotIndex, Utf8Check};
 use support::{decode, pool};
 
 const PROTO3: &str = r#"
@@ -43,7 +44,7 @@ fn checked_proto3_strings_read_as_text_and_unchecked_ones_are_checked_on_read() 
     assert_eq!(tree.vec_strs(list).strs().unwrap().collect::<Vec<_>>(), ["a", "ü"]);
     // A bytes field read as text is checked.
     assert_eq!(tree.get_str(SlotIndex::new(2)), Err(BAD));
-    let access = tree.layout().access::<Str>(s).unwrap();
+    let access = tree.layout().access::<Bytes>(s).unwrap();
     assert_eq!(tree.get_str_at(&access), Some((true, Ok("héllo"))));
 
     // The decoder refuses a bad proto3 string when it checks them ...
@@ -58,7 +59,7 @@ fn checked_proto3_strings_read_as_text_and_unchecked_ones_are_checked_on_read() 
     assert_eq!(tree.vec_get_str(list, 1), Err(BAD));
     assert_eq!(tree.vec_strs(list).texts().collect::<Vec<_>>(), [Ok("ok"), Err(BAD)]);
     assert!(tree.vec_strs(list).strs().is_none());
-    let access = tree.layout().access::<Str>(s).unwrap();
+    let access = tree.layout().access::<Bytes>(s).unwrap();
     assert_eq!(tree.get_str_at(&access), Some((true, Err(BAD))));
 }
 

@@ -10,12 +10,13 @@ use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
 use protojit::{Arena, DecodeError, Decoder, Schema, Utf8Check};
 
-use crate::column::{BatchStats, RowCx, Source, StructCol};
+use crate::column::StructCol;
 use crate::delimited::DelimitedRecords;
 use crate::error::{ConvertError, RecordError};
 use crate::options::{ArrowOptions, StringColumns};
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
+use crate::values::{BatchStats, RowCx, Source};
 
 /// Converts records of one message type to Arrow record batches. `Send + Sync`: share one
 /// converter across threads, each with its own [`BatchBuilder`].

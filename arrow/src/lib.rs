@@ -64,13 +64,14 @@ mod error;
 mod options;
 mod schema;
 mod select;
+mod values;
 mod wkt;
 
-pub use column::BatchStats;
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use delimited::{DelimitedRecords, Record, StreamError};
 pub use error::{ConvertError, RecordError};
 pub use options::{ArrowOptions, EnumColumns, StringColumns};
+pub use values::BatchStats;
 
 /// The Arrow and Parquet crates this one is built on, for callers that need the same
 /// versions.

@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
-use protojit::raw::arena::{LayoutIndex, Layouts};
+use protojit::layers::arena::{LayoutIndex, Layouts};
 
-use crate::column::{Cell, Column, Data, EnumDict, ListCol, MapCol, Read, StructCol, TimeCol, Values};
+use crate::column::{Cell, Column, ListCol, MapCol, StructCol, TimeCol};
 use crate::options::{ArrowOptions, EnumColumns, StringColumns};
 use crate::select::Selection;
+use crate::values::{Data, EnumDict, Read, Values};
 use crate::wkt::{wkt, Wkt};
 
 /// What the mapping found worth telling: fields left out where a recursive type was cut.

@@ -4,10 +4,21 @@ use std::collections::HashMap;
 
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
 use prost_types::{DescriptorProto, FileDescriptorSet};
+use protojit::layers::arena::SlotDescriptor;
+use protojit::{find_field, parse_path, FieldName, PathError, PathErrorKind, PathSegment};
 
 use crate::error::ConvertError;
 use crate::options::ArrowOptions;
 use crate::wkt::is_atomic;
+
+/// Why `parse_path` refused a path, without the path (the error repeats it).
+fn syntax_reason(e: &PathError) -> String {
+    match &e.kind {
+        PathErrorKind::Empty => "empty path".into(),
+        PathErrorKind::Syntax(expected) => format!("expected {expected} at byte {}", e.offset),
+        _ => e.to_string(),
+    }
+}
 
 /// What of a message is converted: every field, or some fields (each with what of it), in
 /// the order they were first selected.
@@ -18,9 +29,11 @@ pub(crate) enum Selection {
 }
 
 impl Selection {
-    /// Parses `paths` (`a`, `a.b.c`; segments are field names) against `root`. Paths may go
-    /// through singular and repeated message fields; a map, a well-known type converted as
-    /// one column, or a scalar ends a path.
+    /// Parses `paths` against `root`. Each path follows the one field-path grammar
+    /// ([`parse_path`]): its field segments are names (declared or JSON) or `#number`s;
+    /// a path may go through singular and repeated message fields, and a map, a well-known
+    /// type converted as one column, or a scalar ends it. Extensions (`(ext)`) and `[...]`
+    /// selectors are refused: a column is a whole field.
     pub(crate) fn parse(
         root: &MessageDescriptor,
         paths: Option<&[String]>,
@@ -29,28 +42,37 @@ impl Selection {
         let Some(paths) = paths else { return Ok(Selection::All) };
         let mut sel = Selection::Some(Vec::new());
         for path in paths {
-            let segments: Vec<&str> = path.split('.').collect();
-            if segments.iter().any(|s| s.is_empty()) {
-                return Err(ConvertError::Select { path: path.clone(), reason: "empty segment".into() });
-            }
+            let refuse = |reason: String| ConvertError::Select { path: path.clone(), reason };
+            let segments = parse_path(path).map_err(|e| refuse(syntax_reason(&e)))?;
             let mut msg = root.clone();
             let mut node = &mut sel;
             for (i, seg) in segments.iter().enumerate() {
-                let Some(field) = msg.get_field_by_name(seg) else {
-                    return Err(ConvertError::Select {
-                        path: path.clone(),
-                        reason: format!("`{}` has no field `{seg}`", msg.full_name()),
-                    });
+                let name = match &seg.segment {
+                    PathSegment::Field(FieldName::Extension(_)) => {
+                        return Err(refuse(format!("`{}` is an extension; columns are declared fields", seg.text)))
+                    }
+                    PathSegment::Field(name) => name,
+                    PathSegment::Select(_) => {
+                        return Err(refuse(format!(
+                            "`{}` selects elements; a column holds the whole field (select `{}`)",
+                            seg.text,
+                            &path[..seg.offset]
+                        )))
+                    }
+                };
+                let Some(SlotDescriptor::Field(field)) = find_field(&msg, name) else {
+                    return Err(refuse(format!("`{}` has no field `{}`", msg.full_name(), seg.text)));
                 };
                 let last = i + 1 == segments.len();
                 let Selection::Some(list) = node else {
                     // An earlier path selected this whole message already.
                     break;
                 };
-                let pos = match list.iter().position(|(n, _)| n == seg) {
+                let pos = match list.iter().position(|(n, _)| n == field.name()) {
                     Some(p) => p,
                     None => {
-                        list.push((seg.to_string(), if last { Selection::All } else { Selection::Some(Vec::new()) }));
+                        let sub = if last { Selection::All } else { Selection::Some(Vec::new()) };
+                        list.push((field.name().to_owned(), sub));
                         list.len() - 1
                     }
                 };
@@ -62,10 +84,7 @@ impl Selection {
                     Kind::Message(m) if !field.is_map() && !is_atomic(&m, options) => m,
                     _ => {
                         let what = if field.is_map() { "a map (select it whole)" } else { "not a message" };
-                        return Err(ConvertError::Select {
-                            path: path.clone(),
-                            reason: format!("`{}.{seg}` is {what}", msg.full_name()),
-                        });
+                        return Err(refuse(format!("`{}.{}` is {what}", msg.full_name(), field.name())));
                     }
                 };
                 msg = child;

@@ -300,7 +300,7 @@ fn binary_arrays_and_delimited_streams_give_the_same_rows() {
     assert_eq!(converter.convert_binary(&array).unwrap(), whole);
     let mut stream = Vec::new();
     for e in &encoded {
-        protojit::raw::arena::wire::write_varint(&mut stream, e.len() as u64);
+        protojit::layers::arena::wire::write_varint(&mut stream, e.len() as u64);
         stream.extend_from_slice(e);
     }
     let batches: Vec<RecordBatch> = converter.convert_delimited(&stream, 7).map(Result::unwrap).collect();
@@ -438,7 +438,7 @@ fn bad_selections_are_exact_errors() {
         Converter::new(&schema, root, &options).unwrap_err().to_string()
     };
     assert_eq!(err("nope"), "cannot select `nope`: `everything3.Everything3` has no field `nope`");
-    assert_eq!(err("a..b"), "cannot select `a..b`: empty segment");
+    assert_eq!(err("a..b"), "cannot select `a..b`: expected a field name, `#number` or `(extension)` at byte 2");
     let scalar = schema
         .pool()
         .get_message_by_name(root)
@@ -452,6 +452,35 @@ fn bad_selections_are_exact_errors() {
     );
     let unknown = Converter::new(&schema, "NoSuchType", &ArrowOptions::default()).unwrap_err();
     assert!(matches!(unknown, ConvertError::Type(_)), "{unknown}");
+}
+
+/// `select` follows the one field-path grammar: a JSON name and a `#number` name the same
+/// column as the declared name (columns keep the declared name); selectors and extensions
+/// are refused, saying why.
+#[test]
+fn selections_follow_the_field_path_grammar() {
+    let schema = reflect_schema();
+    let root = "everything3.Everything3";
+    let converter = |paths: &[&str]| {
+        let select = Some(paths.iter().map(|p| p.to_string()).collect());
+        Converter::new(&schema, root, &ArrowOptions { select, ..ArrowOptions::default() })
+    };
+    let declared = converter(&["f_int32", "f_child.name"]).unwrap();
+    for same in [&["fInt32", "fChild.name"][..], &["#3", "#17.#2"], &["f_int32", "fChild.name", "#17.name"]] {
+        let other = converter(same).unwrap();
+        assert_eq!(other.arrow_schema(), declared.arrow_schema(), "{same:?}");
+    }
+    let err = |p: &str| converter(&[p]).unwrap_err().to_string();
+    assert_eq!(
+        err("r_child[0].name"),
+        "cannot select `r_child[0].name`: `[0]` selects elements; a column holds the whole field (select `r_child`)"
+    );
+    assert_eq!(
+        err("(everything3.ext)"),
+        "cannot select `(everything3.ext)`: `(everything3.ext)` is an extension; columns are declared fields"
+    );
+    assert_eq!(err("#999"), "cannot select `#999`: `everything3.Everything3` has no field `#999`");
+    assert_eq!(err(""), "cannot select ``: empty path");
 }
 
 /// Every converted batch of the property schemas writes to Parquet and reads back equal.

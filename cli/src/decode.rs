@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::io::Read;
 
-use protojit::raw::arena::wire::write_varint;
-use protojit::raw::reflect::write_text_string;
+use protojit::layers::arena::wire::write_varint;
+use protojit::layers::reflect::write_text_string;
 use protojit::{Arena, DecodeError, Decoder, FieldPath, JsonOptions, MessageRef, Value};
 
 use crate::args::{DecodeArgs, Output};

@@ -8,10 +8,11 @@ mod bench;
 mod columns;
 mod common;
 mod decode;
+mod decode_raw;
+mod encode;
 #[cfg(not(all(feature = "columns", feature = "sql")))]
 mod features;
 mod progress;
-mod raw;
 mod schema_cmd;
 #[cfg(feature = "sql")]
 mod sql;
@@ -37,7 +38,8 @@ fn main() -> ExitCode {
     common::set_verbose(cli.verbose);
     let result = match &cli.command {
         Command::Decode(args) => decode::run(args),
-        Command::DecodeRaw(args) => raw::run(args),
+        Command::DecodeRaw(args) => decode_raw::run(args),
+        Command::Encode(args) => encode::run(args),
         Command::Schema(args) => schema_cmd::run(&args.command),
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql::run(args),

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use prost_reflect::Kind;
-use protojit::raw::arena::{
+use protojit::layers::arena::{
     Edition, FeatureSet, FieldKind, FieldPresence, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition,
     SlotDescriptor, SlotIndex, NO_INDEX,
 };
@@ -108,7 +108,7 @@ fn kind_name(kind: &Kind, group: bool) -> String {
         Kind::Enum(e) => format!("enum {}", e.full_name()),
         Kind::Message(m) if group => format!("group {}", m.full_name()),
         Kind::Message(m) => format!("message {}", m.full_name()),
-        scalar => protojit::raw::reflect::kind_name(scalar),
+        scalar => protojit::layers::reflect::kind_name(scalar),
     }
 }
 

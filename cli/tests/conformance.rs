@@ -66,8 +66,8 @@ const JSON: i32 = 2;
 const TEXT_FORMAT: i32 = 4;
 
 #[test]
-fn testee_answers_binary_json_errors_and_skips() {
-    let Some(dir) = conformance_dir("testee_answers_binary_json_errors_and_skips") else { return };
+fn testee_answers_binary_json_text_and_errors() {
+    let Some(dir) = conformance_dir("testee_answers_binary_json_text_and_errors") else { return };
     let pool = pool(&dir);
     let p3 = "protobuf_test_messages.proto3.TestAllTypesProto3";
     let p2 = "protobuf_test_messages.proto2.TestAllTypesProto2";
@@ -114,13 +114,18 @@ fn testee_answers_binary_json_errors_and_skips() {
             "json_payload",
             "parse_error",
             "parse_error",
-            "skipped",
-            "skipped",
-            "skipped",
+            "protobuf_payload",
+            "protobuf_payload",
+            "text_payload",
             "runtime_error"
         ]
     );
     assert_eq!(responses[0].1, Value::Bytes(Vec::new().into()));
+    // JSON `{}` and empty text parse to the empty message; the empty message prints as
+    // empty text.
+    assert_eq!(responses[6].1, Value::Bytes(Vec::new().into()));
+    assert_eq!(responses[7].1, Value::Bytes(Vec::new().into()));
+    assert_eq!(responses[8].1, Value::String(String::new()));
 
     // Binary: canonical (repeated_int32 packed, unknown field last) and equal to the input.
     let Value::Bytes(out) = &responses[1].1 else { unreachable!() };

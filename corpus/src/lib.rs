@@ -21,9 +21,17 @@
 use std::path::PathBuf;
 
 use prost::Message;
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage, Value};
+use prost_reflect::{DescriptorPool, DynamicMessage, ReflectMessage, Value};
 
+mod payload;
 mod shared;
+mod source;
+mod sweeps;
+
+use payload::*;
+pub use payload::{Payload, Rng};
+pub use source::{pool_from_source, pool_from_sources};
+pub use sweeps::{sweeps, SWEEP_SIZES};
 
 pub use shared::in_ci;
 
@@ -83,71 +91,6 @@ pub fn schema_files() -> Vec<String> {
     v
 }
 
-/// One generated payload.
-#[derive(Clone, Debug)]
-pub struct Payload {
-    /// Family: `dataset`, `embedded`, `sweeps` or `growth`.
-    pub family: &'static str,
-    /// Short unique name (used as a file stem and a benchmark id).
-    pub name: String,
-    /// Schema file in [`schemas_dir`].
-    pub proto: &'static str,
-    /// Full name of the root message type.
-    pub message: String,
-    /// The encoded message.
-    pub bytes: Vec<u8>,
-}
-
-/// A splitmix64 generator: tiny, fast, and the same everywhere.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// True with probability `p`.
-    pub fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-    /// One of `items`.
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
-    /// A varint of exactly `width` bytes (1..=10).
-    pub fn varint_of_width(&mut self, width: u32) -> u64 {
-        match width {
-            10 => self.next_u64() | (1 << 63),
-            w => {
-                let lo = if w == 1 { 0 } else { 1u64 << (7 * (w - 1)) };
-                let hi = (1u64 << (7 * w)) - 1;
-                self.range(lo, hi)
-            }
-        }
-    }
-}
-
 /// Compiles every corpus schema into one pool.
 pub fn pool() -> DescriptorPool {
     let files = schema_files();
@@ -165,61 +108,6 @@ pub fn payloads() -> Vec<Payload> {
     out.extend(sweeps(&pool));
     out.push(chain(&pool));
     out
-}
-
-// ---------------------------------------------------------------------------------------
-// Encoding helpers.
-
-fn desc(pool: &DescriptorPool, name: &str) -> MessageDescriptor {
-    pool.get_message_by_name(name).unwrap_or_else(|| panic!("no message type {name} in the corpus schemas"))
-}
-
-fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
-}
-
-fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
-}
-
-/// Appends field `number` as a length-delimited record holding `bytes`.
-fn put_len_delimited(buf: &mut Vec<u8>, number: u32, bytes: &[u8]) {
-    put_varint(buf, (u64::from(number) << 3) | 2);
-    put_varint(buf, bytes.len() as u64);
-    buf.extend_from_slice(bytes);
-}
-
-/// Appends the entries of map field `field` of `parent`, in the given order.
-fn put_map(buf: &mut Vec<u8>, parent: &MessageDescriptor, field: &str, entries: Vec<(Value, Value)>) {
-    let f = parent.get_field_by_name(field).expect("map field");
-    let entry_desc = f.kind().as_message().expect("map entry type").clone();
-    for (k, v) in entries {
-        let mut e = DynamicMessage::new(entry_desc.clone());
-        e.set_field_by_name("key", k);
-        e.set_field_by_name("value", v);
-        put_len_delimited(buf, f.number(), &e.encode_to_vec());
-    }
-}
-
-fn s(v: impl Into<String>) -> Value {
-    Value::String(v.into())
-}
-
-fn list(v: Vec<Value>) -> Value {
-    Value::List(v)
-}
-
-fn msg(d: &MessageDescriptor, fields: Vec<(&str, Value)>) -> DynamicMessage {
-    let mut m = DynamicMessage::new(d.clone());
-    for (name, v) in fields {
-        assert!(d.get_field_by_name(name).is_some(), "{} has no field {name}", d.full_name());
-        m.set_field_by_name(name, v);
-    }
-    m
 }
 
 // ---------------------------------------------------------------------------------------
@@ -550,106 +438,6 @@ pub fn embedded(pool: &DescriptorPool) -> Vec<Payload> {
             ],
         ),
     ));
-    out
-}
-
-// ---------------------------------------------------------------------------------------
-// Sweeps.
-
-/// Sizes of the sweep payloads, with their name suffixes.
-pub const SWEEP_SIZES: [(usize, &str); 2] = [(1 << 10, "1k"), (1 << 20, "1m")];
-
-/// Values from `gen` until their packed encoding reaches `target` bytes.
-fn fill(target: usize, mut gen: impl FnMut() -> (Value, usize)) -> Vec<Value> {
-    let mut total = 0;
-    let mut out = Vec::new();
-    while total < target {
-        let (v, len) = gen();
-        total += len;
-        out.push(v);
-    }
-    out
-}
-
-fn zigzag_len(v: i64) -> usize {
-    varint_len(((v << 1) ^ (v >> 63)) as u64)
-}
-
-/// The sweep payloads.
-pub fn sweeps(pool: &DescriptorPool) -> Vec<Payload> {
-    let mut out = Vec::new();
-    let d = |n: &str| desc(pool, &format!("protojit.bench.sweeps.{n}"));
-    for (size, suffix) in SWEEP_SIZES {
-        let mut rng = Rng::new(0x5EE9 + size as u64);
-        let mut p = |name: &str, m: DynamicMessage| {
-            out.push(Payload {
-                family: "sweeps",
-                name: format!("sw_{name}_{suffix}"),
-                proto: "sweeps.proto",
-                message: m.descriptor().full_name().into(),
-                bytes: m.encode_to_vec(),
-            })
-        };
-        // Leave room for the tag and length of the packed field.
-        let body = size - 1 - varint_len(size as u64);
-        let widths = |rng: &mut Rng, w: Option<u32>| {
-            fill(body, || {
-                let width = w.unwrap_or_else(|| rng.range(1, 10) as u32);
-                let v = rng.varint_of_width(width);
-                (Value::U64(v), width as usize)
-            })
-        };
-        let v1 = widths(&mut rng, Some(1));
-        p("varint1b", msg(&d("Varints"), vec![("values", list(v1))]));
-        let v10 = widths(&mut rng, Some(10));
-        p("varint10b", msg(&d("Varints"), vec![("values", list(v10))]));
-        let vm = widths(&mut rng, None);
-        p("varintmixed", msg(&d("Varints"), vec![("values", list(vm))]));
-        let zz = fill(body, || {
-            let bits = rng.range(0, 24);
-            let v = rng.below(1 << bits) as i64 * if rng.chance(0.5) { -1 } else { 1 };
-            (Value::I64(v), zigzag_len(v))
-        });
-        p("zigzag", msg(&d("Zigzags"), vec![("values", list(zz))]));
-        let en = fill(body, || (Value::EnumNumber(rng.below(8) as i32), 1));
-        p("enum", msg(&d("Levels"), vec![("values", list(en))]));
-
-        // Many messages with tiny arrays: each item is ~6-10 bytes.
-        let mut items = Vec::new();
-        let mut total = 0;
-        let mut id = 0u32;
-        while total + 12 < size {
-            let vals: Vec<Value> = (0..rng.below(4)).map(|_| Value::U32(rng.below(300) as u32)).collect();
-            let m = msg(&d("Tiny"), vec![("id", Value::U32(id)), ("values", list(vals))]);
-            let len = m.encoded_len();
-            total += len + 1 + varint_len(len as u64);
-            items.push(Value::Message(m));
-            id += 1;
-        }
-        p("manytiny", msg(&d("ManyTiny"), vec![("items", list(items))]));
-
-        // Few messages with big arrays: 4 items, each a quarter of the size.
-        let quarter = size / 4;
-        let items = (0..4u32)
-            .map(|k| {
-                let per = quarter / 3;
-                let a = fill(per.saturating_sub(8), || {
-                    let w = rng.range(1, 9) as u32;
-                    (Value::U64(rng.varint_of_width(w)), w as usize)
-                });
-                let b = fill(per.saturating_sub(8), || {
-                    let v = rng.below(1 << 20) as i32 - (1 << 19);
-                    (Value::I32(v), zigzag_len(v as i64))
-                });
-                let c = fill(per.saturating_sub(16), || (Value::F64(rng.unit() * 1e6), 8));
-                Value::Message(msg(
-                    &d("Big"),
-                    vec![("id", Value::U32(k)), ("a", list(a)), ("b", list(b)), ("c", list(c))],
-                ))
-            })
-            .collect();
-        p("fewbig", msg(&d("FewBig"), vec![("items", list(items))]));
-    }
     out
 }
 

@@ -4,9 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use prost_reflect::Kind;
-use protojit_arena::{
-    Access, BlockRef, Child, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, Scalar, SlotIndex,
-};
+use protojit_arena::{Access, BlockRef, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, Scalar, SlotIndex};
 
 use crate::path::{find_field, kind_name, PathError, PathErrorKind, PathSegment};
 use crate::MessageRef;
@@ -140,32 +138,11 @@ number! {
     f64, F64, [Double], "a double", |v| v.to_bits() == 0;
 }
 
-/// The kinds a [`Field`] handle reads besides numbers: `Field<i64>`, `Field<field::Str>`,
-/// `Field<field::List<u32>>`, `Field<field::Map>`, ...
-pub mod field {
-    use std::marker::PhantomData;
-
-    /// A singular `string`, read as `&str`.
-    #[derive(Debug)]
-    pub enum Str {}
-    /// A singular `bytes` (or `string`), read as `&[u8]`.
-    #[derive(Debug)]
-    pub enum Bytes {}
-    /// A singular enum, read as its number (`i32`).
-    #[derive(Debug)]
-    pub enum Enum {}
-    /// A singular message or group, read as a `MessageRef`.
-    #[derive(Debug)]
-    pub enum Message {}
-    /// A repeated field of `T` (a number, [`Str`], [`Bytes`], [`Enum`] or [`Message`]):
-    /// numbers and enums read as slices, the others as iterators.
-    #[derive(Debug)]
-    pub struct List<T>(PhantomData<T>);
-    /// A map field, read as a `MapRef`.
-    #[derive(Debug)]
-    pub enum Map {}
-}
 use field::Message;
+/// The kinds a [`Field`] handle reads besides numbers: `Field<i64>`, `Field<field::Str>`,
+/// `Field<field::List<u32>>`, `Field<field::Map>`, ... (the arena's markers, which its
+/// typed slot accesses read with too).
+pub use protojit_arena::field;
 
 /// What a [`Field`] handle reads: a [`Number`] type or one of the [`field`] markers.
 /// Sealed: the hidden items are how resolution checks a slot and how a read is done.
@@ -235,7 +212,7 @@ mod sealed {
 /// ```
 pub struct Field<T: FieldType> {
     /// Singular message fields to follow from the root, in order.
-    path: Box<[Access<Child>]>,
+    path: Box<[Access<Message>]>,
     leaf: T::Leaf,
     /// Id of the root layout ([`MessageLayout::id`]), for [`join`](Field::join).
     root_id: u64,
@@ -350,7 +327,7 @@ impl<T: FieldType> Field<T> {
                     _t: PhantomData,
                 });
             }
-            let step = layout.access::<Child>(si).map_err(|_| HandleError::NotAMessage {
+            let step = layout.access::<Message>(si).map_err(|_| HandleError::NotAMessage {
                 message: message(),
                 field: seg.text.to_owned(),
                 found: describe(layout, si),
@@ -403,7 +380,18 @@ impl<T: FieldType> Field<T> {
     /// access: the first step's, or the leaf's when the path has one segment).
     #[inline(always)]
     fn locate<'a>(&self, msg: &MessageRef<'a>) -> Option<Option<BlockRef<'a>>> {
-        let mut b = msg.block();
+        // Most handles name a field of the message itself: test for that before setting up
+        // the walk, so a one-segment read is a layout check and a load (BENCHMARKS.md,
+        // "Cost of the re-laid crates").
+        if self.path.is_empty() {
+            return Some(Some(msg.block()));
+        }
+        self.walk(msg.block())
+    }
+
+    /// [`locate`](Self::locate) over a non-empty path of message steps.
+    #[inline]
+    fn walk<'a>(&self, mut b: BlockRef<'a>) -> Option<Option<BlockRef<'a>>> {
         for step in self.path.iter() {
             match b.child_at(step)? {
                 Some(c) => b = c,

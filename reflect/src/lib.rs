@@ -20,6 +20,9 @@
 //!   (slices for repeated numbers), no [`Value`] per field: the fastest full read.
 //! - [`MapIndex`] ([`MapRef::index`]): O(1) expected map lookups, last key wins.
 //!
+//! - [`json_to_binary`], [`text_to_binary`]: the other direction, proto3 JSON and text
+//!   format parsed into canonical protobuf binary ([`ParseOptions`], [`ParseError`]).
+//!
 //! Views never write into a tree. (Unpacking a `google.protobuf.Any`,
 //! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
 
@@ -32,6 +35,7 @@ mod handle;
 mod json;
 mod list;
 mod message;
+mod parse;
 mod path;
 mod text;
 mod value;
@@ -41,6 +45,7 @@ mod visit;
 pub use handle::{field, Field, FieldType, HandleError, MessageList, Number};
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::MapIndex;
+pub use parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 pub use path::{
     find_field, kind_name, parse_path, FieldName, FieldPath, PathError, PathErrorKind, PathSegment, Segment, Selector,
 };

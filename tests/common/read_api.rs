@@ -1,6 +1,6 @@
 //! The read API's differential check: `fields()`, the visitor, typed handles and typed slices each dump a tree to the same lines.
 
-use protojit::raw::arena::{FieldKind, Repetition, SlotIndex};
+use protojit::layers::arena::{FieldKind, Repetition, SlotIndex};
 use protojit::{field, Descend, EnumValue, Field, FieldInfo, MessageRef, Value, Visitor};
 
 fn line(n: u32, v: String) -> String {

@@ -1,4 +1,4 @@
-//! Test support: descriptor pools compiled from `.proto` text with protox, and a tree decoded by the interpreter.
+//! Test support: descriptor pools compiled from `.proto` text (the corpus crate's `pool_from_source`), and a tree decoded by the interpreter.
 
 #![allow(dead_code)]
 
@@ -6,24 +6,9 @@ use prost_reflect::DescriptorPool;
 use protojit_arena::interp::Interp;
 use protojit_arena::{Arena, BlockMut, BlockRef, DecodeError, DecodeOptions, Layouts, Utf8Check};
 
-/// The pool of one `.proto` file given as text (written to a fresh temporary directory:
-/// protox compiles files).
+/// The pool of one `.proto` file given as text.
 pub fn pool(name: &str, source: &str) -> DescriptorPool {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "protojit-arena-test-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), source).unwrap();
-    let mut compiler = protox::Compiler::new([&dir]).unwrap();
-    compiler.include_imports(true);
-    compiler.open_file(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-    // Through the encoded set: protox's own pool does not carry options such as `packed`.
-    let bytes = compiler.encode_file_descriptor_set();
-    std::fs::remove_dir_all(&dir).ok();
-    DescriptorPool::decode(bytes.as_slice()).unwrap()
+    protojit_corpus::pool_from_source(name, source)
 }
 
 /// `input` decoded as `message` by the interpreter under UTF-8 policy `utf8`, read back

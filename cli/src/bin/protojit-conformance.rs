@@ -1,4 +1,4 @@
-//! protojit-conformance: a testee for protobuf's conformance runner, decoding binary input with protojit and answering with re-encoded binary or proto3 JSON.
+//! protojit-conformance: a testee for protobuf's conformance runner: binary, proto3 JSON or text format input, answered in binary, JSON or text format.
 //!
 //! Protocol (protobuf's `conformance/conformance.proto`): read, until stdin ends, a 4-byte
 //! little-endian length and a serialized `conformance.ConformanceRequest`; answer each with
@@ -13,10 +13,13 @@
 //! then from the source tree). Requests and responses are `prost_reflect::DynamicMessage`s:
 //! no generated code.
 //!
-//! Answers: binary input is decoded with the default engine; `PROTOBUF` output is the
-//! canonical re-encoding, `JSON` output the proto3 JSON mapping (`serialize_error` when
-//! the message has no JSON form); malformed input is a `parse_error`. JSON, JSPB and text
-//! *input*, and JSPB and text *output*, are `skipped`.
+//! Answers: JSON and text input are parsed into binary (`json_to_binary`, `text_to_binary`;
+//! JSON's unknown fields ignored for `JSON_IGNORE_UNKNOWN_PARSING_TEST`), and binary is
+//! decoded with the default engine; `PROTOBUF` output is the canonical re-encoding, `JSON`
+//! output the proto3 JSON mapping (`serialize_error` when the message has no JSON form),
+//! `TEXT_FORMAT` output the text format (unknown fields left out unless
+//! `print_unknown_fields`); malformed input is a `parse_error`. JSPB, a JavaScript-only
+//! format the C++ runner never sends, is `skipped`.
 
 #![forbid(unsafe_code)]
 
@@ -27,13 +30,17 @@ use std::process::ExitCode;
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
-use protojit::{Decoder, JsonOptions, Schema};
+use protojit::layers::reflect::{json_to_binary, text_to_binary, ParseOptions};
+use protojit::{DecodeError, Decoder, JsonOptions, Schema};
 
 const FILES: [&str; 3] = ["conformance.proto", "test_messages_proto2.proto", "test_messages_proto3.proto"];
 
 /// `conformance.WireFormat` numbers.
 const PROTOBUF: i32 = 1;
 const JSON: i32 = 2;
+const TEXT_FORMAT: i32 = 4;
+/// `conformance.TestCategory`: JSON input whose unknown fields are to be ignored.
+const JSON_IGNORE_UNKNOWN_PARSING_TEST: i32 = 3;
 
 fn has_schemas(dir: &Path) -> bool {
     FILES.iter().all(|f| dir.join(f).is_file())
@@ -102,23 +109,7 @@ impl Testee {
     /// The response's `result` member for a request.
     fn answer(&mut self, req: &DynamicMessage) -> (&'static str, Value) {
         let text = |s: &str| Value::String(s.to_owned());
-        let field = |name: &str| req.get_field_by_name(name).map(|v| v.into_owned());
-        let Some(Value::Bytes(payload)) =
-            req.has_field_by_name("protobuf_payload").then(|| field("protobuf_payload")).flatten()
-        else {
-            let kind = ["json_payload", "jspb_payload", "text_payload"].into_iter().find(|n| req.has_field_by_name(n));
-            return match kind {
-                Some(kind) => ("skipped", Value::String(format!("protojit reads binary input only, not {kind}"))),
-                None => ("runtime_error", text("the request has no payload")),
-            };
-        };
-        let format = field("requested_output_format").and_then(|v| v.as_enum_number()).unwrap_or(0);
-        if format != PROTOBUF && format != JSON {
-            return (
-                "skipped",
-                Value::String(format!("protojit writes binary and JSON only (output format {format})")),
-            );
-        }
+        let field = |name: &str| req.has_field_by_name(name).then(|| req.get_field_by_name(name)).flatten();
         let type_name = field("message_type").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         if !self.decoders.contains_key(&type_name) {
             match self.schema.decoder(&type_name) {
@@ -129,20 +120,108 @@ impl Testee {
             }
         }
         let decoder = &self.decoders[&type_name];
+        let options = ParseOptions {
+            ignore_unknown_fields: field("test_category").and_then(|v| v.as_enum_number())
+                == Some(JSON_IGNORE_UNKNOWN_PARSING_TEST),
+            ..ParseOptions::default()
+        };
+        let payload = if let Some(v) = field("protobuf_payload") {
+            v.as_bytes().cloned().unwrap_or_default()
+        } else if let Some(v) = field("json_payload") {
+            let mut out = Vec::new();
+            let json = v.as_str().unwrap_or_default().as_bytes();
+            if let Err(e) = json_to_binary(decoder.descriptor(), json, &options, &mut out) {
+                return ("parse_error", Value::String(e.to_string()));
+            }
+            out.into()
+        } else if let Some(v) = field("text_payload") {
+            let mut out = Vec::new();
+            let input = v.as_str().unwrap_or_default().as_bytes();
+            if let Err(e) = text_to_binary(decoder.descriptor(), input, &options, &mut out) {
+                return ("parse_error", Value::String(e.to_string()));
+            }
+            out.into()
+        } else if field("jspb_payload").is_some() {
+            return ("skipped", text("JSPB is a JavaScript format; protojit does not read it"));
+        } else {
+            return ("runtime_error", text("the request has no payload"));
+        };
+        let format = field("requested_output_format").and_then(|v| v.as_enum_number()).unwrap_or(0);
+        let print_unknown = field("print_unknown_fields").and_then(|v| v.as_bool()).unwrap_or(false);
+        let payload = if format == TEXT_FORMAT && !print_unknown {
+            match strip_unknown(decoder.descriptor(), &payload) {
+                Ok(p) => p.into(),
+                Err(e) => return ("parse_error", Value::String(e.to_string())),
+            }
+        } else {
+            payload
+        };
         let msg = match decoder.decode_owned(payload) {
             Ok(m) => m,
             Err(e) => return ("parse_error", Value::String(e.to_string())),
         };
         let msg = msg.message();
-        if format == PROTOBUF {
-            ("protobuf_payload", Value::Bytes(msg.encode_to_vec().into()))
-        } else {
-            match msg.to_json_string(&JsonOptions::default()) {
+        match format {
+            PROTOBUF => ("protobuf_payload", Value::Bytes(msg.encode_to_vec().into())),
+            JSON => match msg.to_json_string(&JsonOptions::default()) {
                 Ok(json) => ("json_payload", Value::String(json)),
                 Err(e) => ("serialize_error", Value::String(e.to_string())),
+            },
+            TEXT_FORMAT => ("text_payload", Value::String(msg.to_text_format())),
+            _ => ("skipped", Value::String(format!("protojit does not write output format {format} (JSPB)"))),
+        }
+    }
+}
+
+/// `bytes` (a message of type `desc`) without its unknown fields, at every level: the text
+/// suite's `_Drop` tests ask for text output that leaves them out.
+fn strip_unknown(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::with_capacity(bytes.len());
+    strip_into(desc, bytes, &mut out, 0)?;
+    Ok(out)
+}
+
+fn strip_into(desc: &MessageDescriptor, bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<usize, DecodeError> {
+    use protojit::layers::arena::wire::{read_tag, read_varint, skip_value, write_varint, EGROUP, LEN, SGROUP};
+    const MAX_DEPTH: u32 = 100;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (number, wire_type, next) = read_tag(bytes, pos)?;
+        if wire_type == EGROUP {
+            return Ok(next);
+        }
+        let field = desc.get_field(number);
+        let extension = desc.get_extension(number);
+        let known = field.is_some() || extension.is_some();
+        let message = field.map(|f| f.kind()).or_else(|| extension.map(|e| e.kind()));
+        match (message.as_ref().and_then(|k| k.as_message()), wire_type) {
+            (Some(m), LEN) if depth < MAX_DEPTH => {
+                // skip_value checks the length against the input.
+                let end = skip_value(bytes, pos, next, bytes.len(), number, wire_type, depth, MAX_DEPTH)?;
+                let (_, body) = read_varint(bytes, next)?;
+                let mut inner = Vec::new();
+                strip_into(m, &bytes[body..end], &mut inner, depth + 1)?;
+                out.extend_from_slice(&bytes[pos..next]);
+                write_varint(out, inner.len() as u64);
+                out.extend_from_slice(&inner);
+                pos = end;
+            }
+            (Some(m), SGROUP) if depth < MAX_DEPTH => {
+                out.extend_from_slice(&bytes[pos..next]);
+                let used = strip_into(m, &bytes[next..], out, depth + 1)?;
+                write_varint(out, (u64::from(number) << 3) | u64::from(EGROUP));
+                pos = next + used;
+            }
+            _ => {
+                let end = skip_value(bytes, pos, next, bytes.len(), number, wire_type, depth, MAX_DEPTH)?;
+                if known {
+                    out.extend_from_slice(&bytes[pos..end]);
+                }
+                pos = end;
             }
         }
     }
+    Ok(pos)
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean end of input before the first.

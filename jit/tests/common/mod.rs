@@ -10,21 +10,9 @@ use std::sync::Arc;
 use prost_reflect::DescriptorPool;
 use protojit_arena::{BlockRef, FieldKind, Layouts, Repetition, SlotIndex};
 
-/// The layouts of one `.proto` file given as text (imports: none).
+/// The layouts of one `.proto` file given as text.
 pub fn layouts_from_source(source: &str) -> Arc<Layouts> {
-    struct One(String);
-    impl protox::file::FileResolver for One {
-        fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
-            if name == "test.proto" {
-                protox::file::File::from_source(name, &self.0)
-            } else {
-                Err(protox::Error::file_not_found(name))
-            }
-        }
-    }
-    let mut compiler = protox::Compiler::with_file_resolver(One(source.to_owned()));
-    compiler.open_file("test.proto").expect("the test schema compiles");
-    Arc::new(Layouts::new(&compiler.descriptor_pool()).expect("layouts"))
+    Arc::new(Layouts::new(&protojit_corpus::pool_from_source("test.proto", source)).expect("layouts"))
 }
 
 /// The shared corpus, if present (a test that needs it is skipped without it, and fails

@@ -2,8 +2,7 @@
 
 use prost_reflect::EnumDescriptor;
 use protojit_arena::{
-    Access, Child, ChildIter, ChildVector, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, Single,
-    SlotIndex, StrIter, StrList, StrVector, Vector,
+    Access, ChildIter, FieldKind, LayoutIndex, Layouts, MessageLayout, Repetition, SlotIndex, StrIter, StrList,
 };
 
 use super::field::{Bytes, Enum, List, Map, Message, Str};
@@ -17,7 +16,7 @@ use crate::{EnumValue, MapRef, MessageRef};
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct NumLeaf<T: Number> {
-    access: Access<Single<T>>,
+    access: Access<T>,
     default: T,
     /// The field has explicit presence (a presence bit or a oneof case).
     explicit: bool,
@@ -35,7 +34,7 @@ fn num_leaf<T: Number>(
     if !kinds.contains(&slot.kind) {
         return None;
     }
-    let access = layout.access::<Single<T>>(si).ok()?;
+    let access = layout.access::<T>(si).ok()?;
     let default = layout.slot_default(si).map_or(T::ZERO, |d| match d {
         prost_reflect::Value::EnumNumber(n) => T::from_default(&prost_reflect::Value::I32(*n)),
         d => T::from_default(d),
@@ -119,7 +118,7 @@ impl Field<Enum> {
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct StrLeaf {
-    access: Access<protojit_arena::Str>,
+    access: Access<Bytes>,
     explicit: bool,
 }
 
@@ -225,7 +224,7 @@ impl FieldType for Bytes {
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct MsgLeaf {
-    pub(super) access: Access<Child>,
+    pub(super) access: Access<Message>,
     pub(super) child: LayoutIndex,
     pub(super) child_id: u64,
     pub(super) child_name: Box<str>,
@@ -237,7 +236,7 @@ impl FieldType for Message {
     type Leaf = MsgLeaf;
     const WANTED: &'static str = "a message";
     fn leaf(layouts: &Layouts, layout: &MessageLayout, si: SlotIndex) -> Option<MsgLeaf> {
-        let access = layout.access::<Child>(si).ok()?;
+        let access = layout.access::<Message>(si).ok()?;
         let child = access.child()?;
         let cl = layouts.get(child);
         Some(MsgLeaf { access, child, child_id: cl.id(), child_name: cl.descriptor().full_name().into() })
@@ -273,7 +272,7 @@ impl Field<Message> {
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct VecLeaf<T: Number> {
-    access: Access<Vector<T>>,
+    access: Access<List<T>>,
     enum_type: Option<(u32, EnumDescriptor)>,
 }
 
@@ -286,7 +285,7 @@ fn vec_leaf<T: Number>(
     if !kinds.contains(&layout.slot(si).kind) {
         return None;
     }
-    let access = layout.access::<Vector<T>>(si).ok()?;
+    let access = layout.access::<List<T>>(si).ok()?;
     let enum_type = layout.slot_enum(si).map(|e| (e, layouts.enum_type(e).descriptor().clone()));
     Some(VecLeaf { access, enum_type })
 }
@@ -346,7 +345,7 @@ impl Field<List<Enum>> {
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct StrVecLeaf {
-    access: Access<StrVector>,
+    access: Access<List<Bytes>>,
 }
 
 fn str_vec_leaf(layout: &MessageLayout, si: SlotIndex, kinds: &[FieldKind]) -> Option<StrVecLeaf> {
@@ -447,7 +446,7 @@ impl DoubleEndedIterator for MessageList<'_> {
 #[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct ChildVecLeaf {
-    access: Access<ChildVector>,
+    access: Access<List<Message>>,
 }
 
 impl Field<List<Message>> {

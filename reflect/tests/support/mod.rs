@@ -1,28 +1,14 @@
-//! Test support: layouts compiled from `.proto` text with protox, and messages decoded by the interpreter (the arena crate's), read through views.
+//! Test support: layouts compiled from `.proto` text (the corpus crate's `pool_from_source`), and messages decoded by the interpreter (the arena crate's), read through views.
 
 #![allow(dead_code)]
 
-use prost_reflect::DescriptorPool;
 use protojit_arena::interp::Interp;
 use protojit_arena::{Arena, BlockMut, DecodeOptions, Layouts};
 use protojit_reflect::MessageRef;
 
 /// The layouts of one `.proto` file given as text.
 pub fn layouts(name: &str, source: &str) -> Layouts {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "protojit-reflect-test-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), source).unwrap();
-    let mut compiler = protox::Compiler::new([&dir]).unwrap();
-    compiler.include_imports(true);
-    compiler.open_file(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let bytes = compiler.encode_file_descriptor_set();
-    std::fs::remove_dir_all(&dir).ok();
-    Layouts::new(&DescriptorPool::decode(bytes.as_slice()).unwrap()).unwrap()
+    Layouts::new(&protojit_corpus::pool_from_source(name, source)).unwrap()
 }
 
 /// `input` decoded as `message` by the interpreter into `arena`.

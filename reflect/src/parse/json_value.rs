@@ -1,0 +1,279 @@
+//! What the proto3 JSON seeds share: parse state, results, the scalar seed, the `Bodies` hook.
+//!
+//! Parse state ([`Ctx`]), what a seed did ([`Got`]), one scalar ([`Scalar`]) with the
+//! number and base64 readers it needs, and [`Bodies`], the hook through which well-known
+//! types read the messages they hold.
+//!
+//! This is a leaf: `json.rs` (ordinary messages) and `wkt.rs` (well-known types) both build
+//! on it and neither is named here. `wkt.rs` reads embedded messages (`Any`'s, `Struct`'s
+//! values) through [`Bodies`], which `json.rs` implements with its message seed; wkt's entry
+//! points are generic over it, so the call is resolved at compile time (no `dyn`, no cost).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use prost_reflect::{Kind, MessageDescriptor};
+use serde::de::{DeserializeSeed, Deserializer, Visitor};
+
+use super::writer::Writer;
+use super::{int_wire, is_closed, is_integer, ParseOptions, Wire};
+
+/// The parse state threaded through every seed.
+pub(super) struct Ctx<'o> {
+    pub(super) w: Writer<'o>,
+    pub(super) options: ParseOptions,
+    /// Messages open around the current value (checked against `options.max_depth`).
+    pub(super) depth: u32,
+}
+
+/// What a seed did with its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Got {
+    /// Written; `default` when it is the type's default (zero, empty).
+    Value { default: bool },
+    /// JSON `null`: nothing written.
+    Null,
+    /// An unknown enum name under `ignore_unknown_fields`: nothing written.
+    Skip,
+}
+
+/// Reads the fields of one message (no tag, no length) from its JSON form, well-known or
+/// not. Declared here and implemented in `json.rs` so that `wkt.rs` can recurse into the
+/// messages a well-known type holds without importing the file that dispatches to it.
+pub(super) trait Bodies {
+    fn body<'de, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error>;
+}
+
+/// [`Bodies::body`] as a seed, for `next_value_seed` and `next_element_seed`.
+pub(super) struct BodySeed<'c, 'o, 'd, B> {
+    ctx: &'c mut Ctx<'o>,
+    desc: &'d MessageDescriptor,
+    bodies: PhantomData<B>,
+}
+
+impl<'c, 'o, 'd, B: Bodies> BodySeed<'c, 'o, 'd, B> {
+    pub(super) fn new(ctx: &'c mut Ctx<'o>, desc: &'d MessageDescriptor) -> Self {
+        BodySeed { ctx, desc, bodies: PhantomData }
+    }
+}
+
+impl<'de, B: Bodies> DeserializeSeed<'de> for BodySeed<'_, '_, '_, B> {
+    type Value = Got;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
+        B::body(self.ctx, self.desc, de)
+    }
+}
+
+/// One scalar value (no tag): numbers, bools, strings, bytes, enums.
+pub(super) struct Scalar<'c, 'o, 'k> {
+    pub(super) ctx: &'c mut Ctx<'o>,
+    pub(super) kind: &'k Kind,
+}
+
+impl<'de> DeserializeSeed<'de> for Scalar<'_, '_, '_> {
+    type Value = Got;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl Scalar<'_, '_, '_> {
+    fn put(self, wire: Wire) -> Got {
+        wire.write(&mut self.ctx.w);
+        Got::Value { default: wire.is_zero() }
+    }
+
+    fn name(&self) -> String {
+        match self.kind {
+            Kind::Enum(e) => format!("enum {}", e.full_name()),
+            Kind::Message(m) => m.full_name().to_owned(),
+            k => format!("{k:?}").to_lowercase(),
+        }
+    }
+
+    fn number<E: serde::de::Error>(self, v: i128) -> Result<Got, E> {
+        if let Kind::Enum(e) = self.kind {
+            if is_closed(e) && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
+                if self.ctx.options.ignore_unknown_fields {
+                    return Ok(Got::Skip);
+                }
+                return Err(E::custom(format!("{v} is not a value of closed enum {}", e.full_name())));
+            }
+        }
+        if matches!(self.kind, Kind::Bool | Kind::String | Kind::Bytes) {
+            return Err(E::custom(format!("expected {}, found the number {v}", self.name())));
+        }
+        let wire = int_wire(self.kind, v).map_err(E::custom)?;
+        Ok(self.put(wire))
+    }
+
+    fn float<E: serde::de::Error>(self, v: f64) -> Result<Got, E> {
+        match self.kind {
+            Kind::Double => Ok(self.put(Wire::Fixed64(v.to_bits()))),
+            Kind::Float => {
+                let f = v as f32;
+                if v.is_finite() && f.is_infinite() {
+                    return Err(E::custom(format!("{v} is out of range for float")));
+                }
+                Ok(self.put(Wire::Fixed32(f.to_bits())))
+            }
+            k if is_integer(k) || matches!(k, Kind::Enum(_)) => {
+                if v.fract() != 0.0 || !v.is_finite() {
+                    return Err(E::custom(format!("{v} is not an integer, as {} needs", self.name())));
+                }
+                if v.abs() >= 1.8e19 {
+                    return Err(E::custom(format!("{v} is out of range for {}", self.name())));
+                }
+                self.number(v as i128)
+            }
+            _ => Err(E::custom(format!("expected {}, found the number {v}", self.name()))),
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Scalar<'_, '_, '_> {
+    type Value = Got;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a JSON value for {}", self.name())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Got, E> {
+        if matches!(self.kind, Kind::Enum(e) if e.full_name() == "google.protobuf.NullValue") {
+            return Ok(self.put(Wire::Varint(0)));
+        }
+        Ok(Got::Null)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Got, E> {
+        match self.kind {
+            Kind::Bool => Ok(self.put(Wire::Varint(u64::from(v)))),
+            _ => Err(E::custom(format!("expected {}, found {v}", self.name()))),
+        }
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Got, E> {
+        match self.kind {
+            Kind::Float | Kind::Double => self.float(v as f64),
+            _ => self.number(v.into()),
+        }
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Got, E> {
+        match self.kind {
+            Kind::Float | Kind::Double => self.float(v as f64),
+            _ => self.number(v.into()),
+        }
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Got, E> {
+        self.float(v)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Got, E> {
+        match self.kind {
+            Kind::String => {
+                self.ctx.w.bytes(s.as_bytes());
+                Ok(Got::Value { default: s.is_empty() })
+            }
+            Kind::Bytes => {
+                let mark = self.ctx.w.begin_len();
+                base64_decode(s, self.ctx.w.buf).map_err(E::custom)?;
+                let empty = self.ctx.w.len_since(mark) == 0;
+                self.ctx.w.end_len(mark);
+                Ok(Got::Value { default: empty })
+            }
+            Kind::Enum(e) => match e.get_value_by_name(s) {
+                Some(v) => Ok(self.put(Wire::Varint(v.number() as i64 as u64))),
+                None if self.ctx.options.ignore_unknown_fields => Ok(Got::Skip),
+                None => Err(E::custom(format!("{s:?} is not a value of enum {}", e.full_name()))),
+            },
+            Kind::Float | Kind::Double => {
+                let v = match s {
+                    "NaN" => f64::NAN,
+                    "Infinity" => f64::INFINITY,
+                    "-Infinity" => f64::NEG_INFINITY,
+                    _ => parse_float_str(s).ok_or_else(|| E::custom(format!("{s:?} is not a number")))?,
+                };
+                self.float(v)
+            }
+            k if is_integer(k) => match parse_int_str(s) {
+                Some(v) => self.number(v),
+                None => match parse_float_str(s) {
+                    Some(v) => self.float(v),
+                    None => Err(E::custom(format!("{s:?} is not an integer"))),
+                },
+            },
+            _ => Err(E::custom(format!("expected {}, found the string {s:?}", self.name()))),
+        }
+    }
+}
+
+/// A decimal integer as JSON writes it (an optional `-`, digits, no spaces or `+`).
+pub(super) fn parse_int_str(s: &str) -> Option<i128> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || digits.len() > 30 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A JSON number written in a string (`"1.5"`, `"1e2"`); not `inf`, `nan`, `+1` or spaces.
+fn parse_float_str(s: &str) -> Option<f64> {
+    let body = s.strip_prefix('-').unwrap_or(s);
+    let first = body.bytes().next()?;
+    if !first.is_ascii_digit() && first != b'.' {
+        return None;
+    }
+    if !body.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Decodes base64 in either alphabet (standard or URL-safe), padding optional, into `out`.
+fn base64_decode(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
+    let bytes = s.as_bytes();
+    let mut end = bytes.len();
+    while end > 0 && bytes[end - 1] == b'=' {
+        end -= 1;
+    }
+    let padding = bytes.len() - end;
+    if padding > 2 || (padding > 0 && !bytes.len().is_multiple_of(4)) {
+        return Err(format!("invalid base64 padding in {:?}", truncated(s)));
+    }
+    let body = &bytes[..end];
+    if body.len() % 4 == 1 {
+        return Err(format!("invalid base64 length in {:?}", truncated(s)));
+    }
+    out.reserve(body.len() / 4 * 3 + 2);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for (i, &c) in body.iter().enumerate() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return Err(format!("invalid base64 character {:?} at offset {i}", c as char)),
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Ok(())
+}
+
+fn truncated(s: &str) -> &str {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}

@@ -1,0 +1,299 @@
+//! Parsing proto3 JSON and protobuf text format into canonical protobuf binary, driven by the
+//! run-time schema (a `prost_reflect::MessageDescriptor`).
+//!
+//! The parsers write binary directly, as `protoc --encode` would emit it: fields in number
+//! order (extensions among them), repeated scalars packed where the field is packed, one
+//! packed record per field. A tree is then one decode away (`Decoder::decode` on the bytes);
+//! writing binary first keeps one encoder for both formats and makes the transcoding case
+//! (JSON in, protobuf out) a single pass.
+//!
+//! Errors are [`ParseError`]s with the line and column (1-based) where the input went wrong.
+//! Nesting deeper than [`ParseOptions::max_depth`] is an error, so hostile input cannot
+//! exhaust the stack.
+
+mod json;
+mod json_value;
+mod text;
+mod wkt;
+mod writer;
+
+use prost_reflect::{EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, Syntax};
+use protojit_arena::wire::{FIXED32, FIXED64, LEN, SGROUP, VARINT};
+
+pub use json::json_to_binary;
+pub use text::text_to_binary;
+
+/// What the parsers accept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Skip JSON object keys that name no field (and enum names the schema does not know,
+    /// which then leave their field unset), instead of failing. Text format always fails on
+    /// them, as protoc does.
+    pub ignore_unknown_fields: bool,
+    /// The deepest nesting of messages accepted (the root is depth 0); default 100, as the
+    /// decoders' limit.
+    pub max_depth: u32,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions { ignore_unknown_fields: false, max_depth: 100 }
+    }
+}
+
+/// A JSON or text format document that does not fit the schema or is malformed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Malformed JSON, or JSON that does not fit the message type.
+    #[error("JSON line {line} column {column}: {message}")]
+    Json {
+        /// 1-based line of the error (0 when unknown).
+        line: usize,
+        /// 1-based column of the error (0 when unknown).
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Malformed text format, or text that does not fit the message type.
+    #[error("text format line {line} column {column}: {message}")]
+    Text {
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ParseError {
+    /// The 1-based (line, column) of the error.
+    pub fn position(&self) -> (usize, usize) {
+        match self {
+            ParseError::Json { line, column, .. } | ParseError::Text { line, column, .. } => (*line, *column),
+        }
+    }
+
+    /// What is wrong, without the position.
+    pub fn message(&self) -> &str {
+        match self {
+            ParseError::Json { message, .. } | ParseError::Text { message, .. } => message,
+        }
+    }
+}
+
+/// What the parsers need to know of a field or extension, whichever it is.
+#[derive(Clone, Debug)]
+pub(crate) struct FieldInfo {
+    pub number: u32,
+    pub kind: Kind,
+    pub list: bool,
+    pub map: bool,
+    pub packed: bool,
+    /// Explicit presence: a default value is still written.
+    pub presence: bool,
+    /// The (non-synthetic) oneof the field is a member of.
+    pub oneof: Option<String>,
+    pub group: bool,
+    /// The name for messages: `name` or `[full.extension.name]`.
+    pub display: String,
+}
+
+impl FieldInfo {
+    pub(crate) fn field(f: &FieldDescriptor) -> FieldInfo {
+        FieldInfo {
+            number: f.number(),
+            kind: f.kind(),
+            list: f.is_list(),
+            map: f.is_map(),
+            packed: f.is_packed(),
+            presence: f.supports_presence(),
+            oneof: f.containing_oneof().filter(|o| !o.is_synthetic()).map(|o| o.name().to_owned()),
+            group: f.is_group(),
+            display: f.name().to_owned(),
+        }
+    }
+
+    pub(crate) fn extension(e: &ExtensionDescriptor) -> FieldInfo {
+        FieldInfo {
+            number: e.number(),
+            kind: e.kind(),
+            list: e.is_list(),
+            map: e.is_map(),
+            packed: e.is_packed(),
+            presence: e.supports_presence(),
+            oneof: None,
+            group: e.is_group(),
+            display: format!("[{}]", e.full_name()),
+        }
+    }
+}
+
+/// The fields of one message seen so far: duplicates and oneof conflicts are errors.
+pub(crate) struct Seen {
+    numbers: Vec<u32>,
+    /// (oneof, the member set).
+    oneofs: Vec<(String, String)>,
+}
+
+impl Seen {
+    pub(crate) fn new() -> Seen {
+        Seen { numbers: Vec::new(), oneofs: Vec::new() }
+    }
+
+    /// Whether field `number` was set.
+    pub(crate) fn has(&self, number: u32) -> bool {
+        self.numbers.contains(&number)
+    }
+
+    /// Marks `f` as set; an error message when it was set before or another member of its
+    /// oneof was.
+    pub(crate) fn set(&mut self, f: &FieldInfo) -> Result<(), String> {
+        if self.numbers.contains(&f.number) {
+            return Err(format!("field {} is specified more than once", f.display));
+        }
+        self.numbers.push(f.number);
+        if let Some(oneof) = &f.oneof {
+            if let Some((_, other)) = self.oneofs.iter().find(|(o, _)| o == oneof) {
+                return Err(format!("field {} is set along with {other}, another member of oneof {oneof}", f.display));
+            }
+            self.oneofs.push((oneof.clone(), f.display.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// A scalar as it goes on the wire.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Wire {
+    Varint(u64),
+    Fixed32(u32),
+    Fixed64(u64),
+}
+
+impl Wire {
+    pub(crate) fn is_zero(self) -> bool {
+        matches!(self, Wire::Varint(0) | Wire::Fixed32(0) | Wire::Fixed64(0))
+    }
+
+    pub(crate) fn write(self, w: &mut writer::Writer) {
+        match self {
+            Wire::Varint(v) => w.varint(v),
+            Wire::Fixed32(v) => w.fixed32(v),
+            Wire::Fixed64(v) => w.fixed64(v),
+        }
+    }
+}
+
+/// The wire type of a field's values (unpacked).
+pub(crate) fn wire_type(kind: &Kind) -> u8 {
+    match kind {
+        Kind::Double | Kind::Fixed64 | Kind::Sfixed64 => FIXED64,
+        Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => FIXED32,
+        Kind::String | Kind::Bytes | Kind::Message(_) => LEN,
+        _ => VARINT,
+    }
+}
+
+/// The wire type of a field's tag: groups start with a start-group tag.
+pub(crate) fn tag_wire_type(f: &FieldInfo) -> u8 {
+    if f.group {
+        SGROUP
+    } else {
+        wire_type(&f.kind)
+    }
+}
+
+/// An integer, given as a signed 128-bit value, as a field of `kind` stores it; an error
+/// message when it is out of the kind's range.
+pub(crate) fn int_wire(kind: &Kind, v: i128) -> Result<Wire, String> {
+    let range = |lo: i128, hi: i128, name: &str| {
+        if v < lo || v > hi {
+            Err(format!("{v} is out of range for {name}"))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match kind {
+        Kind::Int32 | Kind::Enum(_) => {
+            range(i32::MIN.into(), i32::MAX.into(), "int32")?;
+            Wire::Varint(v as i32 as i64 as u64)
+        }
+        Kind::Sint32 => {
+            range(i32::MIN.into(), i32::MAX.into(), "sint32")?;
+            let v = v as i32;
+            Wire::Varint(u64::from(((v << 1) ^ (v >> 31)) as u32))
+        }
+        Kind::Sfixed32 => {
+            range(i32::MIN.into(), i32::MAX.into(), "sfixed32")?;
+            Wire::Fixed32(v as i32 as u32)
+        }
+        Kind::Uint32 => {
+            range(0, u32::MAX.into(), "uint32")?;
+            Wire::Varint(v as u64)
+        }
+        Kind::Fixed32 => {
+            range(0, u32::MAX.into(), "fixed32")?;
+            Wire::Fixed32(v as u32)
+        }
+        Kind::Int64 => {
+            range(i64::MIN.into(), i64::MAX.into(), "int64")?;
+            Wire::Varint(v as i64 as u64)
+        }
+        Kind::Sint64 => {
+            range(i64::MIN.into(), i64::MAX.into(), "sint64")?;
+            let v = v as i64;
+            Wire::Varint(((v << 1) ^ (v >> 63)) as u64)
+        }
+        Kind::Sfixed64 => {
+            range(i64::MIN.into(), i64::MAX.into(), "sfixed64")?;
+            Wire::Fixed64(v as i64 as u64)
+        }
+        Kind::Uint64 => {
+            range(0, u64::MAX.into(), "uint64")?;
+            Wire::Varint(v as u64)
+        }
+        Kind::Fixed64 => {
+            range(0, u64::MAX.into(), "fixed64")?;
+            Wire::Fixed64(v as u64)
+        }
+        Kind::Bool => {
+            range(0, 1, "bool")?;
+            Wire::Varint(v as u64)
+        }
+        Kind::Float => Wire::Fixed32((v as f32).to_bits()),
+        Kind::Double => Wire::Fixed64((v as f64).to_bits()),
+        Kind::String | Kind::Bytes | Kind::Message(_) => return Err("expected a number".into()),
+    })
+}
+
+/// Whether a field of `kind` holds an integer (as opposed to a float, bool, string, ...).
+pub(crate) fn is_integer(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Int32
+            | Kind::Int64
+            | Kind::Uint32
+            | Kind::Uint64
+            | Kind::Sint32
+            | Kind::Sint64
+            | Kind::Fixed32
+            | Kind::Fixed64
+            | Kind::Sfixed32
+            | Kind::Sfixed64
+    )
+}
+
+/// Whether the enum is closed (proto2): numbers it does not declare are not values of it.
+pub(crate) fn is_closed(e: &EnumDescriptor) -> bool {
+    e.parent_file().syntax() == Syntax::Proto2
+}
+
+/// The message type an `Any`'s type URL names (the part after the last `/`).
+pub(crate) fn any_type(desc: &MessageDescriptor, url: &str) -> Result<MessageDescriptor, String> {
+    let name = match url.rfind('/') {
+        Some(i) if i + 1 < url.len() => &url[i + 1..],
+        _ => return Err(format!("Any type URL {url:?} has no type name after a '/'")),
+    };
+    desc.parent_pool().get_message_by_name(name).ok_or_else(|| format!("Any type {name:?} is not in the schema"))
+}

@@ -1,0 +1,587 @@
+//! Protobuf text format into protobuf binary, accepting what protoc's parser accepts: field
+//! names (groups by their type name), `[ext.name]` extensions, `[type.googleapis.com/T] {…}`
+//! inside `Any`, `:` optional before messages, `{}` or `<>`, `[a, b]` lists, adjacent string
+//! concatenation with C escapes (octal, hex, `\u`, `\U`), integers in decimal, hex and octal,
+//! floats with `inf`/`nan` and an `f` suffix, enums by name or number, `#` comments, and `,`
+//! or `;` after a field.
+
+use prost_reflect::{Kind, MessageDescriptor};
+use protojit_arena::wire::{EGROUP, LEN};
+
+use super::writer::Writer;
+use super::{
+    any_type, int_wire, is_closed, is_integer, tag_wire_type, FieldInfo, ParseError, ParseOptions, Seen, Wire,
+};
+
+/// Parses `text` (text format of a message of type `desc`) and appends its canonical binary
+/// encoding, as `protoc --encode` writes it, to `out`. On error, `out` is left as it was.
+///
+/// Decode the bytes (`Decoder::decode`) for a tree.
+pub fn text_to_binary(
+    desc: &MessageDescriptor,
+    text: &[u8],
+    options: &ParseOptions,
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), ParseError> {
+    let start = out.len();
+    let mut p = Parser { s: text, pos: 0, w: Writer::new(out), max_depth: options.max_depth, depth: 0 };
+    let result = p.body(desc, None).map(drop);
+    let pos = p.pos;
+    result.map_err(|(at, message)| {
+        out.truncate(start);
+        let at = at.unwrap_or(pos).min(text.len());
+        let before = &text[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        ParseError::Text { line, column, message }
+    })
+}
+
+/// An error: where (`None`: the current position) and what.
+type Error = (Option<usize>, String);
+type Result<T> = std::result::Result<T, Error>;
+
+fn err<T>(at: usize, message: impl Into<String>) -> Result<T> {
+    Err((Some(at), message.into()))
+}
+
+struct Parser<'s, 'o> {
+    s: &'s [u8],
+    pos: usize,
+    w: Writer<'o>,
+    max_depth: u32,
+    depth: u32,
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+impl Parser<'_, '_> {
+    /// Skips whitespace and `#` comments; the next byte.
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.s.get(self.pos) {
+            if b.is_ascii_whitespace() {
+                self.pos += 1;
+            } else if b == b'#' {
+                while self.pos < self.s.len() && self.s[self.pos] != b'\n' {
+                    self.pos += 1;
+                }
+            } else {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn found(&mut self) -> String {
+        match self.peek() {
+            None => "the end of the input".into(),
+            Some(_) => {
+                let end = (self.pos + 1..=self.s.len())
+                    .find(|&e| e == self.s.len() || !is_ident(self.s[e]) || !is_ident(self.s[self.pos]))
+                    .unwrap_or(self.s.len());
+                format!("{:?}", String::from_utf8_lossy(&self.s[self.pos..end]))
+            }
+        }
+    }
+
+    fn expect(&mut self, c: u8) -> Result<()> {
+        if self.eat(c) {
+            return Ok(());
+        }
+        let found = self.found();
+        err(self.pos, format!("expected '{}', found {found}", c as char))
+    }
+
+    fn ident(&mut self) -> Result<&str> {
+        if !self.peek().is_some_and(is_ident_start) {
+            let found = self.found();
+            return err(self.pos, format!("expected an identifier, found {found}"));
+        }
+        let start = self.pos;
+        while self.pos < self.s.len() && is_ident(self.s[self.pos]) {
+            self.pos += 1;
+        }
+        // Identifiers are ASCII, so always UTF-8.
+        Ok(std::str::from_utf8(&self.s[start..self.pos]).unwrap_or(""))
+    }
+
+    /// Fields until `end` (`}` or `>`), or the end of input for the root.
+    fn body(&mut self, desc: &MessageDescriptor, end: Option<u8>) -> Result<Seen> {
+        if self.depth > self.max_depth {
+            return err(self.pos, format!("messages nest deeper than the limit of {}", self.max_depth));
+        }
+        self.depth += 1;
+        let frame = self.w.begin_message();
+        let mut seen = Seen::new();
+        loop {
+            match (self.peek(), end) {
+                (None, None) => break,
+                (None, Some(c)) => {
+                    return err(self.pos, format!("expected '{}' before the end of the input", c as char))
+                }
+                (Some(c), Some(e)) if c == e => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => {}
+            }
+            self.field(desc, &mut seen)?;
+            if !self.eat(b';') {
+                self.eat(b',');
+            }
+        }
+        if desc.is_map_entry() {
+            self.complete_map_entry(desc, &seen);
+        }
+        self.w.end_message(frame);
+        self.depth -= 1;
+        Ok(seen)
+    }
+
+    /// protoc writes every map entry with its key and its value, defaults included, whatever
+    /// the text gave (`m {}` is the entry with both defaults).
+    fn complete_map_entry(&mut self, entry: &MessageDescriptor, seen: &Seen) {
+        for (number, field) in [(1, entry.map_entry_key_field()), (2, entry.map_entry_value_field())] {
+            if seen.has(number) {
+                continue;
+            }
+            let at = self.w.pos();
+            let f = FieldInfo::field(&field);
+            self.w.tag(number, tag_wire_type(&f));
+            match &f.kind {
+                Kind::Message(_) => self.w.varint(0),
+                Kind::String | Kind::Bytes => self.w.varint(0),
+                Kind::Enum(e) => self.w.varint(e.default_value().number() as i64 as u64),
+                Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => self.w.fixed32(0),
+                Kind::Double | Kind::Fixed64 | Kind::Sfixed64 => self.w.fixed64(0),
+                _ => self.w.varint(0),
+            }
+            // The key goes first: written at the end, it is moved there when the entry's
+            // fields are put in order.
+            self.w.field_done(number, at, false);
+        }
+    }
+
+    fn field(&mut self, desc: &MessageDescriptor, seen: &mut Seen) -> Result<()> {
+        let at = self.pos;
+        let mut f = if self.eat(b'[') {
+            let name = self.bracketed()?;
+            if name.contains('/') {
+                return self.any_expansion(desc, &name, at, seen);
+            }
+            match desc.get_extension_by_full_name(&name) {
+                Some(e) => FieldInfo::extension(&e),
+                None => return err(at, format!("[{name}] is not an extension of {}", desc.full_name())),
+            }
+        } else {
+            let name = self.ident()?.to_owned();
+            let field = desc.get_field_by_name(&name).filter(|f| !f.is_group()).or_else(|| {
+                // Groups go by their type's name (protoc's rule).
+                desc.get_field_by_name(&name.to_ascii_lowercase())
+                    .filter(|f| f.is_group() && f.kind().as_message().is_some_and(|m| m.name() == name))
+            });
+            match field {
+                Some(f) => FieldInfo::field(&f),
+                None => return err(at, format!("no field named {name} in {}", desc.full_name())),
+            }
+        };
+        // A map entry written in text keeps the key and value it is given, defaults included.
+        f.presence |= desc.is_map_entry();
+        let repeated = f.list || f.map;
+        if !repeated {
+            seen.set(&f).map_err(|m| (Some(at), m))?;
+        }
+        if let Kind::Message(m) = &f.kind {
+            self.eat(b':');
+            if repeated && self.eat(b'[') {
+                if self.eat(b']') {
+                    return Ok(());
+                }
+                loop {
+                    self.message_value(&f, m)?;
+                    if self.eat(b']') {
+                        return Ok(());
+                    }
+                    self.expect(b',')?;
+                }
+            }
+            return self.message_value(&f, m);
+        }
+        self.expect(b':')?;
+        if self.peek() == Some(b'[') {
+            if !f.list {
+                return err(self.pos, format!("field {} is not repeated, so it takes no list", f.display));
+            }
+            self.pos += 1;
+            if self.eat(b']') {
+                return Ok(());
+            }
+            loop {
+                self.scalar_field(&f)?;
+                if self.eat(b']') {
+                    return Ok(());
+                }
+                self.expect(b',')?;
+            }
+        }
+        self.scalar_field(&f)
+    }
+
+    /// The name inside `[...]` (an extension or an Any type URL), whitespace dropped.
+    fn bracketed(&mut self) -> Result<String> {
+        let mut name = String::new();
+        loop {
+            match self.peek() {
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(name);
+                }
+                Some(c) if is_ident(c) || matches!(c, b'.' | b'/' | b'-') => {
+                    name.push(c as char);
+                    self.pos += 1;
+                }
+                _ => {
+                    let found = self.found();
+                    return err(self.pos, format!("expected ']' after [{name}, found {found}"));
+                }
+            }
+        }
+    }
+
+    fn any_expansion(&mut self, desc: &MessageDescriptor, url: &str, at: usize, seen: &mut Seen) -> Result<()> {
+        if desc.full_name() != "google.protobuf.Any" {
+            return err(at, format!("[{url}] expands an Any, but {} is not google.protobuf.Any", desc.full_name()));
+        }
+        let inner = any_type(desc, url).map_err(|m| (Some(at), m))?;
+        for f in desc.fields() {
+            seen.set(&FieldInfo::field(&f))
+                .map_err(|_| (Some(at), format!("Any has a type_url or value beside [{url}]")))?;
+        }
+        self.eat(b':');
+        let close = self.open()?;
+        let start = self.w.pos();
+        self.w.tag(1, LEN);
+        self.w.bytes(url.as_bytes());
+        let value = self.w.pos();
+        self.w.tag(2, LEN);
+        let mark = self.w.begin_len();
+        self.body(&inner, Some(close))?;
+        if self.w.len_since(mark) == 0 {
+            // An empty value is proto3's default: not written.
+            self.w.truncate(value);
+        } else {
+            self.w.end_len(mark);
+        }
+        self.w.field_done(1, start, false);
+        Ok(())
+    }
+
+    /// `{` or `<`; the matching closer.
+    fn open(&mut self) -> Result<u8> {
+        if self.eat(b'{') {
+            Ok(b'}')
+        } else if self.eat(b'<') {
+            Ok(b'>')
+        } else {
+            let found = self.found();
+            err(self.pos, format!("expected '{{' or '<', found {found}"))
+        }
+    }
+
+    fn message_value(&mut self, f: &FieldInfo, m: &MessageDescriptor) -> Result<()> {
+        let close = self.open()?;
+        let start = self.w.pos();
+        self.w.tag(f.number, tag_wire_type(f));
+        if f.group {
+            self.body(m, Some(close))?;
+            self.w.tag(f.number, EGROUP);
+        } else {
+            let mark = self.w.begin_len();
+            self.body(m, Some(close))?;
+            self.w.end_len(mark);
+        }
+        self.w.field_done(f.number, start, false);
+        Ok(())
+    }
+
+    /// One scalar of field `f`, with its tag (a packed record of one when packed).
+    fn scalar_field(&mut self, f: &FieldInfo) -> Result<()> {
+        let start = self.w.pos();
+        if f.packed {
+            self.w.tag(f.number, LEN);
+            let mark = self.w.begin_len();
+            self.scalar(&f.kind)?;
+            self.w.end_len(mark);
+            self.w.field_done(f.number, start, true);
+            return Ok(());
+        }
+        self.w.tag(f.number, tag_wire_type(f));
+        let zero = self.scalar(&f.kind)?;
+        if zero && !f.presence && !f.list {
+            self.w.truncate(start);
+        } else {
+            self.w.field_done(f.number, start, false);
+        }
+        Ok(())
+    }
+
+    /// Writes one scalar of `kind` (no tag); whether it is the default.
+    fn scalar(&mut self, kind: &Kind) -> Result<bool> {
+        self.peek();
+        let at = self.pos;
+        let wire = match kind {
+            Kind::String | Kind::Bytes => {
+                let bytes = self.strings()?;
+                if matches!(kind, Kind::String) && std::str::from_utf8(&bytes).is_err() {
+                    return err(at, "string field holds invalid UTF-8 (use a bytes field for raw bytes)");
+                }
+                self.w.bytes(&bytes);
+                return Ok(bytes.is_empty());
+            }
+            Kind::Enum(e) if self.peek().is_some_and(is_ident_start) => {
+                let name = self.ident()?;
+                match e.get_value_by_name(name) {
+                    Some(v) => Wire::Varint(v.number() as i64 as u64),
+                    None => return err(at, format!("{name} is not a value of enum {}", e.full_name())),
+                }
+            }
+            Kind::Enum(e) => {
+                let v = self.integer()?;
+                if is_closed(e) && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
+                    return err(at, format!("{v} is not a value of closed enum {}", e.full_name()));
+                }
+                int_wire(kind, v).map_err(|m| (Some(at), m))?
+            }
+            Kind::Bool if self.peek().is_some_and(is_ident_start) => match self.ident()? {
+                "true" | "True" | "t" => Wire::Varint(1),
+                "false" | "False" | "f" => Wire::Varint(0),
+                other => return err(at, format!("expected true or false, found {other}")),
+            },
+            Kind::Float | Kind::Double => {
+                let v = self.float()?;
+                match kind {
+                    Kind::Float => Wire::Fixed32((v as f32).to_bits()),
+                    _ => Wire::Fixed64(v.to_bits()),
+                }
+            }
+            k if is_integer(k) || matches!(k, Kind::Bool) => {
+                let v = self.integer()?;
+                int_wire(kind, v).map_err(|m| (Some(at), m))?
+            }
+            _ => return err(at, "a message is not a scalar"),
+        };
+        wire.write(&mut self.w);
+        Ok(wire.is_zero())
+    }
+
+    /// The number token at the cursor (after an optional `-`): its text, and whether it is a
+    /// float (has `.`, an exponent or an `f` suffix).
+    fn number_token(&mut self) -> Result<(bool, &[u8], bool)> {
+        let negative = self.eat(b'-');
+        self.peek();
+        let start = self.pos;
+        let s = self.s;
+        let mut i = start;
+        let hex = s.get(i) == Some(&b'0') && matches!(s.get(i + 1), Some(b'x' | b'X'));
+        let mut float = false;
+        if hex {
+            i += 2;
+            while i < s.len() && s[i].is_ascii_hexdigit() {
+                i += 1;
+            }
+        } else {
+            while i < s.len() && (s[i].is_ascii_digit() || s[i] == b'.') {
+                float |= s[i] == b'.';
+                i += 1;
+            }
+            if i > start && matches!(s.get(i), Some(b'e' | b'E')) {
+                float = true;
+                i += 1;
+                if matches!(s.get(i), Some(b'+' | b'-')) {
+                    i += 1;
+                }
+                while i < s.len() && s[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+        }
+        let digits_end = i;
+        if !hex && i > start && matches!(s.get(i), Some(b'f' | b'F')) {
+            float = true;
+            i += 1;
+        }
+        if i == start || (hex && i == start + 2) || s.get(i).is_some_and(|&b| is_ident(b) || b == b'.') {
+            let found = self.found();
+            return err(start, format!("expected a number, found {found}"));
+        }
+        self.pos = i;
+        Ok((negative, &s[start..digits_end], float))
+    }
+
+    fn integer(&mut self) -> Result<i128> {
+        let at = self.pos;
+        let (negative, text, float) = self.number_token()?;
+        if float {
+            return err(at, format!("expected an integer, found {:?}", String::from_utf8_lossy(text)));
+        }
+        let v = parse_unsigned(text).ok_or_else(|| (Some(at), "integer out of range".to_owned()))?;
+        Ok(if negative { -v } else { v })
+    }
+
+    fn float(&mut self) -> Result<f64> {
+        let negative = self.eat(b'-');
+        let at = self.pos;
+        let v = if self.peek().is_some_and(is_ident_start) {
+            let name = self.ident()?.to_ascii_lowercase();
+            match name.as_str() {
+                "inf" | "infinity" => f64::INFINITY,
+                "nan" => f64::NAN,
+                _ => return err(at, format!("expected a number, found {name}")),
+            }
+        } else {
+            let (twice, text, float) = self.number_token()?;
+            if twice && negative {
+                return err(at, "two '-' signs before a number");
+            }
+            let text = std::str::from_utf8(text).unwrap_or("");
+            let radix_prefixed =
+                text.starts_with("0x") || text.starts_with("0X") || (text.starts_with('0') && text.len() > 1);
+            if !float && radix_prefixed {
+                // protoc reads floats in decimal only.
+                return err(at, format!("expected a decimal number, found {text}"));
+            }
+            text.parse::<f64>().map_err(|_| (Some(at), format!("{text:?} is not a number")))?
+        };
+        Ok(if negative { -v } else { v })
+    }
+
+    /// Adjacent string literals, concatenated, escapes resolved.
+    fn strings(&mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        if !matches!(self.peek(), Some(b'"' | b'\'')) {
+            let found = self.found();
+            return err(self.pos, format!("expected a string, found {found}"));
+        }
+        while let Some(q @ (b'"' | b'\'')) = self.peek() {
+            self.pos += 1;
+            loop {
+                let at = self.pos;
+                let Some(&c) = self.s.get(self.pos) else {
+                    return err(at, "string not closed before the end of the input");
+                };
+                self.pos += 1;
+                match c {
+                    b'\n' => return err(at, "string not closed before the end of the line"),
+                    _ if c == q => break,
+                    b'\\' => self.escape(&mut out)?,
+                    _ => out.push(c),
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One escape after its `\`.
+    fn escape(&mut self, out: &mut Vec<u8>) -> Result<()> {
+        let at = self.pos - 1;
+        let Some(&c) = self.s.get(self.pos) else {
+            return err(at, "string not closed before the end of the input");
+        };
+        self.pos += 1;
+        let simple = match c {
+            b'a' => Some(7),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'v' => Some(11),
+            b'\\' | b'\'' | b'"' | b'?' => Some(c),
+            _ => None,
+        };
+        if let Some(b) = simple {
+            out.push(b);
+            return Ok(());
+        }
+        let take = |p: &mut Self, max: usize, radix: u32| {
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < max {
+                match p.s.get(p.pos).and_then(|&b| (b as char).to_digit(radix)) {
+                    Some(d) => v = v * radix + d,
+                    None => break,
+                }
+                p.pos += 1;
+                n += 1;
+            }
+            (v, n)
+        };
+        match c {
+            b'0'..=b'7' => {
+                self.pos -= 1;
+                let (v, _) = take(self, 3, 8);
+                if v > 0xff {
+                    return err(at, "octal escape above \\377");
+                }
+                out.push(v as u8);
+            }
+            b'x' | b'X' => {
+                let (v, n) = take(self, 2, 16);
+                if n == 0 {
+                    return err(at, "\\x needs a hex digit");
+                }
+                out.push(v as u8);
+            }
+            b'u' | b'U' => {
+                let want = if c == b'u' { 4 } else { 8 };
+                let (v, n) = take(self, want, 16);
+                if n != want {
+                    return err(at, format!("\\{} needs {want} hex digits", c as char));
+                }
+                match char::from_u32(v) {
+                    Some(ch) => out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes()),
+                    None if (0xd800..0xe000).contains(&v) => {
+                        return err(at, format!("\\{}{v:x} is a surrogate, not a code point", c as char))
+                    }
+                    None => return err(at, format!("\\{}{v:x} is beyond the last code point", c as char)),
+                }
+            }
+            _ => return err(at, format!("unknown escape \\{}", c as char)),
+        }
+        Ok(())
+    }
+}
+
+/// An unsigned integer literal: decimal, `0x` hex or `0` octal.
+fn parse_unsigned(text: &[u8]) -> Option<i128> {
+    let (digits, radix) = match text {
+        [b'0', b'x' | b'X', rest @ ..] => (rest, 16),
+        [b'0', rest @ ..] if !rest.is_empty() => (rest, 8),
+        _ => (text, 10),
+    };
+    if digits.is_empty() || digits.len() > 40 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for &b in digits {
+        let d = (b as char).to_digit(radix)?;
+        v = v.checked_mul(radix.into())?.checked_add(d.into())?;
+    }
+    Some(v)
+}
