@@ -28,7 +28,9 @@ pub fn json_to_binary(
 ) -> Result<(), ParseError> {
     let start = out.len();
     let result = {
-        let mut ctx = Ctx { w: Writer::new(out), options: *options, depth: 0 };
+        // At most the decoders' limit, as the text parser.
+        let options = ParseOptions { max_depth: options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT), ..*options };
+        let mut ctx = Ctx { w: Writer::new(out), options, depth: 0, any_fields: false };
         let mut de = serde_json::Deserializer::from_slice(json);
         let body = Body { ctx: &mut ctx, desc };
         match body.deserialize(&mut de).and_then(|got| de.end().map(|()| got)) {
@@ -54,7 +56,10 @@ fn json_error(e: &serde_json::Error) -> ParseError {
             message.truncate(i);
         }
     }
-    ParseError::Json { line: e.line(), column: e.column(), message }
+    // serde_json says column 0 for an error before a line's first character (an empty
+    // document); positions here are 1-based.
+    let column = if e.line() == 0 { 0 } else { e.column().max(1) };
+    ParseError::Json { line: e.line(), column, message }
 }
 
 /// The fields of one message (no tag, no length), whatever its JSON form: well-known types
@@ -79,7 +84,9 @@ impl<'de> DeserializeSeed<'de> for Body<'_, '_, '_> {
     type Value = Got;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
-        if self.ctx.depth >= self.ctx.options.max_depth {
+        // The root is depth 0 and `max_depth` levels below it are accepted, as the decoders
+        // and the text parser accept them.
+        if self.ctx.depth > self.ctx.options.max_depth {
             return Err(D::Error::custom(format!(
                 "messages nest deeper than the limit of {}",
                 self.ctx.options.max_depth
@@ -88,7 +95,10 @@ impl<'de> DeserializeSeed<'de> for Body<'_, '_, '_> {
         self.ctx.depth += 1;
         let got = match wkt::Wkt::of(self.desc) {
             Some(kind) => wkt::deserialize::<Json, D>(self.ctx, self.desc, kind, de),
-            None => de.deserialize_any(MessageVisitor { ctx: self.ctx, desc: self.desc }),
+            None => {
+                let any = std::mem::take(&mut self.ctx.any_fields);
+                de.deserialize_any(MessageVisitor { ctx: self.ctx, desc: self.desc, any })
+            }
         };
         self.ctx.depth -= 1;
         got
@@ -98,6 +108,8 @@ impl<'de> DeserializeSeed<'de> for Body<'_, '_, '_> {
 struct MessageVisitor<'c, 'o, 'd> {
     ctx: &'c mut Ctx<'o>,
     desc: &'d MessageDescriptor,
+    /// The fields of an `Any`'s value, beside the `@type` key (skipped).
+    any: bool,
 }
 
 impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
@@ -117,10 +129,11 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
         let ignore = self.ctx.options.ignore_unknown_fields;
         loop {
             let key = match ignore {
-                true => map.next_key_seed(IgnoringKeySeed(KeySeed { desc: self.desc }))?,
-                false => map.next_key_seed(KeySeed { desc: self.desc })?,
+                true => map.next_key_seed(IgnoringKeySeed(KeySeed { desc: self.desc, any: self.any }))?,
+                false => map.next_key_seed(KeySeed { desc: self.desc, any: self.any })?,
             };
-            // Unknown keys are `Some(None)` only when they are ignored (else an error above).
+            // Keys are `Some(None)` only when they are ignored: unknown keys under
+            // `ignore_unknown_fields` (else an error above) and an `Any`'s `@type`.
             let f = match key {
                 None => break,
                 Some(Some(f)) => f,
@@ -148,6 +161,8 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
 #[derive(Clone, Copy)]
 struct KeySeed<'d> {
     desc: &'d MessageDescriptor,
+    /// `@type` is skipped (`None`): the fields are an `Any`'s value.
+    any: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
@@ -167,6 +182,9 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
 
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
         let desc = self.desc;
+        if self.any && key == "@type" {
+            return Ok(None);
+        }
         if let Some(f) = desc.get_field_by_json_name(key).or_else(|| desc.get_field_by_name(key)) {
             return Ok(Some(FieldInfo::field(&f)));
         }

@@ -24,6 +24,8 @@ pub(super) struct Ctx<'o> {
     pub(super) options: ParseOptions,
     /// Messages open around the current value (checked against `options.max_depth`).
     pub(super) depth: u32,
+    /// The next message read is an `Any`'s value: its `@type` key is skipped.
+    pub(super) any_fields: bool,
 }
 
 /// What a seed did with its value.

@@ -31,7 +31,7 @@ pub struct ParseOptions {
     /// them, as protoc does.
     pub ignore_unknown_fields: bool,
     /// The deepest nesting of messages accepted (the root is depth 0); default 100, as the
-    /// decoders' limit.
+    /// decoders' limit. Values above [`protojit_arena::MAX_DEPTH_LIMIT`] count as it.
     pub max_depth: u32,
 }
 

@@ -24,7 +24,10 @@ pub fn text_to_binary(
     out: &mut Vec<u8>,
 ) -> std::result::Result<(), ParseError> {
     let start = out.len();
-    let mut p = Parser { s: text, pos: 0, w: Writer::new(out), max_depth: options.max_depth, depth: 0 };
+    // At most the decoders' limit: each level is a few stack frames, so a limit past theirs
+    // would let hostile nesting exhaust the stack.
+    let max_depth = options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT);
+    let mut p = Parser { s: text, pos: 0, w: Writer::new(out), max_depth, depth: 0 };
     let result = p.body(desc, None).map(drop);
     let pos = p.pos;
     result.map_err(|(at, message)| {

@@ -7,8 +7,9 @@ use std::marker::PhantomData;
 
 use prost_reflect::MessageDescriptor;
 use protojit_arena::wire::{FIXED64, LEN, VARINT};
-use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize as _;
+use serde_json::value::RawValue;
 
 use super::json_value::{Bodies, BodySeed, Ctx, Got, Scalar};
 use super::{any_type, Wire};
@@ -262,21 +263,18 @@ fn list_values<'de, B: Bodies, A: SeqAccess<'de>>(
     }
 }
 
-/// `Any`: the object is read whole (its `@type` may come last), then its type resolved from
-/// the schema and the rest parsed as that type.
+/// `Any`: its `@type` may come after the fields it types, so the object's text (borrowed from
+/// the input, not copied) is read twice: once for `@type`, then as the type it names. Read
+/// into a `serde_json::Value` instead, a long list in an `Any` took some 50 bytes of heap per
+/// byte of input.
 fn any<'de, B: Bodies, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error> {
-    let json = serde_json::Value::deserialize(de)?;
-    let mut object = match json {
-        serde_json::Value::Null => return Ok(Got::Null),
-        serde_json::Value::Object(o) => o,
-        other => {
-            return Err(D::Error::custom(format!("expected a JSON object for google.protobuf.Any, found {other}")))
-        }
-    };
-    let url = match object.remove("@type") {
-        Some(serde_json::Value::String(url)) => url,
-        Some(_) => return Err(D::Error::custom("Any's @type is not a string")),
-        None if object.is_empty() => return Ok(Got::Value { default: true }),
+    let Some(raw) = Option::<&'de RawValue>::deserialize(de)? else { return Ok(Got::Null) };
+    let text = raw.get();
+    let (url, others) =
+        serde_json::Deserializer::from_str(text).deserialize_any(TypeUrl).map_err(|e| D::Error::custom(message(&e)))?;
+    let url = match url {
+        Some(url) => url,
+        None if !others => return Ok(Got::Value { default: true }),
         None => return Err(D::Error::custom("Any has fields but no @type")),
     };
     let inner = any_type(desc, &url).map_err(D::Error::custom)?;
@@ -285,22 +283,117 @@ fn any<'de, B: Bodies, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescri
     let start = ctx.w.pos();
     ctx.w.tag(2, LEN);
     let mark = ctx.w.begin_len();
+    let mut body = serde_json::Deserializer::from_str(text);
     let result = if wrapped_in_any(&inner) {
-        let value = object.remove("value").ok_or_else(|| D::Error::custom(format!("Any of {url} has no \"value\"")))?;
-        if let Some(k) = object.keys().next() {
-            return Err(D::Error::custom(format!("Any of {url} has key {k:?} beside \"value\"")));
-        }
-        B::body(&mut *ctx, &inner, value)
+        body.deserialize_map(AnyValue::<B> { ctx: &mut *ctx, inner: &inner, url: &url, bodies: PhantomData })
     } else {
-        B::body(&mut *ctx, &inner, serde_json::Value::Object(object))
+        // The fields are the object's own, beside its `@type`.
+        ctx.any_fields = true;
+        let got = B::body(&mut *ctx, &inner, &mut body);
+        ctx.any_fields = false;
+        got
     };
-    result.map_err(|e| D::Error::custom(format!("in Any of {url}: {e}")))?;
+    result.map_err(|e| D::Error::custom(format!("in Any of {url}: {}", message(&e))))?;
     if ctx.w.len_since(mark) == 0 {
         ctx.w.truncate(start);
     } else {
         ctx.w.end_len(mark);
     }
     Ok(Got::Value { default: false })
+}
+
+/// A serde_json error's message without its position (which is inside the `Any`'s text; the
+/// error is reported at the `Any`'s end).
+fn message(e: &serde_json::Error) -> String {
+    let mut m = e.to_string();
+    if e.line() != 0 {
+        if let Some(i) = m.rfind(" at line ") {
+            m.truncate(i);
+        }
+    }
+    m
+}
+
+/// The first pass over an `Any`: its `@type`, and whether it has other keys.
+struct TypeUrl;
+
+impl<'de> Visitor<'de> for TypeUrl {
+    type Value = (Option<String>, bool);
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object for google.protobuf.Any")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut url, mut others) = (None, false);
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key != "@type" {
+                others = true;
+                map.next_value::<IgnoredAny>()?;
+            } else if url.is_some() {
+                return Err(A::Error::custom("Any's @type is specified more than once"));
+            } else {
+                url = Some(map.next_value_seed(TypeUrlString)?);
+            }
+        }
+        Ok((url, others))
+    }
+}
+
+/// An `Any`'s `@type` value, which must be a string.
+struct TypeUrlString;
+
+impl<'de> DeserializeSeed<'de> for TypeUrlString {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<String, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypeUrlString {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string (Any's @type)")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_owned())
+    }
+}
+
+/// The second pass over an `Any` of a well-known type: `{"@type": ..., "value": <its form>}`.
+struct AnyValue<'c, 'o, 'd, 'u, B> {
+    ctx: &'c mut Ctx<'o>,
+    inner: &'d MessageDescriptor,
+    url: &'u str,
+    bodies: PhantomData<B>,
+}
+
+impl<'de, B: Bodies> Visitor<'de> for AnyValue<'_, '_, '_, '_, B> {
+    type Value = Got;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object for google.protobuf.Any")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Got, A::Error> {
+        let mut got = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "@type" => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                "value" if got.is_none() => {
+                    got = Some(map.next_value_seed(BodySeed::<B>::new(&mut *self.ctx, self.inner))?);
+                }
+                "value" => return Err(A::Error::custom("Any's \"value\" is specified more than once")),
+                k => return Err(A::Error::custom(format!("Any of {} has key {k:?} beside \"value\"", self.url))),
+            }
+        }
+        got.ok_or_else(|| A::Error::custom(format!("Any of {} has no \"value\"", self.url)))
+    }
 }
 
 /// Seconds of the proleptic Gregorian `year-month-day` since 1970-01-01.
