@@ -48,11 +48,13 @@ fn tag_len(number: u32) -> usize {
     varint_len(u64::from(number) << 3)
 }
 
-fn zigzag32(v: i32) -> u64 {
+/// The zigzag encoding of a `sint32` (the writers and the parsers share it).
+pub(crate) fn zigzag32(v: i32) -> u64 {
     u64::from(((v << 1) ^ (v >> 31)) as u32)
 }
 
-fn zigzag64(v: i64) -> u64 {
+/// The zigzag encoding of a `sint64`.
+pub(crate) fn zigzag64(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 

@@ -20,6 +20,8 @@ mod writer;
 use prost_reflect::{EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, Syntax};
 use protojit_arena::wire::{FIXED32, FIXED64, LEN, SGROUP, VARINT};
 
+use crate::encode::{zigzag32, zigzag64};
+
 pub use json::json_to_binary;
 pub use text::text_to_binary;
 
@@ -221,8 +223,7 @@ pub(crate) fn int_wire(kind: &Kind, v: i128) -> Result<Wire, String> {
         }
         Kind::Sint32 => {
             range(i32::MIN.into(), i32::MAX.into(), "sint32")?;
-            let v = v as i32;
-            Wire::Varint(u64::from(((v << 1) ^ (v >> 31)) as u32))
+            Wire::Varint(zigzag32(v as i32))
         }
         Kind::Sfixed32 => {
             range(i32::MIN.into(), i32::MAX.into(), "sfixed32")?;
@@ -242,8 +243,7 @@ pub(crate) fn int_wire(kind: &Kind, v: i128) -> Result<Wire, String> {
         }
         Kind::Sint64 => {
             range(i64::MIN.into(), i64::MAX.into(), "sint64")?;
-            let v = v as i64;
-            Wire::Varint(((v << 1) ^ (v >> 63)) as u64)
+            Wire::Varint(zigzag64(v as i64))
         }
         Kind::Sfixed64 => {
             range(i64::MIN.into(), i64::MAX.into(), "sfixed64")?;
