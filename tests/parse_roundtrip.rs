@@ -24,10 +24,11 @@ fn round_trip(decoder: &Decoder, bytes: Vec<u8>, what: &str) {
     let msg = owned.message();
     let canonical = msg.encode_to_vec();
     let desc = decoder.descriptor();
+    let (layouts, root) = (decoder.engine().layouts(), decoder.engine().root());
     let options = ParseOptions::default();
     let json = msg.to_json_string(&JsonOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
     let mut back = Vec::new();
-    json_to_binary(desc, json.as_bytes(), &options, &mut back).unwrap_or_else(|e| panic!("{what} JSON: {e}"));
+    json_to_binary(layouts, root, json.as_bytes(), &options, &mut back).unwrap_or_else(|e| panic!("{what} JSON: {e}"));
     assert!(
         same_message(desc, &back, &canonical),
         "{what}: JSON round trip differs ({} vs {} bytes)",
@@ -36,7 +37,7 @@ fn round_trip(decoder: &Decoder, bytes: Vec<u8>, what: &str) {
     );
     let text = msg.to_text_format();
     back.clear();
-    text_to_binary(desc, text.as_bytes(), &options, &mut back).unwrap_or_else(|e| panic!("{what} text: {e}"));
+    text_to_binary(layouts, root, text.as_bytes(), &options, &mut back).unwrap_or_else(|e| panic!("{what} text: {e}"));
     assert!(
         same_message(desc, &back, &canonical),
         "{what}: text round trip differs ({} vs {} bytes)",

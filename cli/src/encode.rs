@@ -61,7 +61,8 @@ fn text_records(input: &[u8]) -> Vec<Record<'_>> {
 pub fn run(args: &EncodeArgs) -> Result<(), Failure> {
     let schema = load_schema(&args.schema)?;
     let name = resolve(&schema, &args.type_name)?;
-    let desc = schema.pool().get_message_by_name(&name).ok_or_else(|| Failure::usage(format!("no type {name}")))?;
+    let layouts = schema.layouts();
+    let root = layouts.index_of(&name).ok_or_else(|| Failure::usage(format!("no type {name}")))?;
     let decoder = match args.output {
         EncodeOutput::Binary => None,
         _ => Some(schema.decoder(&name).map_err(|e| Failure::usage(e.to_string()))?),
@@ -86,8 +87,8 @@ pub fn run(args: &EncodeArgs) -> Result<(), Failure> {
         bytes.clear();
         rendered.clear();
         let result = match args.from {
-            InputFormat::Json => json_to_binary(&desc, record.text, &options, &mut bytes),
-            InputFormat::Text => text_to_binary(&desc, record.text, &options, &mut bytes),
+            InputFormat::Json => json_to_binary(layouts, root, record.text, &options, &mut bytes),
+            InputFormat::Text => text_to_binary(layouts, root, record.text, &options, &mut bytes),
         };
         let result = result
             .map_err(|e| where_(args, record, &e))

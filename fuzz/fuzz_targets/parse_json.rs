@@ -15,10 +15,10 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, doc)) = data.split_first() else { return };
     let decoders = common::decoders();
     let (_, interp) = &decoders[pick as usize % decoders.len()];
-    let desc = interp.descriptor();
+    let (layouts, root) = (interp.engine().layouts(), interp.engine().root());
     let options = ParseOptions { ignore_unknown_fields: pick & 0x80 != 0, max_depth: 24 };
     let mut bytes = Vec::new();
-    if json_to_binary(desc, doc, &options, &mut bytes).is_err() {
+    if json_to_binary(layouts, root, doc, &options, &mut bytes).is_err() {
         assert!(bytes.is_empty(), "output left behind by a failed parse");
         return;
     }
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(rendered) = msg.to_json_string(&JsonOptions::default()) else { return };
     let rendered = rendered.into_bytes();
     let mut again = Vec::new();
-    if let Err(e) = json_to_binary(desc, &rendered, &options, &mut again) {
+    if let Err(e) = json_to_binary(layouts, root, &rendered, &options, &mut again) {
         panic!("our own output does not parse back: {e}\n{}", String::from_utf8_lossy(&rendered));
     }
     assert_eq!(again, canonical, "parse(write(tree)) is not the tree's encoding");

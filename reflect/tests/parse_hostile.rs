@@ -13,7 +13,6 @@ mod support;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use prost_reflect::MessageDescriptor;
 use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 
 /// Counts the live heap bytes of each thread and their peak.
@@ -76,7 +75,7 @@ enum Format {
 /// included).
 fn measured(
     format: Format,
-    desc: &MessageDescriptor,
+    desc: &support::Ty,
     input: &[u8],
     options: &ParseOptions,
 ) -> (Result<Vec<u8>, ParseError>, usize) {
@@ -85,8 +84,8 @@ fn measured(
     let result = {
         let mut out = Vec::new();
         match format {
-            Format::Json => json_to_binary(desc, input, options, &mut out),
-            Format::Text => text_to_binary(desc, input, options, &mut out),
+            Format::Json => json_to_binary(&desc.layouts, desc.root, input, options, &mut out),
+            Format::Text => text_to_binary(&desc.layouts, desc.root, input, options, &mut out),
         }
         .map(|()| out)
     };
@@ -96,17 +95,12 @@ fn measured(
 
 /// Parses with the default options and checks the heap bound.
 #[track_caller]
-fn parse(format: Format, desc: &MessageDescriptor, input: &[u8]) -> Result<Vec<u8>, ParseError> {
+fn parse(format: Format, desc: &support::Ty, input: &[u8]) -> Result<Vec<u8>, ParseError> {
     parse_with(format, desc, input, &ParseOptions::default())
 }
 
 #[track_caller]
-fn parse_with(
-    format: Format,
-    desc: &MessageDescriptor,
-    input: &[u8],
-    options: &ParseOptions,
-) -> Result<Vec<u8>, ParseError> {
+fn parse_with(format: Format, desc: &support::Ty, input: &[u8], options: &ParseOptions) -> Result<Vec<u8>, ParseError> {
     let (result, peak) = measured(format, desc, input, options);
     let bound = 4 * input.len() + (1 << 20);
     assert!(
@@ -131,18 +125,12 @@ fn assert_inside(input: &[u8], e: &ParseError) {
 
 /// The input fails with a typed error of its format, inside the input, saying `what`.
 #[track_caller]
-fn rejects(format: Format, desc: &MessageDescriptor, input: &[u8], what: &str) -> ParseError {
+fn rejects(format: Format, desc: &support::Ty, input: &[u8], what: &str) -> ParseError {
     rejects_with(format, desc, input, &ParseOptions::default(), what)
 }
 
 #[track_caller]
-fn rejects_with(
-    format: Format,
-    desc: &MessageDescriptor,
-    input: &[u8],
-    options: &ParseOptions,
-    what: &str,
-) -> ParseError {
+fn rejects_with(format: Format, desc: &support::Ty, input: &[u8], options: &ParseOptions, what: &str) -> ParseError {
     let shown = || String::from_utf8_lossy(&input[..input.len().min(80)]).into_owned();
     let e = match parse_with(format, desc, input, options) {
         Ok(b) => panic!("{format:?} {}: accepted as {} bytes", shown(), b.len()),
@@ -236,7 +224,8 @@ fn huge_numbers_are_range_errors() {
     let nines = "9".repeat(100_000);
     for (json, what) in [
         (format!(r#"{{"u64": {nines}}}"#), "out of range"),
-        (format!(r#"{{"i64": "{nines}"}}"#), "not an integer"),
+        (format!(r#"{{"i64": "{nines}"}}"#), "(100000 characters) is out of range for int64"),
+        (format!(r#"{{"i64": {nines}}}"#), "(100000 characters) is out of range for int64"),
         (format!(r#"{{"i32": -{nines}}}"#), "out of range"),
         (format!(r#"{{"db": {nines}e999999999}}"#), "out of range"),
         (format!(r#"{{"db": 1e{nines}}}"#), "out of range"),
@@ -411,14 +400,121 @@ fn duplicate_keys_and_oneof_conflicts() {
 }
 
 #[test]
-#[ignore = "known: the text parser records a 24-byte span per field occurrence and rebuilds \
-            the message when a packed field recurs (peak about 8x the input here)"]
 fn a_repeated_field_given_a_million_times_within_the_heap_bound() {
     // Repeated fields may recur in text format: a million occurrences are one packed field.
     let m = support::message("t.M");
     let many = "ri: 1 ".repeat(1 << 20);
     let out = parse(Format::Text, &m, many.as_bytes()).unwrap();
-    assert_eq!(out.len(), 3 + 3 + (1 << 20));
+    assert_eq!(out.len(), 2 + 3 + (1 << 20));
+    assert_eq!(out[..6], [0x92, 0x01, 0x80, 0x80, 0x40, 1]);
+    // Two repeated fields interleaved, each occurrence its own run of the message: put in
+    // field order once, the packed records of each merged.
+    let pairs = "re: ONE ri: 2 ".repeat(1 << 19);
+    let out = parse(Format::Text, &m, pairs.as_bytes()).unwrap();
+    let half = 1 << 19;
+    assert_eq!(out.len(), 2 * (2 + 3 + half));
+    assert_eq!(out[..5], [0x92, 0x01, 0x80, 0x80, 0x20]);
+    assert!(out[5..5 + half].iter().all(|&b| b == 2));
+    assert_eq!(out[5 + half..10 + half], [0xd2, 0x02, 0x80, 0x80, 0x20]);
+    assert!(out[10 + half..].iter().all(|&b| b == 1));
+    // Unpacked repeated messages interleaved with a packed field.
+    let mixed = "rm {} ri: 3 ".repeat(1 << 19);
+    let out = parse(Format::Text, &m, mixed.as_bytes()).unwrap();
+    assert_eq!(out.len(), 5 + half + 3 * half);
+    assert_eq!(out[..5], [0x92, 0x01, 0x80, 0x80, 0x20]);
+    assert!(out[5 + half..].chunks(3).all(|c| c == [0xa2, 0x01, 0]));
+}
+
+/// The position of the end of `value` (its last character, where serde_json places an
+/// error in a value) in a one-line `json`.
+fn end_of(json: &str, value: &str) -> (usize, usize) {
+    let at = json.rfind(value).unwrap_or_else(|| panic!("{value} not in {json}"));
+    (1, at + value.len())
+}
+
+#[test]
+fn integers_at_every_kinds_edges() {
+    let m = support::message("t.M");
+    // (field, kind, lowest, highest): one past either end is a range error, as a number
+    // and as a string, in plain and exponent form; the ends themselves are values.
+    let kinds: [(&str, &str, i128, i128); 10] = [
+        ("i32", "int32", i32::MIN.into(), i32::MAX.into()),
+        ("s32", "sint32", i32::MIN.into(), i32::MAX.into()),
+        ("sf32", "sfixed32", i32::MIN.into(), i32::MAX.into()),
+        ("u32", "uint32", 0, u32::MAX.into()),
+        ("f32", "fixed32", 0, u32::MAX.into()),
+        ("i64", "int64", i64::MIN.into(), i64::MAX.into()),
+        ("s64", "sint64", i64::MIN.into(), i64::MAX.into()),
+        ("sf64", "sfixed64", i64::MIN.into(), i64::MAX.into()),
+        ("u64", "uint64", 0, u64::MAX.into()),
+        ("f64", "fixed64", 0, u64::MAX.into()),
+    ];
+    for (field, kind, lo, hi) in kinds {
+        for v in [lo, hi] {
+            for value in [format!("{v}"), format!("\"{v}\""), format!("{v}.000"), format!("{v}e0")] {
+                let json = format!(r#"{{"{field}": {value}}}"#);
+                let out = parse(Format::Json, &m, json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e}"));
+                let text = format!("{field}: {v}");
+                assert_eq!(out, parse(Format::Text, &m, text.as_bytes()).unwrap(), "{json} and {text}");
+            }
+        }
+        for v in [lo - 1, hi + 1] {
+            for value in [format!("{v}"), format!("\"{v}\""), format!("{v}.0"), format!("\"{v}0e-1\"")] {
+                let json = format!(r#"{{"{field}": {value}}}"#);
+                let e = rejects(Format::Json, &m, json.as_bytes(), "");
+                assert_eq!(e.message(), format!("{v} is out of range for {kind}"), "{json}");
+                assert_eq!(e.position(), end_of(&json, &value), "{json}");
+            }
+            let text = format!("{field}: {v}");
+            let e = rejects(Format::Text, &m, text.as_bytes(), "");
+            assert_eq!(e.message(), format!("{v} is out of range for {kind}"), "{text}");
+            assert_eq!(e.position(), (1, field.len() + 3), "{text}");
+        }
+    }
+    // Through f64, -9223372036854775809 and -9223372036854775808.5 would both round to
+    // int64's minimum, and 1.0000000000000001 to 1.
+    for (json, message, value) in [
+        (r#"{"i64": -9223372036854775809}"#, "-9223372036854775809 is out of range for int64", "809"),
+        (r#"{"i64": "-9223372036854775809"}"#, "-9223372036854775809 is out of range for int64", "809\""),
+        (r#"{"i64": -9223372036854775808.5}"#, "-9223372036854775808.5 is not an integer, as int64 needs", ".5"),
+        (r#"{"i64": -9.2233720368547758085e18}"#, "-9.2233720368547758085e18 is not an integer, as int64 needs", "e18"),
+        (r#"{"u64": 18446744073709551616}"#, "18446744073709551616 is out of range for uint64", "616"),
+        (r#"{"u64": 1.8446744073709551616e19}"#, "18446744073709551616 is out of range for uint64", "e19"),
+        (r#"{"i32": 1.0000000000000001}"#, "1.0000000000000001 is not an integer, as int32 needs", "01"),
+        (r#"{"u32": -0.5}"#, "-0.5 is not an integer, as uint32 needs", ".5"),
+        (r#"{"i32": 1e-400}"#, "1e-400 is not an integer, as int32 needs", "400"),
+        (r#"{"i32": 1e400}"#, "1e400 is out of range for int32", "400"),
+        (r#"{"u64": "1e99999999999999999999"}"#, "1e99999999999999999999 is out of range for uint64", "9\""),
+        (r#"{"i32": "0x10"}"#, "\"0x10\" is not an integer", "10\""),
+        (r#"{"i32": "+1"}"#, "\"+1\" is not an integer", "1\""),
+        (r#"{"i32": true}"#, "expected int32, found true", "true"),
+        (r#"{"i32": {}}"#, "invalid type: map, expected a JSON value for int32", "{}"),
+        (r#"{"ri": [1, []]}"#, "invalid type: sequence, expected a JSON value for int32", "[]"),
+    ] {
+        let e = rejects(Format::Json, &m, json.as_bytes(), "");
+        assert_eq!(e.message(), message, "{json}");
+        assert_eq!(e.position(), end_of(json, value), "{json}");
+    }
+    // Exact forms of integers: exponents, trailing zeros, int64's minimum as a float.
+    for (json, text) in [
+        (r#"{"i64": -9.223372036854775808e18}"#, "i64: -9223372036854775808"),
+        (r#"{"i64": "-9223372036854775808.000"}"#, "i64: -9223372036854775808"),
+        (r#"{"u64": 1.8446744073709551615e19}"#, "u64: 18446744073709551615"),
+        (r#"{"i32": 100e-2}"#, "i32: 1"),
+        (r#"{"i32": "2\u003147483647"}"#, "i32: 2147483647"),
+        (r#"{"u32": -0}"#, "u32: 0"),
+        (r#"{"u32": 0e999999}"#, "u32: 0"),
+        (r#"{"ri": [1e1, "2E1", 3.00]}"#, "ri: [10, 20, 3]"),
+    ] {
+        let ours = parse(Format::Json, &m, json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e}"));
+        assert_eq!(ours, parse(Format::Text, &m, text.as_bytes()).unwrap(), "{json}");
+    }
+    // A wrapper type at the root: its value is bare, and the error still has its place.
+    let w = support::message("google.protobuf.Int64Value");
+    let e = rejects(Format::Json, &w, b"-9223372036854775809", "");
+    assert_eq!((e.message(), e.position()), ("-9223372036854775809 is out of range for int64", (1, 20)));
+    let e = rejects(Format::Json, &w, b"\n  \"1.5\"", "");
+    assert_eq!((e.message(), e.position()), ("1.5 is not an integer, as int64 needs", (2, 7)));
 }
 
 #[test]

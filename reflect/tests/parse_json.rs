@@ -4,20 +4,20 @@
 #[path = "parse_support/mod.rs"]
 mod support;
 
-use prost_reflect::{DynamicMessage, MessageDescriptor};
+use prost_reflect::DynamicMessage;
 use protojit_reflect::{json_to_binary, ParseError, ParseOptions};
 
-fn parse(desc: &MessageDescriptor, json: &str) -> Result<Vec<u8>, ParseError> {
+fn parse(desc: &support::Ty, json: &str) -> Result<Vec<u8>, ParseError> {
     let mut out = Vec::new();
-    json_to_binary(desc, json.as_bytes(), &ParseOptions::default(), &mut out).map(|()| out)
+    json_to_binary(&desc.layouts, desc.root, json.as_bytes(), &ParseOptions::default(), &mut out).map(|()| out)
 }
 
-fn ok(desc: &MessageDescriptor, json: &str) -> Vec<u8> {
+fn ok(desc: &support::Ty, json: &str) -> Vec<u8> {
     parse(desc, json).unwrap_or_else(|e| panic!("{json}: {e}"))
 }
 
 #[track_caller]
-fn fails(desc: &MessageDescriptor, json: &str, line: usize, column: usize, what: &str) {
+fn fails(desc: &support::Ty, json: &str, line: usize, column: usize, what: &str) {
     match parse(desc, json) {
         Ok(b) => panic!("{json}: accepted as {b:02x?}"),
         Err(e) => {
@@ -30,10 +30,10 @@ fn fails(desc: &MessageDescriptor, json: &str, line: usize, column: usize, what:
 
 /// Our bytes decode to the message prost-reflect reads from the same JSON.
 #[track_caller]
-fn same_as_prost_reflect(desc: &MessageDescriptor, json: &str) {
-    let ours = DynamicMessage::decode(desc.clone(), ok(desc, json).as_slice()).unwrap();
+fn same_as_prost_reflect(desc: &support::Ty, json: &str) {
+    let ours = DynamicMessage::decode((**desc).clone(), ok(desc, json).as_slice()).unwrap();
     let mut de = serde_json::Deserializer::from_str(json);
-    let theirs = DynamicMessage::deserialize(desc.clone(), &mut de).unwrap();
+    let theirs = DynamicMessage::deserialize((**desc).clone(), &mut de).unwrap();
     assert_eq!(ours, theirs, "{json}");
 }
 
@@ -174,8 +174,14 @@ fn ignore_unknown_fields() {
     let m = support::message("t.M");
     let options = ParseOptions { ignore_unknown_fields: true, ..ParseOptions::default() };
     let mut out = Vec::new();
-    json_to_binary(&m, br#"{"x": {"y": [1, {}]}, "e": "NOPE", "re": ["ONE", "NOPE"], "i32": 1}"#, &options, &mut out)
-        .unwrap();
+    json_to_binary(
+        &m.layouts,
+        m.root,
+        br#"{"x": {"y": [1, {}]}, "e": "NOPE", "re": ["ONE", "NOPE"], "i32": 1}"#,
+        &options,
+        &mut out,
+    )
+    .unwrap();
     assert_eq!(out, [0x08, 1, 0xd2, 0x02, 1, 1]);
 }
 
@@ -196,7 +202,7 @@ fn hostile_input_is_an_error_not_a_crash() {
     let mut bad = br#"{"s": "ab"}"#.to_vec();
     bad[8] = 0xff;
     let mut out = vec![9];
-    assert!(json_to_binary(&m, &bad, &ParseOptions::default(), &mut out).is_err());
+    assert!(json_to_binary(&m.layouts, m.root, &bad, &ParseOptions::default(), &mut out).is_err());
     assert_eq!(out, [9], "the output is left as it was on error");
     assert!(parse(&m, &format!(r#"{{"u64": {}}}"#, "9".repeat(400))).is_err());
     assert!(parse(&m, &format!(r#"{{"i64": "{}"}}"#, "9".repeat(400))).is_err());

@@ -4,16 +4,15 @@
 #[path = "parse_support/mod.rs"]
 mod support;
 
-use prost_reflect::MessageDescriptor;
 use protojit_reflect::{text_to_binary, ParseError, ParseOptions};
 
-fn parse(desc: &MessageDescriptor, text: &str) -> Result<Vec<u8>, ParseError> {
+fn parse(desc: &support::Ty, text: &str) -> Result<Vec<u8>, ParseError> {
     let mut out = Vec::new();
-    text_to_binary(desc, text.as_bytes(), &ParseOptions::default(), &mut out).map(|()| out)
+    text_to_binary(&desc.layouts, desc.root, text.as_bytes(), &ParseOptions::default(), &mut out).map(|()| out)
 }
 
 #[track_caller]
-fn fails(desc: &MessageDescriptor, text: &str, line: usize, column: usize, what: &str) {
+fn fails(desc: &support::Ty, text: &str, line: usize, column: usize, what: &str) {
     match parse(desc, text) {
         Ok(b) => panic!("{text}: accepted as {b:02x?}"),
         Err(e) => {
@@ -118,7 +117,7 @@ fn bytes_are_protocs() {
     }
     let pool = support::pool();
     for (ty, text) in VALID {
-        let desc = pool.get_message_by_name(ty).unwrap();
+        let desc = support::ty(&pool, ty);
         let file = if ty.starts_with("t2") { "t2.proto" } else { "t.proto" };
         let want =
             support::protoc_encode(ty, file, text).unwrap().unwrap_or_else(|e| panic!("protoc rejects {text}: {e}"));
@@ -132,7 +131,7 @@ fn rejected_as_protoc_rejects() {
     let pool = support::pool();
     let protoc = support::have_protoc("rejected_as_protoc_rejects");
     for (ty, text) in INVALID {
-        let desc = pool.get_message_by_name(ty).unwrap();
+        let desc = support::ty(&pool, ty);
         if protoc {
             let file = if ty.starts_with("t2") { "t2.proto" } else { "t.proto" };
             let theirs = support::protoc_encode(ty, file, text).unwrap();
@@ -173,7 +172,7 @@ fn hostile_input_is_an_error_not_a_crash() {
     assert_eq!(parse(&m, &format!("s: '{big}'")).unwrap().len(), 10 * (1 << 20) + 5);
     assert!(parse(&m, &format!("u64: {}", "9".repeat(400))).is_err());
     let mut out = vec![7];
-    assert!(text_to_binary(&m, b"s: '\xff'", &ParseOptions::default(), &mut out).is_err());
+    assert!(text_to_binary(&m.layouts, m.root, b"s: '\xff'", &ParseOptions::default(), &mut out).is_err());
     assert_eq!(out, [7], "the output is left as it was on error");
     let doc = "s: 'x' rm { ri: [1, 2] } msi { key: 'k' value: 1 } any { [type.googleapis.com/t.M] { i32: 1 } }";
     parse(&m, doc).unwrap();

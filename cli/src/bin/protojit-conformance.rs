@@ -130,14 +130,18 @@ impl Testee {
         } else if let Some(v) = field("json_payload") {
             let mut out = Vec::new();
             let json = v.as_str().unwrap_or_default().as_bytes();
-            if let Err(e) = json_to_binary(decoder.descriptor(), json, &options, &mut out) {
+            if let Err(e) =
+                json_to_binary(decoder.engine().layouts(), decoder.engine().root(), json, &options, &mut out)
+            {
                 return ("parse_error", Value::String(e.to_string()));
             }
             out.into()
         } else if let Some(v) = field("text_payload") {
             let mut out = Vec::new();
             let input = v.as_str().unwrap_or_default().as_bytes();
-            if let Err(e) = text_to_binary(decoder.descriptor(), input, &options, &mut out) {
+            if let Err(e) =
+                text_to_binary(decoder.engine().layouts(), decoder.engine().root(), input, &options, &mut out)
+            {
                 return ("parse_error", Value::String(e.to_string()));
             }
             out.into()

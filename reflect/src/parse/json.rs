@@ -8,40 +8,52 @@
 
 use std::fmt;
 
-use prost_reflect::{Kind, MessageDescriptor};
+use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
+use protojit_arena::{LayoutIndex, Layouts, MessageLayout};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::json_value::{parse_int_str, Bodies, Ctx, Got, Scalar};
 use super::writer::Writer;
 use super::{int_wire, tag_wire_type, wire_type, wkt, FieldInfo, ParseError, ParseOptions, Seen, Wire};
 
-/// Parses `json` (one proto3 JSON object of type `desc`) and appends its canonical binary
-/// encoding to `out`. On error, `out` is left as it was.
+/// Parses `json` (one proto3 JSON object of the message type at `root` in `layouts`) and
+/// appends its canonical binary encoding to `out`. On error, `out` is left as it was.
 ///
-/// Decode the bytes (`Decoder::decode`) for a tree.
+/// Presence, packing, group (`DELIMITED`) encoding, closed enums and UTF-8 checks follow
+/// each field's resolved features in `layouts` (as `Schema::layouts` resolves them for
+/// proto2, proto3 and editions files alike). Decode the bytes (`Decoder::decode`) for a
+/// tree.
+///
+/// # Panics
+///
+/// When `root` is not a layout of `layouts` (an index from other layouts).
 pub fn json_to_binary(
-    desc: &MessageDescriptor,
+    layouts: &Layouts,
+    root: LayoutIndex,
     json: &[u8],
     options: &ParseOptions,
     out: &mut Vec<u8>,
 ) -> Result<(), ParseError> {
     let start = out.len();
+    let desc = layouts.get(root).descriptor();
     let result = {
         // At most the decoders' limit, as the text parser.
         let options = ParseOptions { max_depth: options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT), ..*options };
-        let mut ctx = Ctx { w: Writer::new(out), options, depth: 0, any_fields: false };
+        let mut ctx = Ctx::new(Writer::new(out), layouts, options, json);
         let mut de = serde_json::Deserializer::from_slice(json);
-        let body = Body { ctx: &mut ctx, desc };
-        match body.deserialize(&mut de).and_then(|got| de.end().map(|()| got)) {
+        let body = Body { ctx: &mut ctx, layout: root };
+        let result = match body.deserialize(&mut de).and_then(|got| de.end().map(|()| got)) {
             Ok(Got::Null) => Err(ParseError::Json {
                 line: 1,
                 column: 1,
                 message: format!("expected a JSON object for {}, found null", desc.full_name()),
             }),
+            Ok(_) if ctx.w.too_large() => Err(too_large(json)),
             Ok(_) => Ok(()),
-            Err(e) => Err(json_error(&e)),
-        }
+            Err(e) => Err(json_error(&e, ctx.error_end, json)),
+        };
+        result
     };
     if result.is_err() {
         out.truncate(start);
@@ -49,12 +61,26 @@ pub fn json_to_binary(
     result
 }
 
-fn json_error(e: &serde_json::Error) -> ParseError {
+/// The output outgrew what the writer indexes (4 GiB; protobuf's own limit is 2 GiB).
+fn too_large(json: &[u8]) -> ParseError {
+    let (line, column) = position(json, json.len());
+    ParseError::Json { line, column, message: "the encoded message exceeds 4 GiB".into() }
+}
+
+/// `error_end`: where the value a seed read raw and rejected ends. serde_json places the
+/// error where it stands when the error reaches it, which for a raw value is past the
+/// object or array around it (or nowhere, for a bare value at the root).
+fn json_error(e: &serde_json::Error, error_end: Option<usize>, json: &[u8]) -> ParseError {
     let mut message = e.to_string();
     if e.line() != 0 {
         if let Some(i) = message.rfind(" at line ") {
             message.truncate(i);
         }
+    }
+    if let Some(end) = error_end {
+        // At the value's last character, as serde_json places errors in values.
+        let (line, column) = position(json, end.saturating_sub(1));
+        return ParseError::Json { line, column, message };
     }
     // serde_json says column 0 for an error before a line's first character (an empty
     // document); positions here are 1-based.
@@ -62,11 +88,19 @@ fn json_error(e: &serde_json::Error) -> ParseError {
     ParseError::Json { line: e.line(), column, message }
 }
 
+/// The 1-based line and column (in characters) of byte `at` of `json`.
+fn position(json: &[u8], at: usize) -> (usize, usize) {
+    let before = &json[..at.min(json.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (line, String::from_utf8_lossy(&before[line_start..]).chars().count() + 1)
+}
+
 /// The fields of one message (no tag, no length), whatever its JSON form: well-known types
 /// have their own (see `wkt`).
-struct Body<'c, 'o, 'd> {
+struct Body<'c, 'o> {
     ctx: &'c mut Ctx<'o>,
-    desc: &'d MessageDescriptor,
+    layout: LayoutIndex,
 }
 
 /// The [`Bodies`] well-known types recurse through: [`Body`] itself, so the messages inside
@@ -75,12 +109,12 @@ struct Json;
 
 impl Bodies for Json {
     #[inline]
-    fn body<'de, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error> {
-        Body { ctx, desc }.deserialize(de)
+    fn body<'de, D: Deserializer<'de>>(ctx: &mut Ctx, layout: LayoutIndex, de: D) -> Result<Got, D::Error> {
+        Body { ctx, layout }.deserialize(de)
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Body<'_, '_, '_> {
+impl<'de> DeserializeSeed<'de> for Body<'_, '_> {
     type Value = Got;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
@@ -93,11 +127,13 @@ impl<'de> DeserializeSeed<'de> for Body<'_, '_, '_> {
             )));
         }
         self.ctx.depth += 1;
-        let got = match wkt::Wkt::of(self.desc) {
-            Some(kind) => wkt::deserialize::<Json, D>(self.ctx, self.desc, kind, de),
+        let layouts = self.ctx.layouts;
+        let desc = layouts.get(self.layout).descriptor();
+        let got = match wkt::Wkt::of(desc) {
+            Some(kind) => wkt::deserialize::<Json, D>(self.ctx, self.layout, kind, de),
             None => {
                 let any = std::mem::take(&mut self.ctx.any_fields);
-                de.deserialize_any(MessageVisitor { ctx: self.ctx, desc: self.desc, any })
+                de.deserialize_any(MessageVisitor { ctx: self.ctx, layout: self.layout, any })
             }
         };
         self.ctx.depth -= 1;
@@ -105,18 +141,18 @@ impl<'de> DeserializeSeed<'de> for Body<'_, '_, '_> {
     }
 }
 
-struct MessageVisitor<'c, 'o, 'd> {
+struct MessageVisitor<'c, 'o> {
     ctx: &'c mut Ctx<'o>,
-    desc: &'d MessageDescriptor,
+    layout: LayoutIndex,
     /// The fields of an `Any`'s value, beside the `@type` key (skipped).
     any: bool,
 }
 
-impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
+impl<'de> Visitor<'de> for MessageVisitor<'_, '_> {
     type Value = Got;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "a JSON object for {}", self.desc.full_name())
+        write!(f, "a JSON object for {}", self.ctx.layouts.get(self.layout).descriptor().full_name())
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<Got, E> {
@@ -124,13 +160,15 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Got, A::Error> {
+        let layouts = self.ctx.layouts;
+        let layout = layouts.get(self.layout);
         let frame = self.ctx.w.begin_message();
         let mut seen = Seen::new();
         let ignore = self.ctx.options.ignore_unknown_fields;
         loop {
             let key = match ignore {
-                true => map.next_key_seed(IgnoringKeySeed(KeySeed { desc: self.desc, any: self.any }))?,
-                false => map.next_key_seed(KeySeed { desc: self.desc, any: self.any })?,
+                true => map.next_key_seed(IgnoringKeySeed(KeySeed { layout, any: self.any }))?,
+                false => map.next_key_seed(KeySeed { layout, any: self.any })?,
             };
             // Keys are `Some(None)` only when they are ignored: unknown keys under
             // `ignore_unknown_fields` (else an error above) and an `Any`'s `@type`.
@@ -145,11 +183,7 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
             let got = map.next_value_seed(FieldSeed { ctx: &mut *self.ctx, f: &f })?;
             // A null value sets nothing, so it does not conflict with a member of its oneof;
             // a key given twice is an error whatever it holds.
-            let mut check = f.clone();
-            if got == Got::Null {
-                check.oneof = None;
-            }
-            seen.set(&check).map_err(A::Error::custom)?;
+            seen.set(&f, got != Got::Null).map_err(A::Error::custom)?;
         }
         self.ctx.w.end_message(frame);
         Ok(Got::Value { default: false })
@@ -159,64 +193,64 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_, '_> {
 /// An object key: the field it names (JSON name, proto name or `[extension]`), `None` for
 /// an unknown key under `ignore_unknown_fields`.
 #[derive(Clone, Copy)]
-struct KeySeed<'d> {
-    desc: &'d MessageDescriptor,
+struct KeySeed<'l> {
+    layout: &'l MessageLayout,
     /// `@type` is skipped (`None`): the fields are an `Any`'s value.
     any: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = Option<FieldInfo>;
+impl<'de, 'l> DeserializeSeed<'de> for KeySeed<'l> {
+    type Value = Option<FieldInfo<'l>>;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
         de.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed<'_> {
-    type Value = Option<FieldInfo>;
+impl<'de, 'l> Visitor<'de> for KeySeed<'l> {
+    type Value = Option<FieldInfo<'l>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a field name")
     }
 
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        let desc = self.desc;
+        let desc = self.layout.descriptor();
         if self.any && key == "@type" {
             return Ok(None);
         }
-        if let Some(f) = desc.get_field_by_json_name(key).or_else(|| desc.get_field_by_name(key)) {
-            return Ok(Some(FieldInfo::field(&f)));
-        }
-        if let Some(name) = key.strip_prefix('[').and_then(|k| k.strip_suffix(']')) {
-            if let Some(e) = desc.get_extension_by_full_name(name) {
-                return Ok(Some(FieldInfo::extension(&e)));
-            }
+        let number = desc.get_field_by_json_name(key).or_else(|| desc.get_field_by_name(key)).map(|f| f.number());
+        let number = number.or_else(|| {
+            let name = key.strip_prefix('[').and_then(|k| k.strip_suffix(']'))?;
+            desc.get_extension_by_full_name(name).map(|e| e.number())
+        });
+        if let Some(f) = number.and_then(|n| FieldInfo::by_number(self.layout, n)) {
+            return Ok(Some(f));
         }
         Err(E::custom(format!("no field {key:?} in {}", desc.full_name())))
     }
 }
 
-impl KeySeed<'_> {
+impl<'l> KeySeed<'l> {
     /// Unknown keys are `None` rather than errors (for [`IgnoringKeySeed`]).
-    fn lookup(&self, key: &str) -> Option<FieldInfo> {
+    fn lookup(&self, key: &str) -> Option<FieldInfo<'l>> {
         self.visit_str::<serde::de::value::Error>(key).ok().flatten()
     }
 }
 
 /// [`MessageVisitor`] reads keys through this when unknown fields are ignored.
-struct IgnoringKeySeed<'d>(KeySeed<'d>);
+struct IgnoringKeySeed<'l>(KeySeed<'l>);
 
-impl<'de> DeserializeSeed<'de> for IgnoringKeySeed<'_> {
-    type Value = Option<FieldInfo>;
+impl<'de, 'l> DeserializeSeed<'de> for IgnoringKeySeed<'l> {
+    type Value = Option<FieldInfo<'l>>;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
         de.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for IgnoringKeySeed<'_> {
-    type Value = Option<FieldInfo>;
+impl<'de, 'l> Visitor<'de> for IgnoringKeySeed<'l> {
+    type Value = Option<FieldInfo<'l>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a field name")
@@ -230,7 +264,7 @@ impl<'de> Visitor<'de> for IgnoringKeySeed<'_> {
 /// One field's value: singular, list or map.
 struct FieldSeed<'c, 'o, 'f> {
     ctx: &'c mut Ctx<'o>,
-    f: &'f FieldInfo,
+    f: &'f FieldInfo<'o>,
 }
 
 impl<'de> DeserializeSeed<'de> for FieldSeed<'_, '_, '_> {
@@ -257,31 +291,32 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_, '_, '_> {
 }
 
 /// Writes one value of field `f` with its tag (a message with its length or group end).
-fn value<'de, D: Deserializer<'de>>(ctx: &mut Ctx, f: &FieldInfo, de: D) -> Result<Got, D::Error> {
+fn value<'de, D: Deserializer<'de>>(ctx: &mut Ctx, f: &FieldInfo<'_>, de: D) -> Result<Got, D::Error> {
     ctx.w.tag(f.number, tag_wire_type(f));
-    match &f.kind {
-        Kind::Message(m) if f.group => {
-            let got = Body { ctx: &mut *ctx, desc: m }.deserialize(de)?;
+    match (&f.kind, f.child) {
+        (Kind::Message(_), Some(layout)) if f.group => {
+            let got = Body { ctx: &mut *ctx, layout }.deserialize(de)?;
             ctx.w.tag(f.number, EGROUP);
             Ok(got)
         }
-        Kind::Message(m) => {
+        (Kind::Message(_), Some(layout)) => {
             let mark = ctx.w.begin_len();
-            let got = Body { ctx: &mut *ctx, desc: m }.deserialize(de)?;
+            let got = Body { ctx: &mut *ctx, layout }.deserialize(de)?;
             ctx.w.end_len(mark);
             Ok(got)
         }
-        kind => Scalar { ctx, kind }.deserialize(de),
+        (Kind::Message(m), None) => Err(D::Error::custom(format!("message type {} has no layout", m.full_name()))),
+        (kind, _) => Scalar { ctx, kind, closed: f.closed_enum }.deserialize(de),
     }
 }
 
 /// A seed for one value of field `f` with its tag, for lists and maps.
-struct ValueSeed<'c, 'o, 'f> {
+struct ValueSeed<'c, 'o, 'f, 'l> {
     ctx: &'c mut Ctx<'o>,
-    f: &'f FieldInfo,
+    f: &'f FieldInfo<'l>,
 }
 
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_, '_> {
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_, '_, '_> {
     type Value = Got;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
@@ -291,14 +326,14 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_, '_> {
 
 struct ListVisitor<'c, 'o, 'f> {
     ctx: &'c mut Ctx<'o>,
-    f: &'f FieldInfo,
+    f: &'f FieldInfo<'o>,
 }
 
 impl<'de> Visitor<'de> for ListVisitor<'_, '_, '_> {
     type Value = Got;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "a JSON array for repeated field {}", self.f.display)
+        write!(f, "a JSON array for repeated field {}", self.f.display())
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<Got, E> {
@@ -308,11 +343,13 @@ impl<'de> Visitor<'de> for ListVisitor<'_, '_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Got, A::Error> {
         let ListVisitor { ctx, f } = self;
         let start = ctx.w.pos();
-        let null = || A::Error::custom(format!("null is not an element of repeated field {}", f.display));
+        let null = || A::Error::custom(format!("null is not an element of repeated field {}", f.display()));
         if f.packed {
             ctx.w.tag(f.number, LEN);
             let mark = ctx.w.begin_len();
-            while let Some(got) = seq.next_element_seed(Scalar { ctx: &mut *ctx, kind: &f.kind })? {
+            while let Some(got) =
+                seq.next_element_seed(Scalar { ctx: &mut *ctx, kind: &f.kind, closed: f.closed_enum })?
+            {
                 if got == Got::Null {
                     return Err(null());
                 }
@@ -344,14 +381,14 @@ impl<'de> Visitor<'de> for ListVisitor<'_, '_, '_> {
 
 struct MapVisitor<'c, 'o, 'f> {
     ctx: &'c mut Ctx<'o>,
-    f: &'f FieldInfo,
+    f: &'f FieldInfo<'o>,
 }
 
 impl<'de> Visitor<'de> for MapVisitor<'_, '_, '_> {
     type Value = Got;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "a JSON object for map field {}", self.f.display)
+        write!(f, "a JSON object for map field {}", self.f.display())
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<Got, E> {
@@ -360,11 +397,12 @@ impl<'de> Visitor<'de> for MapVisitor<'_, '_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Got, A::Error> {
         let MapVisitor { ctx, f } = self;
-        let Kind::Message(entry) = &f.kind else {
-            return Err(A::Error::custom(format!("map field {} has no entry type", f.display)));
+        let entry = f.child.map(|li| ctx.layouts.get(li));
+        let (Some(key_field), Some(value_field)) =
+            (entry.and_then(|e| FieldInfo::by_number(e, 1)), entry.and_then(|e| FieldInfo::by_number(e, 2)))
+        else {
+            return Err(A::Error::custom(format!("map field {} has no entry type", f.display())));
         };
-        let key_field = FieldInfo::field(&entry.map_entry_key_field());
-        let value_field = FieldInfo::field(&entry.map_entry_value_field());
         let start = ctx.w.pos();
         loop {
             let at = ctx.w.pos();
@@ -376,7 +414,7 @@ impl<'de> Visitor<'de> for MapVisitor<'_, '_, '_> {
                 break;
             }
             match map.next_value_seed(ValueSeed { ctx: &mut *ctx, f: &value_field })? {
-                Got::Null => return Err(A::Error::custom(format!("null is not a value of map field {}", f.display))),
+                Got::Null => return Err(A::Error::custom(format!("null is not a value of map field {}", f.display()))),
                 Got::Skip => ctx.w.truncate(at),
                 Got::Value { .. } => ctx.w.end_len(mark),
             }

@@ -12,20 +12,45 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use prost_reflect::{Kind, MessageDescriptor};
-use serde::de::{DeserializeSeed, Deserializer, Visitor};
+use prost_reflect::Kind;
+use protojit_arena::{LayoutIndex, Layouts};
+use serde::de::{DeserializeSeed, Deserializer, Unexpected, Visitor};
+use serde::Deserialize as _;
+use serde_json::value::RawValue;
 
 use super::writer::Writer;
-use super::{int_wire, is_closed, is_integer, ParseOptions, Wire};
+use super::{int_wire, is_integer, ParseOptions, Wire};
 
 /// The parse state threaded through every seed.
 pub(super) struct Ctx<'o> {
     pub(super) w: Writer<'o>,
+    /// The message types, with every field's resolved features.
+    pub(super) layouts: &'o Layouts,
     pub(super) options: ParseOptions,
     /// Messages open around the current value (checked against `options.max_depth`).
     pub(super) depth: u32,
     /// The next message read is an `Any`'s value: its `@type` key is skipped.
     pub(super) any_fields: bool,
+    /// The input's address range: values read raw are slices of it, so their offsets
+    /// place errors serde_json leaves without a position.
+    input: std::ops::Range<usize>,
+    /// The offset just past the last value a seed rejected, when it lies in the input.
+    pub(super) error_end: Option<usize>,
+}
+
+impl<'o> Ctx<'o> {
+    pub(super) fn new(w: Writer<'o>, layouts: &'o Layouts, options: ParseOptions, input: &[u8]) -> Ctx<'o> {
+        let start = input.as_ptr() as usize;
+        Ctx { w, layouts, options, depth: 0, any_fields: false, input: start..start + input.len(), error_end: None }
+    }
+
+    /// Records that the value `text` was rejected (see [`Ctx::error_end`]).
+    fn rejected(&mut self, text: &str) {
+        let end = text.as_ptr() as usize + text.len();
+        if self.input.contains(&(text.as_ptr() as usize)) && end <= self.input.end {
+            self.error_end = Some(end - self.input.start);
+        }
+    }
 }
 
 /// What a seed did with its value.
@@ -43,28 +68,28 @@ pub(super) enum Got {
 /// not. Declared here and implemented in `json.rs` so that `wkt.rs` can recurse into the
 /// messages a well-known type holds without importing the file that dispatches to it.
 pub(super) trait Bodies {
-    fn body<'de, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error>;
+    fn body<'de, D: Deserializer<'de>>(ctx: &mut Ctx, layout: LayoutIndex, de: D) -> Result<Got, D::Error>;
 }
 
 /// [`Bodies::body`] as a seed, for `next_value_seed` and `next_element_seed`.
-pub(super) struct BodySeed<'c, 'o, 'd, B> {
+pub(super) struct BodySeed<'c, 'o, B> {
     ctx: &'c mut Ctx<'o>,
-    desc: &'d MessageDescriptor,
+    layout: LayoutIndex,
     bodies: PhantomData<B>,
 }
 
-impl<'c, 'o, 'd, B: Bodies> BodySeed<'c, 'o, 'd, B> {
-    pub(super) fn new(ctx: &'c mut Ctx<'o>, desc: &'d MessageDescriptor) -> Self {
-        BodySeed { ctx, desc, bodies: PhantomData }
+impl<'c, 'o, B: Bodies> BodySeed<'c, 'o, B> {
+    pub(super) fn new(ctx: &'c mut Ctx<'o>, layout: LayoutIndex) -> Self {
+        BodySeed { ctx, layout, bodies: PhantomData }
     }
 }
 
-impl<'de, B: Bodies> DeserializeSeed<'de> for BodySeed<'_, '_, '_, B> {
+impl<'de, B: Bodies> DeserializeSeed<'de> for BodySeed<'_, '_, B> {
     type Value = Got;
 
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
-        B::body(self.ctx, self.desc, de)
+        B::body(self.ctx, self.layout, de)
     }
 }
 
@@ -72,12 +97,21 @@ impl<'de, B: Bodies> DeserializeSeed<'de> for BodySeed<'_, '_, '_, B> {
 pub(super) struct Scalar<'c, 'o, 'k> {
     pub(super) ctx: &'c mut Ctx<'o>,
     pub(super) kind: &'k Kind,
+    /// The field's enum is closed: numbers it does not declare are not its values.
+    pub(super) closed: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Scalar<'_, '_, '_> {
     type Value = Got;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Got, D::Error> {
+        if is_integer(self.kind) {
+            // Integers are read from their text: serde_json reads a number past the 64-bit
+            // range, or one with a fraction or exponent, as an f64, which rounds
+            // (-9223372036854775809 would be int64's minimum).
+            let raw = <&'de RawValue>::deserialize(de)?;
+            return self.integer_text(raw.get());
+        }
         de.deserialize_any(self)
     }
 }
@@ -96,9 +130,42 @@ impl Scalar<'_, '_, '_> {
         }
     }
 
+    /// An integer field's value as JSON wrote it: a number (in any JSON form whose value
+    /// is an integer, `1e2` and `1.0` too) or a string holding one; or null.
+    fn integer_text<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
+        let Scalar { ctx, kind, closed } = self;
+        let result = Scalar { ctx: &mut *ctx, kind, closed }.integer_value(raw);
+        if result.is_err() {
+            // serde_json places errors inside objects and arrays; a bare value at the root
+            // (a wrapper type's) has only this to say where it was.
+            ctx.rejected(raw);
+        }
+        result
+    }
+
+    fn integer_value<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
+        match raw.as_bytes().first() {
+            Some(b'n') => self.visit_unit(),
+            Some(b't' | b'f') => self.visit_bool(raw == "true"),
+            Some(b'{') => Err(E::invalid_type(Unexpected::Map, &self)),
+            Some(b'[') => Err(E::invalid_type(Unexpected::Seq, &self)),
+            Some(b'"') => match raw.contains('\\') {
+                false => self.visit_str(&raw[1..raw.len() - 1]),
+                true => {
+                    let unescaped = serde_json::from_str::<String>(raw).map_err(E::custom)?;
+                    self.visit_str(&unescaped)
+                }
+            },
+            _ => match exact_integer(raw) {
+                Ok(v) => self.number(v),
+                Err(e) => Err(e.to_error(raw, &self.name())),
+            },
+        }
+    }
+
     fn number<E: serde::de::Error>(self, v: i128) -> Result<Got, E> {
         if let Kind::Enum(e) = self.kind {
-            if is_closed(e) && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
+            if self.closed && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
                 if self.ctx.options.ignore_unknown_fields {
                     return Ok(Got::Skip);
                 }
@@ -202,12 +269,10 @@ impl<'de> Visitor<'de> for Scalar<'_, '_, '_> {
                 };
                 self.float(v)
             }
-            k if is_integer(k) => match parse_int_str(s) {
-                Some(v) => self.number(v),
-                None => match parse_float_str(s) {
-                    Some(v) => self.float(v),
-                    None => Err(E::custom(format!("{s:?} is not an integer"))),
-                },
+            k if is_integer(k) => match exact_integer(s) {
+                Ok(v) => self.number(v),
+                Err(IntError::Syntax) => Err(E::custom(format!("{:?} is not an integer", truncated(s)))),
+                Err(e) => Err(e.to_error(s, &self.name())),
             },
             _ => Err(E::custom(format!("expected {}, found the string {s:?}", self.name()))),
         }
@@ -221,6 +286,115 @@ pub(super) fn parse_int_str(s: &str) -> Option<i128> {
         return None;
     }
     s.parse().ok()
+}
+
+/// Why a number is not a value of an integer field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IntError {
+    /// Not a number at all.
+    Syntax,
+    /// A number with a fraction (`1.5`, `1e-3`).
+    Fraction,
+    /// An integer beyond every integer kind's range (a field's own range is `int_wire`'s).
+    Range,
+}
+
+impl IntError {
+    fn to_error<E: serde::de::Error>(self, text: &str, name: &str) -> E {
+        let short = truncated(text);
+        let text = match short.len() < text.len() {
+            true => format!("{short}... ({} characters)", text.chars().count()),
+            false => text.to_owned(),
+        };
+        match self {
+            IntError::Syntax => E::custom(format!("{text} is not a number")),
+            IntError::Fraction => E::custom(format!("{text} is not an integer, as {name} needs")),
+            IntError::Range => E::custom(format!("{text} is out of range for {name}")),
+        }
+    }
+}
+
+/// The exact value of a decimal number in JSON's form (`-`, digits, an optional fraction
+/// and exponent; leading zeros allowed, as in strings), when it is an integer: no rounding
+/// through f64, so `-9223372036854775809` is below int64's range and `1.0000000000000001`
+/// is not an integer.
+fn exact_integer(text: &str) -> Result<i128, IntError> {
+    let b = text.as_bytes();
+    let (negative, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        _ => (false, 0),
+    };
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_digits = &b[int_start..i];
+    let mut frac_digits: &[u8] = &[];
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        frac_digits = &b[start..i];
+    }
+    if int_digits.is_empty() && frac_digits.is_empty() {
+        return Err(IntError::Syntax);
+    }
+    // The exponent, saturated far past any integer kind's range.
+    let mut exponent: i64 = 0;
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        let minus = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            exponent = (exponent * 10 + i64::from(b[i] - b'0')).min(1 << 40);
+            i += 1;
+        }
+        if i == start {
+            return Err(IntError::Syntax);
+        }
+        if minus {
+            exponent = -exponent;
+        }
+    }
+    if i != b.len() {
+        return Err(IntError::Syntax);
+    }
+    // The significant digits (integer and fraction together, leading and trailing zeros
+    // dropped) times ten to the power `scale`.
+    let digits = || int_digits.iter().chain(frac_digits);
+    let Some(first) = digits().position(|&d| d != b'0') else { return Ok(0) };
+    let total = int_digits.len() + frac_digits.len();
+    let digit = |k: usize| if k < int_digits.len() { int_digits[k] } else { frac_digits[k - int_digits.len()] };
+    let last = (first..total).rev().find(|&k| digit(k) != b'0').unwrap_or(first);
+    let trailing = total - 1 - last;
+    let scale = exponent - frac_digits.len() as i64 + trailing as i64;
+    if scale < 0 {
+        return Err(IntError::Fraction);
+    }
+    let significant = last + 1 - first;
+    if significant as i64 + scale > 39 {
+        return Err(IntError::Range);
+    }
+    let mut v: i128 = 0;
+    for &d in digits().skip(first).take(significant) {
+        v = v.checked_mul(10).and_then(|v| v.checked_add(i128::from(d - b'0'))).ok_or(IntError::Range)?;
+    }
+    for _ in 0..scale {
+        v = v.checked_mul(10).ok_or(IntError::Range)?;
+    }
+    Ok(if negative { -v } else { v })
 }
 
 /// A JSON number written in a string (`"1.5"`, `"1e2"`); not `inf`, `nan`, `+1` or spaces.

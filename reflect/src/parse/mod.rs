@@ -1,5 +1,7 @@
 //! Parsing proto3 JSON and protobuf text format into canonical protobuf binary, driven by the
-//! run-time schema (a `prost_reflect::MessageDescriptor`).
+//! run-time schema: the message layouts (`Layouts`), whose slots carry every field's resolved
+//! features (presence, packing, group encoding, closed enums, UTF-8), so proto2, proto3 and
+//! editions files are parsed by one rule and no file's syntax is read.
 //!
 //! The parsers write binary directly, as `protoc --encode` would emit it: fields in number
 //! order (extensions among them), repeated scalars packed where the field is packed, one
@@ -17,8 +19,9 @@ mod text;
 mod wkt;
 mod writer;
 
-use prost_reflect::{EnumDescriptor, ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor, Syntax};
+use prost_reflect::Kind;
 use protojit_arena::wire::{FIXED32, FIXED64, LEN, SGROUP, VARINT};
+use protojit_arena::{LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
 
 use crate::encode::{zigzag32, zigzag64};
 
@@ -84,62 +87,90 @@ impl ParseError {
     }
 }
 
-/// What the parsers need to know of a field or extension, whichever it is.
+/// What the parsers need to know of a field or extension, whichever it is, read from its
+/// slot in the message's layout: the resolved features decide presence, packing, group
+/// encoding, closed enums and UTF-8 checks, never the file's syntax (an editions file reads
+/// as proto2 to the descriptor library).
 #[derive(Clone, Debug)]
-pub(crate) struct FieldInfo {
+pub(crate) struct FieldInfo<'l> {
     pub number: u32,
     pub kind: Kind,
     pub list: bool,
     pub map: bool,
+    /// A repeated scalar written packed (`repeated_field_encoding = PACKED`).
     pub packed: bool,
     /// Explicit presence: a default value is still written.
     pub presence: bool,
-    /// The (non-synthetic) oneof the field is a member of.
-    pub oneof: Option<String>,
+    /// An enum field whose enum is closed: numbers it does not declare are errors.
+    pub closed_enum: bool,
+    /// A string field whose UTF-8 is checked (`utf8_validation = VERIFY`).
+    pub validate_utf8: bool,
+    /// A message field written as a group (proto2 `group`, or `message_encoding = DELIMITED`).
     pub group: bool,
-    /// The name for messages: `name` or `[full.extension.name]`.
-    pub display: String,
+    /// The layout of the message type (message, group, map entry).
+    pub child: Option<LayoutIndex>,
+    /// The index of the (non-synthetic) oneof the field is a member of, or `NO_INDEX`.
+    pub oneof: u32,
+    layout: &'l MessageLayout,
+    slot: SlotIndex,
 }
 
-impl FieldInfo {
-    pub(crate) fn field(f: &FieldDescriptor) -> FieldInfo {
+impl<'l> FieldInfo<'l> {
+    pub(crate) fn new(layout: &'l MessageLayout, slot: SlotIndex) -> FieldInfo<'l> {
+        let s = layout.slot(slot);
+        let features = layout.slot_features(slot);
+        let d = layout.slot_descriptor(slot);
         FieldInfo {
-            number: f.number(),
-            kind: f.kind(),
-            list: f.is_list(),
-            map: f.is_map(),
-            packed: f.is_packed(),
-            presence: f.supports_presence(),
-            oneof: f.containing_oneof().filter(|o| !o.is_synthetic()).map(|o| o.name().to_owned()),
-            group: f.is_group(),
-            display: f.name().to_owned(),
+            number: s.number,
+            kind: d.kind(),
+            list: s.repetition == Repetition::Repeated,
+            map: s.repetition == Repetition::Map,
+            packed: s.packed,
+            presence: features.has_presence(),
+            closed_enum: s.closed_enum,
+            validate_utf8: features.validate_utf8,
+            group: features.delimited,
+            child: (s.child != NO_INDEX).then(|| LayoutIndex::new(s.child)),
+            oneof: s.oneof,
+            layout,
+            slot,
         }
     }
 
-    pub(crate) fn extension(e: &ExtensionDescriptor) -> FieldInfo {
-        FieldInfo {
-            number: e.number(),
-            kind: e.kind(),
-            list: e.is_list(),
-            map: e.is_map(),
-            packed: e.is_packed(),
-            presence: e.supports_presence(),
-            oneof: None,
-            group: e.is_group(),
-            display: format!("[{}]", e.full_name()),
+    /// The field of `layout` numbered `number`, if it declares (or is extended with) it.
+    pub(crate) fn by_number(layout: &'l MessageLayout, number: u32) -> Option<FieldInfo<'l>> {
+        layout.slot_by_number(number).map(|si| FieldInfo::new(layout, si))
+    }
+
+    /// The name for messages: `name` or `[full.extension.name]`.
+    pub(crate) fn display(&self) -> &'l str {
+        match self.layout.slot_descriptor(self.slot) {
+            SlotDescriptor::Field(f) => f.name(),
+            SlotDescriptor::Extension(_) => self.layout.text_name(self.slot),
         }
+    }
+
+    /// The name text format gives the field: a group-like delimited field (a proto2 group,
+    /// or an editions field named as its type) goes by its type's name, as protoc prints
+    /// and parses it.
+    pub(crate) fn text_name(&self) -> &'l str {
+        self.layout.text_name(self.slot)
+    }
+
+    fn oneof_name(&self) -> Option<&'l str> {
+        self.layout.oneofs().get(self.oneof as usize).map(|o| o.name())
     }
 }
 
 /// The fields of one message seen so far: duplicates and oneof conflicts are errors.
-pub(crate) struct Seen {
+pub(crate) struct Seen<'l> {
     numbers: Vec<u32>,
-    /// (oneof, the member set).
-    oneofs: Vec<(String, String)>,
+    /// (oneof index, the member set).
+    oneofs: Vec<(u32, &'l str)>,
 }
 
-impl Seen {
-    pub(crate) fn new() -> Seen {
+impl<'l> Seen<'l> {
+    pub(crate) fn new() -> Seen<'l> {
         Seen { numbers: Vec::new(), oneofs: Vec::new() }
     }
 
@@ -148,18 +179,21 @@ impl Seen {
         self.numbers.contains(&number)
     }
 
-    /// Marks `f` as set; an error message when it was set before or another member of its
-    /// oneof was.
-    pub(crate) fn set(&mut self, f: &FieldInfo) -> Result<(), String> {
+    /// Marks `f` as set; an error message when it was set before or, unless `value_set` is
+    /// false (a JSON `null`, which sets nothing), another member of its oneof was.
+    pub(crate) fn set(&mut self, f: &FieldInfo<'l>, value_set: bool) -> Result<(), String> {
         if self.numbers.contains(&f.number) {
-            return Err(format!("field {} is specified more than once", f.display));
+            return Err(format!("field {} is specified more than once", f.display()));
         }
         self.numbers.push(f.number);
-        if let Some(oneof) = &f.oneof {
-            if let Some((_, other)) = self.oneofs.iter().find(|(o, _)| o == oneof) {
-                return Err(format!("field {} is set along with {other}, another member of oneof {oneof}", f.display));
+        if let (true, Some(oneof)) = (value_set, f.oneof_name()) {
+            if let Some((_, other)) = self.oneofs.iter().find(|(o, _)| *o == f.oneof) {
+                return Err(format!(
+                    "field {} is set along with {other}, another member of oneof {oneof}",
+                    f.display()
+                ));
             }
-            self.oneofs.push((oneof.clone(), f.display.clone()));
+            self.oneofs.push((f.oneof, f.display()));
         }
         Ok(())
     }
@@ -198,7 +232,7 @@ pub(crate) fn wire_type(kind: &Kind) -> u8 {
 }
 
 /// The wire type of a field's tag: groups start with a start-group tag.
-pub(crate) fn tag_wire_type(f: &FieldInfo) -> u8 {
+pub(crate) fn tag_wire_type(f: &FieldInfo<'_>) -> u8 {
     if f.group {
         SGROUP
     } else {
@@ -284,16 +318,11 @@ pub(crate) fn is_integer(kind: &Kind) -> bool {
     )
 }
 
-/// Whether the enum is closed (proto2): numbers it does not declare are not values of it.
-pub(crate) fn is_closed(e: &EnumDescriptor) -> bool {
-    e.parent_file().syntax() == Syntax::Proto2
-}
-
-/// The message type an `Any`'s type URL names (the part after the last `/`).
-pub(crate) fn any_type(desc: &MessageDescriptor, url: &str) -> Result<MessageDescriptor, String> {
+/// The layout of the message type an `Any`'s type URL names (the part after the last `/`).
+pub(crate) fn any_type(layouts: &Layouts, url: &str) -> Result<LayoutIndex, String> {
     let name = match url.rfind('/') {
         Some(i) if i + 1 < url.len() => &url[i + 1..],
         _ => return Err(format!("Any type URL {url:?} has no type name after a '/'")),
     };
-    desc.parent_pool().get_message_by_name(name).ok_or_else(|| format!("Any type {name:?} is not in the schema"))
+    layouts.index_of(name).ok_or_else(|| format!("Any type {name:?} is not in the schema"))
 }

@@ -5,20 +5,27 @@
 //! floats with `inf`/`nan` and an `f` suffix, enums by name or number, `#` comments, and `,`
 //! or `;` after a field.
 
-use prost_reflect::{Kind, MessageDescriptor};
+use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
+use protojit_arena::{LayoutIndex, Layouts};
 
 use super::writer::Writer;
-use super::{
-    any_type, int_wire, is_closed, is_integer, tag_wire_type, FieldInfo, ParseError, ParseOptions, Seen, Wire,
-};
+use super::{any_type, int_wire, is_integer, tag_wire_type, FieldInfo, ParseError, ParseOptions, Seen, Wire};
 
-/// Parses `text` (text format of a message of type `desc`) and appends its canonical binary
-/// encoding, as `protoc --encode` writes it, to `out`. On error, `out` is left as it was.
+/// Parses `text` (text format of a message of the type at `root` in `layouts`) and appends
+/// its canonical binary encoding, as `protoc --encode` writes it, to `out`. On error, `out`
+/// is left as it was.
 ///
-/// Decode the bytes (`Decoder::decode`) for a tree.
+/// Presence, packing, group (`DELIMITED`) encoding and naming, closed enums and UTF-8
+/// checks follow each field's resolved features in `layouts`. Decode the bytes
+/// (`Decoder::decode`) for a tree.
+///
+/// # Panics
+///
+/// When `root` is not a layout of `layouts` (an index from other layouts).
 pub fn text_to_binary(
-    desc: &MessageDescriptor,
+    layouts: &Layouts,
+    root: LayoutIndex,
     text: &[u8],
     options: &ParseOptions,
     out: &mut Vec<u8>,
@@ -27,8 +34,11 @@ pub fn text_to_binary(
     // At most the decoders' limit: each level is a few stack frames, so a limit past theirs
     // would let hostile nesting exhaust the stack.
     let max_depth = options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT);
-    let mut p = Parser { s: text, pos: 0, w: Writer::new(out), max_depth, depth: 0 };
-    let result = p.body(desc, None).map(drop);
+    let mut p = Parser { s: text, pos: 0, w: Writer::new(out), layouts, max_depth, depth: 0 };
+    let mut result = p.body(root, None).map(drop);
+    if result.is_ok() && p.w.too_large() {
+        result = err(text.len(), "the encoded message exceeds 4 GiB");
+    }
     let pos = p.pos;
     result.map_err(|(at, message)| {
         out.truncate(start);
@@ -49,10 +59,11 @@ fn err<T>(at: usize, message: impl Into<String>) -> Result<T> {
     Err((Some(at), message.into()))
 }
 
-struct Parser<'s, 'o> {
+struct Parser<'s, 'o, 'l> {
     s: &'s [u8],
     pos: usize,
     w: Writer<'o>,
+    layouts: &'l Layouts,
     max_depth: u32,
     depth: u32,
 }
@@ -65,7 +76,7 @@ fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-impl Parser<'_, '_> {
+impl<'l> Parser<'_, '_, 'l> {
     /// Skips whitespace and `#` comments; the next byte.
     fn peek(&mut self) -> Option<u8> {
         while let Some(&b) = self.s.get(self.pos) {
@@ -125,7 +136,7 @@ impl Parser<'_, '_> {
     }
 
     /// Fields until `end` (`}` or `>`), or the end of input for the root.
-    fn body(&mut self, desc: &MessageDescriptor, end: Option<u8>) -> Result<Seen> {
+    fn body(&mut self, layout: LayoutIndex, end: Option<u8>) -> Result<Seen<'l>> {
         if self.depth > self.max_depth {
             return err(self.pos, format!("messages nest deeper than the limit of {}", self.max_depth));
         }
@@ -144,13 +155,13 @@ impl Parser<'_, '_> {
                 }
                 _ => {}
             }
-            self.field(desc, &mut seen)?;
+            self.field(layout, &mut seen)?;
             if !self.eat(b';') {
                 self.eat(b',');
             }
         }
-        if desc.is_map_entry() {
-            self.complete_map_entry(desc, &seen);
+        if self.layouts.get(layout).is_map_entry() {
+            self.complete_map_entry(layout, &seen);
         }
         self.w.end_message(frame);
         self.depth -= 1;
@@ -159,13 +170,11 @@ impl Parser<'_, '_> {
 
     /// protoc writes every map entry with its key and its value, defaults included, whatever
     /// the text gave (`m {}` is the entry with both defaults).
-    fn complete_map_entry(&mut self, entry: &MessageDescriptor, seen: &Seen) {
-        for (number, field) in [(1, entry.map_entry_key_field()), (2, entry.map_entry_value_field())] {
-            if seen.has(number) {
-                continue;
-            }
+    fn complete_map_entry(&mut self, entry: LayoutIndex, seen: &Seen) {
+        let entry = self.layouts.get(entry);
+        for number in [1, 2] {
+            let Some(f) = FieldInfo::by_number(entry, number).filter(|_| !seen.has(number)) else { continue };
             let at = self.w.pos();
-            let f = FieldInfo::field(&field);
             self.w.tag(number, tag_wire_type(&f));
             match &f.kind {
                 Kind::Message(_) => self.w.varint(0),
@@ -181,55 +190,60 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn field(&mut self, desc: &MessageDescriptor, seen: &mut Seen) -> Result<()> {
+    fn field(&mut self, layout: LayoutIndex, seen: &mut Seen<'l>) -> Result<()> {
         let at = self.pos;
+        let message = self.layouts.get(layout);
+        let desc = message.descriptor();
         let mut f = if self.eat(b'[') {
             let name = self.bracketed()?;
             if name.contains('/') {
-                return self.any_expansion(desc, &name, at, seen);
+                return self.any_expansion(layout, &name, at, seen);
             }
-            match desc.get_extension_by_full_name(&name) {
-                Some(e) => FieldInfo::extension(&e),
+            match desc.get_extension_by_full_name(&name).and_then(|e| FieldInfo::by_number(message, e.number())) {
+                Some(f) => f,
                 None => return err(at, format!("[{name}] is not an extension of {}", desc.full_name())),
             }
         } else {
-            let name = self.ident()?.to_owned();
-            let field = desc.get_field_by_name(&name).filter(|f| !f.is_group()).or_else(|| {
-                // Groups go by their type's name (protoc's rule).
-                desc.get_field_by_name(&name.to_ascii_lowercase())
-                    .filter(|f| f.is_group() && f.kind().as_message().is_some_and(|m| m.name() == name))
-            });
+            let name = self.ident()?;
+            // protoc's rule: a group-like delimited field (a proto2 group, or an editions
+            // field named as its type) goes by its type's name, every other by its own.
+            let by_own = desc.get_field_by_name(name).map(|f| f.number());
+            let by_type = || desc.get_field_by_name(&name.to_ascii_lowercase()).map(|f| f.number());
+            let field = by_own
+                .and_then(|n| FieldInfo::by_number(message, n))
+                .filter(|f| f.text_name() == name)
+                .or_else(|| by_type().and_then(|n| FieldInfo::by_number(message, n)).filter(|f| f.text_name() == name));
             match field {
-                Some(f) => FieldInfo::field(&f),
+                Some(f) => f,
                 None => return err(at, format!("no field named {name} in {}", desc.full_name())),
             }
         };
         // A map entry written in text keeps the key and value it is given, defaults included.
-        f.presence |= desc.is_map_entry();
+        f.presence |= message.is_map_entry();
         let repeated = f.list || f.map;
         if !repeated {
-            seen.set(&f).map_err(|m| (Some(at), m))?;
+            seen.set(&f, true).map_err(|m| (Some(at), m))?;
         }
-        if let Kind::Message(m) = &f.kind {
+        if let Kind::Message(_) = &f.kind {
             self.eat(b':');
             if repeated && self.eat(b'[') {
                 if self.eat(b']') {
                     return Ok(());
                 }
                 loop {
-                    self.message_value(&f, m)?;
+                    self.message_value(&f)?;
                     if self.eat(b']') {
                         return Ok(());
                     }
                     self.expect(b',')?;
                 }
             }
-            return self.message_value(&f, m);
+            return self.message_value(&f);
         }
         self.expect(b':')?;
         if self.peek() == Some(b'[') {
             if !f.list {
-                return err(self.pos, format!("field {} is not repeated, so it takes no list", f.display));
+                return err(self.pos, format!("field {} is not repeated, so it takes no list", f.display()));
             }
             self.pos += 1;
             if self.eat(b']') {
@@ -267,14 +281,17 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn any_expansion(&mut self, desc: &MessageDescriptor, url: &str, at: usize, seen: &mut Seen) -> Result<()> {
+    fn any_expansion(&mut self, layout: LayoutIndex, url: &str, at: usize, seen: &mut Seen<'l>) -> Result<()> {
+        let any = self.layouts.get(layout);
+        let desc = any.descriptor();
         if desc.full_name() != "google.protobuf.Any" {
             return err(at, format!("[{url}] expands an Any, but {} is not google.protobuf.Any", desc.full_name()));
         }
-        let inner = any_type(desc, url).map_err(|m| (Some(at), m))?;
-        for f in desc.fields() {
-            seen.set(&FieldInfo::field(&f))
-                .map_err(|_| (Some(at), format!("Any has a type_url or value beside [{url}]")))?;
+        let inner = any_type(self.layouts, url).map_err(|m| (Some(at), m))?;
+        for number in [1, 2] {
+            if let Some(f) = FieldInfo::by_number(any, number) {
+                seen.set(&f, true).map_err(|_| (Some(at), format!("Any has a type_url or value beside [{url}]")))?;
+            }
         }
         self.eat(b':');
         let close = self.open()?;
@@ -284,7 +301,7 @@ impl Parser<'_, '_> {
         let value = self.w.pos();
         self.w.tag(2, LEN);
         let mark = self.w.begin_len();
-        self.body(&inner, Some(close))?;
+        self.body(inner, Some(close))?;
         if self.w.len_since(mark) == 0 {
             // An empty value is proto3's default: not written.
             self.w.truncate(value);
@@ -307,7 +324,10 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn message_value(&mut self, f: &FieldInfo, m: &MessageDescriptor) -> Result<()> {
+    fn message_value(&mut self, f: &FieldInfo<'_>) -> Result<()> {
+        let Some(m) = f.child else {
+            return err(self.pos, format!("field {} has no message layout", f.display()));
+        };
         let close = self.open()?;
         let start = self.w.pos();
         self.w.tag(f.number, tag_wire_type(f));
@@ -324,18 +344,18 @@ impl Parser<'_, '_> {
     }
 
     /// One scalar of field `f`, with its tag (a packed record of one when packed).
-    fn scalar_field(&mut self, f: &FieldInfo) -> Result<()> {
+    fn scalar_field(&mut self, f: &FieldInfo<'_>) -> Result<()> {
         let start = self.w.pos();
         if f.packed {
             self.w.tag(f.number, LEN);
             let mark = self.w.begin_len();
-            self.scalar(&f.kind)?;
+            self.scalar(f)?;
             self.w.end_len(mark);
             self.w.field_done(f.number, start, true);
             return Ok(());
         }
         self.w.tag(f.number, tag_wire_type(f));
-        let zero = self.scalar(&f.kind)?;
+        let zero = self.scalar(f)?;
         if zero && !f.presence && !f.list {
             self.w.truncate(start);
         } else {
@@ -344,14 +364,15 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
-    /// Writes one scalar of `kind` (no tag); whether it is the default.
-    fn scalar(&mut self, kind: &Kind) -> Result<bool> {
+    /// Writes one scalar of field `f` (no tag); whether it is the default.
+    fn scalar(&mut self, f: &FieldInfo<'_>) -> Result<bool> {
         self.peek();
         let at = self.pos;
+        let kind = &f.kind;
         let wire = match kind {
             Kind::String | Kind::Bytes => {
                 let bytes = self.strings()?;
-                if matches!(kind, Kind::String) && std::str::from_utf8(&bytes).is_err() {
+                if f.validate_utf8 && std::str::from_utf8(&bytes).is_err() {
                     return err(at, "string field holds invalid UTF-8 (use a bytes field for raw bytes)");
                 }
                 self.w.bytes(&bytes);
@@ -366,7 +387,7 @@ impl Parser<'_, '_> {
             }
             Kind::Enum(e) => {
                 let v = self.integer()?;
-                if is_closed(e) && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
+                if f.closed_enum && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
                     return err(at, format!("{v} is not a value of closed enum {}", e.full_name()));
                 }
                 int_wire(kind, v).map_err(|m| (Some(at), m))?

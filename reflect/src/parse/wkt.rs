@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 
 use prost_reflect::MessageDescriptor;
 use protojit_arena::wire::{FIXED64, LEN, VARINT};
+use protojit_arena::LayoutIndex;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize as _;
 use serde_json::value::RawValue;
@@ -51,22 +52,23 @@ fn wrapped_in_any(desc: &MessageDescriptor) -> bool {
     Wkt::of(desc).is_some() || desc.full_name() == "google.protobuf.Empty"
 }
 
-/// The fields of a well-known type `desc` (no tag, no length) from its JSON form; the
+/// The fields of the well-known type at `layout` (no tag, no length) from its JSON form; the
 /// messages it holds are read by `B` (the JSON message reader, which brought us here).
 pub(super) fn deserialize<'de, B: Bodies, D: Deserializer<'de>>(
     ctx: &mut Ctx,
-    desc: &MessageDescriptor,
+    layout: LayoutIndex,
     wkt: Wkt,
     de: D,
 ) -> Result<Got, D::Error> {
     match wkt {
-        Wkt::Any => any::<B, D>(ctx, desc, de),
+        Wkt::Any => any::<B, D>(ctx, de),
         Wkt::Wrapper => {
+            let desc = ctx.layouts.get(layout).descriptor();
             let field = desc.get_field(1).ok_or_else(|| D::Error::custom("wrapper type without field 1"))?;
             let kind = field.kind();
             let start = ctx.w.pos();
             ctx.w.tag(1, super::wire_type(&kind));
-            let got = Scalar { ctx: &mut *ctx, kind: &kind }.deserialize(de)?;
+            let got = Scalar { ctx: &mut *ctx, kind: &kind, closed: false }.deserialize(de)?;
             match got {
                 Got::Value { default: false } => Ok(got),
                 Got::Value { default: true } => {
@@ -79,22 +81,21 @@ pub(super) fn deserialize<'de, B: Bodies, D: Deserializer<'de>>(
                 }
             }
         }
-        _ => de.deserialize_any(WktVisitor::<B> { ctx, desc, wkt, bodies: PhantomData }),
+        _ => de.deserialize_any(WktVisitor::<B> { ctx, wkt, bodies: PhantomData }),
     }
 }
 
-struct WktVisitor<'c, 'o, 'd, B> {
+struct WktVisitor<'c, 'o, B> {
     ctx: &'c mut Ctx<'o>,
-    desc: &'d MessageDescriptor,
     wkt: Wkt,
     bodies: PhantomData<B>,
 }
 
-impl<B> WktVisitor<'_, '_, '_, B> {
-    fn value_type(&self) -> Result<MessageDescriptor, String> {
-        self.desc
-            .parent_pool()
-            .get_message_by_name("google.protobuf.Value")
+impl<B> WktVisitor<'_, '_, B> {
+    fn value_type(&self) -> Result<LayoutIndex, String> {
+        self.ctx
+            .layouts
+            .index_of("google.protobuf.Value")
             .ok_or_else(|| "google.protobuf.Value is not in the schema".to_owned())
     }
 
@@ -114,7 +115,7 @@ fn expect(wkt: Wkt) -> &'static str {
     }
 }
 
-impl<'de, B: Bodies> Visitor<'de> for WktVisitor<'_, '_, '_, B> {
+impl<'de, B: Bodies> Visitor<'de> for WktVisitor<'_, '_, B> {
     type Value = Got;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -186,11 +187,11 @@ impl<'de, B: Bodies> Visitor<'de> for WktVisitor<'_, '_, '_, B> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Got, A::Error> {
         let value = self.value_type().map_err(A::Error::custom)?;
         match self.wkt {
-            Wkt::Struct => struct_entries::<B, A>(self.ctx, &value, map),
+            Wkt::Struct => struct_entries::<B, A>(self.ctx, value, map),
             Wkt::Value => {
                 self.ctx.w.tag(5, LEN);
                 let mark = self.ctx.w.begin_len();
-                let got = struct_entries::<B, A>(&mut *self.ctx, &value, map)?;
+                let got = struct_entries::<B, A>(&mut *self.ctx, value, map)?;
                 self.ctx.w.end_len(mark);
                 Ok(got)
             }
@@ -201,11 +202,11 @@ impl<'de, B: Bodies> Visitor<'de> for WktVisitor<'_, '_, '_, B> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Got, A::Error> {
         let value = self.value_type().map_err(A::Error::custom)?;
         match self.wkt {
-            Wkt::ListValue => list_values::<B, A>(self.ctx, &value, seq),
+            Wkt::ListValue => list_values::<B, A>(self.ctx, value, seq),
             Wkt::Value => {
                 self.ctx.w.tag(6, LEN);
                 let mark = self.ctx.w.begin_len();
-                let got = list_values::<B, A>(&mut *self.ctx, &value, seq)?;
+                let got = list_values::<B, A>(&mut *self.ctx, value, seq)?;
                 self.ctx.w.end_len(mark);
                 Ok(got)
             }
@@ -228,7 +229,7 @@ fn seconds_nanos(w: &mut super::writer::Writer, seconds: i64, nanos: i32) {
 /// `Struct.fields` entries (field 1), each `{1: key, 2: Value}`.
 fn struct_entries<'de, B: Bodies, A: MapAccess<'de>>(
     ctx: &mut Ctx,
-    value: &MessageDescriptor,
+    value: LayoutIndex,
     mut map: A,
 ) -> Result<Got, A::Error> {
     while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
@@ -248,7 +249,7 @@ fn struct_entries<'de, B: Bodies, A: MapAccess<'de>>(
 /// `ListValue.values` (field 1).
 fn list_values<'de, B: Bodies, A: SeqAccess<'de>>(
     ctx: &mut Ctx,
-    value: &MessageDescriptor,
+    value: LayoutIndex,
     mut seq: A,
 ) -> Result<Got, A::Error> {
     loop {
@@ -267,7 +268,7 @@ fn list_values<'de, B: Bodies, A: SeqAccess<'de>>(
 /// the input, not copied) is read twice: once for `@type`, then as the type it names. Read
 /// into a `serde_json::Value` instead, a long list in an `Any` took some 50 bytes of heap per
 /// byte of input.
-fn any<'de, B: Bodies, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescriptor, de: D) -> Result<Got, D::Error> {
+fn any<'de, B: Bodies, D: Deserializer<'de>>(ctx: &mut Ctx, de: D) -> Result<Got, D::Error> {
     let Some(raw) = Option::<&'de RawValue>::deserialize(de)? else { return Ok(Got::Null) };
     let text = raw.get();
     let (url, others) =
@@ -277,19 +278,20 @@ fn any<'de, B: Bodies, D: Deserializer<'de>>(ctx: &mut Ctx, desc: &MessageDescri
         None if !others => return Ok(Got::Value { default: true }),
         None => return Err(D::Error::custom("Any has fields but no @type")),
     };
-    let inner = any_type(desc, &url).map_err(D::Error::custom)?;
+    let inner = any_type(ctx.layouts, &url).map_err(D::Error::custom)?;
+    let layouts = ctx.layouts;
     ctx.w.tag(1, LEN);
     ctx.w.bytes(url.as_bytes());
     let start = ctx.w.pos();
     ctx.w.tag(2, LEN);
     let mark = ctx.w.begin_len();
     let mut body = serde_json::Deserializer::from_str(text);
-    let result = if wrapped_in_any(&inner) {
-        body.deserialize_map(AnyValue::<B> { ctx: &mut *ctx, inner: &inner, url: &url, bodies: PhantomData })
+    let result = if wrapped_in_any(layouts.get(inner).descriptor()) {
+        body.deserialize_map(AnyValue::<B> { ctx: &mut *ctx, inner, url: &url, bodies: PhantomData })
     } else {
         // The fields are the object's own, beside its `@type`.
         ctx.any_fields = true;
-        let got = B::body(&mut *ctx, &inner, &mut body);
+        let got = B::body(&mut *ctx, inner, &mut body);
         ctx.any_fields = false;
         got
     };
@@ -364,14 +366,14 @@ impl<'de> Visitor<'de> for TypeUrlString {
 }
 
 /// The second pass over an `Any` of a well-known type: `{"@type": ..., "value": <its form>}`.
-struct AnyValue<'c, 'o, 'd, 'u, B> {
+struct AnyValue<'c, 'o, 'u, B> {
     ctx: &'c mut Ctx<'o>,
-    inner: &'d MessageDescriptor,
+    inner: LayoutIndex,
     url: &'u str,
     bodies: PhantomData<B>,
 }
 
-impl<'de, B: Bodies> Visitor<'de> for AnyValue<'_, '_, '_, '_, B> {
+impl<'de, B: Bodies> Visitor<'de> for AnyValue<'_, '_, '_, B> {
     type Value = Got;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {

@@ -2,38 +2,67 @@
 //! prefixes back-patched, and each message's fields put in field-number order when it ends.
 //!
 //! JSON and text give fields in any order, and text may repeat a repeated field anywhere in a
-//! message; protoc emits fields by number, with one packed record per packed field. So every
-//! field written in a message is recorded as a span of the buffer; when the message ends and
-//! its spans are already in ascending order (the common case: input written by an encoder),
-//! nothing moves. Otherwise the message's bytes are rebuilt once, spans stably sorted by
-//! number and packed runs of one field merged into one record.
+//! message; protoc emits fields by number, with one packed record per packed field. So the
+//! fields written in a message are recorded as runs: consecutive records of one field are
+//! one run, eight bytes (its number and where it starts), however many records it holds, so
+//! a field given a million times in a row costs one run, and a million interleaved fields
+//! cost less than the input that gave them. When the message ends and its runs are in
+//! ascending order with no packed field written twice (the common case: input written by
+//! an encoder), nothing moves. Otherwise the message's bytes are rebuilt once: runs sorted
+//! by number (then position, so the order within a field is kept), each run's extent found
+//! by reading its records, and the packed records of one field merged into one.
 //!
 //! Length prefixes: a nested message reserves one byte for its length, which fits lengths
 //! below 128; a longer body is shifted right by the extra bytes once it is complete.
 
-use protojit_arena::wire::{varint_len, write_varint, LEN};
+use protojit_arena::wire::{varint_len, write_varint, EGROUP, FIXED32, FIXED64, LEN, SGROUP, VARINT};
 
-/// One field written into the current message: `buf[start..end]` holds its tag and value.
-#[derive(Clone, Copy, Debug)]
-struct Span {
-    number: u32,
-    start: usize,
-    end: usize,
-    /// A packed record (tag, length, payload): records of one field are merged on rebuild.
-    packed: bool,
+/// One run of the open message: `number << 33 | packed << 32 | start`, `start` being its
+/// offset from the message's first byte. Sorting the keys sorts runs by number, then by
+/// position.
+type Run = u64;
+
+fn run(number: u32, packed: bool, start: u32) -> Run {
+    (u64::from(number) << 33) | (u64::from(packed) << 32) | u64::from(start)
 }
 
-/// The open message: where its bytes and its spans start.
+fn run_number(r: Run) -> u32 {
+    (r >> 33) as u32
+}
+
+fn run_packed(r: Run) -> bool {
+    r & (1 << 32) != 0
+}
+
+fn run_start(r: Run) -> usize {
+    (r & 0xffff_ffff) as usize
+}
+
+/// The open message, saved by [`Writer::begin_message`] and restored when it ends.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Frame {
-    start: usize,
-    spans: usize,
+    runs: usize,
+    outer: Open,
 }
 
-/// The binary writer: one output buffer and the span stack of the open messages.
+/// What the writer knows of the innermost open message.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    /// Its first byte in the buffer.
+    start: usize,
+    /// Its first run in `runs`.
+    runs: usize,
+    /// Its runs are out of order, or a packed field has several records: rebuild it.
+    rebuild: bool,
+}
+
+/// The binary writer: one output buffer and the runs of the open messages.
 pub(crate) struct Writer<'o> {
     pub(crate) buf: &'o mut Vec<u8>,
-    spans: Vec<Span>,
+    runs: Vec<Run>,
+    open: Open,
+    /// A message grew past 4 GiB, which runs cannot index: the parse fails.
+    too_large: bool,
 }
 
 /// A reserved one-byte length prefix (its position), patched by [`Writer::end_len`].
@@ -42,7 +71,13 @@ pub(crate) struct LenMark(usize);
 
 impl<'o> Writer<'o> {
     pub(crate) fn new(buf: &'o mut Vec<u8>) -> Writer<'o> {
-        Writer { buf, spans: Vec::new() }
+        let start = buf.len();
+        Writer { buf, runs: Vec::new(), open: Open { start, runs: 0, rebuild: false }, too_large: false }
+    }
+
+    /// Whether a message outgrew what the writer indexes (its bytes are then unordered).
+    pub(crate) fn too_large(&self) -> bool {
+        self.too_large
     }
 
     /// Current end of the buffer (a field's start, for [`Writer::field_done`]).
@@ -109,62 +144,82 @@ impl<'o> Writer<'o> {
         let extra = varint_len(len as u64) - 1;
         self.buf.resize(self.buf.len() + extra, 0);
         self.buf.copy_within(body..body + len, body + extra);
-        let mut prefix = Vec::with_capacity(10);
-        write_varint(&mut prefix, len as u64);
-        self.buf[mark.0..mark.0 + prefix.len()].copy_from_slice(&prefix);
+        let mut prefix = [0u8; 10];
+        let n = put_varint(&mut prefix, len as u64);
+        self.buf[mark.0..mark.0 + n].copy_from_slice(&prefix[..n]);
     }
 
     /// Opens a message whose fields are written from here on.
     #[inline]
     pub(crate) fn begin_message(&mut self) -> Frame {
-        Frame { start: self.buf.len(), spans: self.spans.len() }
+        let frame = Frame { runs: self.runs.len(), outer: self.open };
+        self.open = Open { start: self.buf.len(), runs: self.runs.len(), rebuild: false };
+        frame
     }
 
-    /// Records that field `number` was written at `buf[start..]` (its tag and value).
+    /// Records that field `number` was written at `buf[start..]` (its tag and value; a
+    /// packed record when `packed`). Records of the open message are contiguous, so a run
+    /// is known by its start alone.
     #[inline]
     pub(crate) fn field_done(&mut self, number: u32, start: usize, packed: bool) {
-        if self.buf.len() > start {
-            self.spans.push(Span { number, start, end: self.buf.len(), packed });
+        if self.buf.len() <= start {
+            return;
+        }
+        let open = &mut self.open;
+        if let Some(&last) = self.runs[open.runs..].last() {
+            let last_number = run_number(last);
+            if last_number == number {
+                // The same field again: the run grows; a packed field's records merge.
+                open.rebuild |= packed;
+                return;
+            }
+            open.rebuild |= number < last_number;
+        }
+        match u32::try_from(start - open.start) {
+            Ok(offset) => self.runs.push(run(number, packed, offset)),
+            Err(_) => self.too_large = true,
         }
     }
 
     /// Closes the message opened at `frame`: its fields end up in field-number order, the
     /// packed records of one field merged into one.
     pub(crate) fn end_message(&mut self, frame: Frame) {
-        let spans = &self.spans[frame.spans..];
-        let ordered = spans
-            .windows(2)
-            .all(|w| w[0].number < w[1].number || (w[0].number == w[1].number && !w[0].packed && !w[1].packed));
-        if !ordered {
-            self.rebuild(frame);
+        if self.open.rebuild && !self.too_large {
+            self.rebuild();
         }
-        self.spans.truncate(frame.spans);
+        self.runs.truncate(frame.runs);
+        self.open = frame.outer;
     }
 
-    fn rebuild(&mut self, frame: Frame) {
-        let body = self.buf[frame.start..].to_vec();
-        self.buf.truncate(frame.start);
-        let spans = &mut self.spans[frame.spans..];
-        spans.sort_by_key(|s| s.number);
+    fn rebuild(&mut self) {
+        let base = self.open.start;
+        let body = self.buf[base..].to_vec();
+        self.buf.truncate(base);
+        let runs = &mut self.runs[self.open.runs..];
+        runs.sort_unstable();
         let mut i = 0;
-        while i < spans.len() {
-            let s = spans[i];
+        while i < runs.len() {
+            let number = run_number(runs[i]);
             let mut j = i + 1;
-            while j < spans.len() && spans[j].number == s.number {
+            while j < runs.len() && run_number(runs[j]) == number {
                 j += 1;
             }
-            if s.packed && j - i > 1 {
-                // One record: the tag once, then every run's payload.
-                let payloads: Vec<&[u8]> = spans[i..j].iter().map(|p| packed_payload(&body, frame.start, p)).collect();
-                let total: usize = payloads.iter().map(|p| p.len()).sum();
-                write_varint(self.buf, (u64::from(s.number) << 3) | u64::from(LEN));
+            let group = &runs[i..j];
+            if run_packed(group[0]) {
+                // One record: the tag once, then every record's payload.
+                let payloads =
+                    || group.iter().flat_map(|&r| Records::new(&body, run_start(r), number).map(|rec| rec.payload));
+                let total: usize = payloads().map(|p| p.len()).sum();
+                write_varint(self.buf, (u64::from(number) << 3) | u64::from(LEN));
                 write_varint(self.buf, total as u64);
-                for p in payloads {
-                    self.buf.extend_from_slice(p);
+                for p in payloads() {
+                    self.buf.extend_from_slice(&body[p]);
                 }
             } else {
-                for p in &spans[i..j] {
-                    self.buf.extend_from_slice(&body[p.start - frame.start..p.end - frame.start]);
+                for &r in group {
+                    let start = run_start(r);
+                    let end = Records::new(&body, start, number).last().map_or(start, |rec| rec.end);
+                    self.buf.extend_from_slice(&body[start..end]);
                 }
             }
             i = j;
@@ -172,18 +227,110 @@ impl<'o> Writer<'o> {
     }
 }
 
-/// The payload of a packed record span (after its tag and length).
-fn packed_payload<'b>(body: &'b [u8], base: usize, span: &Span) -> &'b [u8] {
-    let rec = &body[span.start - base..span.end - base];
-    let mut p = 0;
-    // The tag, then the length: two varints.
-    for _ in 0..2 {
-        while rec[p] & 0x80 != 0 {
-            p += 1;
-        }
-        p += 1;
+/// Writes `v` as a varint at the start of `out`; its length.
+fn put_varint(out: &mut [u8; 10], mut v: u64) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        out[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
     }
-    &rec[p..]
+    out[n] = v as u8;
+    n + 1
+}
+
+/// One record of a message body as this writer wrote it.
+struct Record {
+    /// Its value after the tag (a length-delimited one after its length too).
+    payload: std::ops::Range<usize>,
+    /// Just past the record.
+    end: usize,
+}
+
+/// The records of field `number` from `pos` of `body` until another field's record (the
+/// next run) or the end: the bytes were written here, so they are well formed.
+struct Records<'b> {
+    body: &'b [u8],
+    pos: usize,
+    number: u32,
+}
+
+impl<'b> Records<'b> {
+    fn new(body: &'b [u8], pos: usize, number: u32) -> Records<'b> {
+        Records { body, pos, number }
+    }
+
+    fn varint(&mut self) -> u64 {
+        let mut v = 0;
+        let mut shift = 0;
+        while let Some(&b) = self.body.get(self.pos) {
+            self.pos += 1;
+            if shift < 64 {
+                v |= u64::from(b & 0x7f) << shift;
+            }
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        v
+    }
+
+    /// Skips a value of `wire_type` (a group up to and past its end tag).
+    fn skip(&mut self, wire_type: u8) {
+        match wire_type {
+            VARINT => {
+                self.varint();
+            }
+            FIXED64 => self.pos += 8,
+            FIXED32 => self.pos += 4,
+            LEN => {
+                let len = self.varint() as usize;
+                self.pos = self.pos.saturating_add(len);
+            }
+            SGROUP => loop {
+                if self.pos >= self.body.len() {
+                    break;
+                }
+                let tag = self.varint();
+                if tag as u8 & 7 == EGROUP {
+                    break;
+                }
+                self.skip(tag as u8 & 7);
+            },
+            _ => {}
+        }
+        self.pos = self.pos.min(self.body.len());
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.pos >= self.body.len() {
+            return None;
+        }
+        let at = self.pos;
+        let tag = self.varint();
+        if (tag >> 3) != u64::from(self.number) {
+            self.pos = at;
+            return None;
+        }
+        let wire_type = tag as u8 & 7;
+        let value = self.pos;
+        let payload_start = if wire_type == LEN {
+            let len = self.varint() as usize;
+            let start = self.pos;
+            self.pos = start.saturating_add(len).min(self.body.len());
+            start
+        } else {
+            self.skip(wire_type);
+            value
+        };
+        let end = self.pos;
+        Some(Record { payload: payload_start..end, end })
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use prost_reflect::{DescriptorPool, MessageDescriptor};
+use protojit_arena::{LayoutIndex, Layouts};
 
 /// Every scalar kind, lists, maps, a oneof, explicit presence, a json_name, and the
 /// well-known types (proto3).
@@ -83,8 +84,29 @@ pub fn pool() -> DescriptorPool {
     protojit_corpus::pool_from_sources(&[("t.proto", PROTO3), ("t2.proto", PROTO2)])
 }
 
-pub fn message(name: &str) -> MessageDescriptor {
-    pool().get_message_by_name(name).unwrap()
+/// A message type of the test schemas: the layouts, whose slots carry the resolved features
+/// the parsers read, and the type's index in them. Derefs to its descriptor.
+pub struct Ty {
+    pub layouts: Layouts,
+    pub root: LayoutIndex,
+}
+
+impl std::ops::Deref for Ty {
+    type Target = MessageDescriptor;
+    fn deref(&self) -> &MessageDescriptor {
+        self.layouts.get(self.root).descriptor()
+    }
+}
+
+/// The type `name` of a pool's layouts (proto2 and proto3 files read as they say).
+pub fn ty(pool: &DescriptorPool, name: &str) -> Ty {
+    let layouts = Layouts::new(pool).unwrap();
+    let root = layouts.index_of(name).unwrap_or_else(|| panic!("no message {name}"));
+    Ty { layouts, root }
+}
+
+pub fn message(name: &str) -> Ty {
+    ty(&pool(), name)
 }
 
 /// `protoc --encode=TYPE FILE` on `text`: Ok(bytes), Err(protoc's message), or None when
