@@ -11,9 +11,10 @@ use proptest::strategy::{BoxedStrategy, Union};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use prost::Message as _;
 use prost_reflect::{
-    Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Syntax, Value,
+    Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Value,
 };
 use protojit::layers::arena::wire::{self, read_tag, read_varint, write_varint};
+use protojit::layers::arena::PoolFeatures;
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
 
 // ---------------------------------------------------------------------------------------
@@ -37,6 +38,8 @@ fn load_schema() -> Schema {
 
 struct Fixture {
     desc: MessageDescriptor,
+    /// The schema's resolved features (which enums are closed).
+    features: PoolFeatures,
     decoders: Vec<(EngineKind, Decoder)>,
 }
 
@@ -56,7 +59,7 @@ fn fixture(root: &str) -> Fixture {
             assert_eq!(stats.interpreted(), 0, "{root}: types not compiled: {:?}", stats.types);
         }
     }
-    Fixture { desc, decoders }
+    Fixture { desc, features: schema.layouts().features().clone(), decoders }
 }
 
 /// Cases per property; `PROPTEST_CASES` overrides.
@@ -72,7 +75,7 @@ fn run_property(
     property: impl Fn(&Fixture, &DynamicMessage, u64) -> Result<(), TestCaseError>,
 ) {
     let fx = fixture(root);
-    let strategy = (MessageGen::default().message(&fx.desc, DEPTH), any::<u64>());
+    let strategy = (MessageGen::new(fx.features.clone()).message(&fx.desc, DEPTH), any::<u64>());
     let config = Config { cases: cases(default_cases), failure_persistence: None, ..Config::default() };
     let mut runner = TestRunner::new(config);
     let result = runner.run(&strategy, |(msg, seed)| property(&fx, &msg, seed));
@@ -108,12 +111,16 @@ enum Target {
 type Entry = Option<(Target, Value)>;
 
 /// Builds message strategies, one per (type, remaining depth), shared between fields.
-#[derive(Default)]
 struct MessageGen {
     cache: HashMap<(String, u32), BoxedStrategy<DynamicMessage>>,
+    features: PoolFeatures,
 }
 
 impl MessageGen {
+    fn new(features: PoolFeatures) -> MessageGen {
+        MessageGen { cache: HashMap::new(), features }
+    }
+
     /// Random messages of `desc` nesting at most `depth` levels further down.
     fn message(&mut self, desc: &MessageDescriptor, depth: u32) -> BoxedStrategy<DynamicMessage> {
         let key = (desc.full_name().to_owned(), depth);
@@ -176,7 +183,7 @@ impl MessageGen {
     fn field_values(&mut self, kind: &Kind, list: bool, map: bool, depth: u32) -> Option<BoxedStrategy<Value>> {
         if map {
             let Kind::Message(entry) = kind else { unreachable!("map fields are entry messages") };
-            let keys = scalar_values(&entry.map_entry_key_field().kind()).prop_map(to_map_key);
+            let keys = scalar_values(&entry.map_entry_key_field().kind(), &self.features).prop_map(to_map_key);
             // prost-reflect's encoder omits a map value equal to the default by `==`, so a
             // -0.0 value would not survive its encoding: generate +0.0 there instead.
             let values =
@@ -198,7 +205,7 @@ impl MessageGen {
                 }
                 self.message(m, depth - 1).prop_map(Value::Message).boxed()
             }
-            k => scalar_values(k),
+            k => scalar_values(k, &self.features),
         };
         if list {
             let max = if matches!(kind, Kind::Message(_)) { 3 } else { 5 };
@@ -221,9 +228,9 @@ fn to_map_key(v: Value) -> MapKey {
     }
 }
 
-/// Values of one scalar kind: edge cases (negative ints, NaN, -0.0, infinities, non-ASCII
-/// text) well represented.
-fn scalar_values(kind: &Kind) -> BoxedStrategy<Value> {
+/// Values of one scalar kind (`features`: whether an enum is closed): edge cases (negative
+/// ints, NaN, -0.0, infinities, non-ASCII text) well represented.
+fn scalar_values(kind: &Kind, features: &PoolFeatures) -> BoxedStrategy<Value> {
     match kind {
         Kind::Double => prop_oneof![
             3 => any::<f64>(),
@@ -264,7 +271,7 @@ fn scalar_values(kind: &Kind) -> BoxedStrategy<Value> {
         Kind::Bytes => prop::collection::vec(any::<u8>(), 0..8).prop_map(|b| Value::Bytes(b.into())).boxed(),
         Kind::Enum(e) => {
             let declared: Vec<i32> = e.values().map(|v| v.number()).collect();
-            if e.parent_file().syntax() == Syntax::Proto2 {
+            if features.is_closed(e) {
                 // Closed enum: protojit keeps undeclared values as unknown fields, which
                 // prost-reflect (open enums only) does not, so generate declared ones only.
                 prop::sample::select(declared).prop_map(Value::EnumNumber).boxed()

@@ -4,7 +4,10 @@
 
 use std::path::PathBuf;
 
-use prost_reflect::{DynamicMessage, Kind, MapKey, ReflectMessage, Value};
+use std::cell::RefCell;
+
+use prost_reflect::{DynamicMessage, EnumDescriptor, Kind, MapKey, ReflectMessage, Value};
+use protojit::layers::arena::{DeclaredFeatures, PoolFeatures};
 use protojit::EngineKind;
 
 mod payloads;
@@ -187,6 +190,37 @@ impl Rng {
     }
 }
 
+thread_local! {
+    /// The resolved features of the pool random messages are being made for.
+    static FEATURES: RefCell<Option<PoolFeatures>> = const { RefCell::new(None) };
+}
+
+/// Whether enum `e` is closed, by the resolved features of its pool: those given to
+/// [`random_message_with`], else its files' as proto2 and proto3 define them (a pool the
+/// editions loader lowered needs the former: its files read as proto2 otherwise).
+fn is_closed(e: &EnumDescriptor) -> bool {
+    FEATURES.with(|cell| {
+        let mut features = cell.borrow_mut();
+        if features.as_ref().is_none_or(|f| f.pool() != e.parent_pool()) {
+            let resolved = PoolFeatures::new(e.parent_pool(), &DeclaredFeatures::default());
+            *features = Some(resolved.unwrap_or_else(|err| panic!("{}: {err}", e.full_name())));
+        }
+        features.as_ref().is_some_and(|f| f.is_closed(e))
+    })
+}
+
+/// [`random_message`] over a schema's own resolved features (`schema.layouts().features()`),
+/// which an editions schema needs.
+pub fn random_message_with(
+    features: &PoolFeatures,
+    desc: &prost_reflect::MessageDescriptor,
+    depth: u32,
+    rng: &mut Rng,
+) -> DynamicMessage {
+    FEATURES.with(|cell| *cell.borrow_mut() = Some(features.clone()));
+    random_message(desc, depth, rng)
+}
+
 /// A random message of `desc`: each field set with some probability (oneofs with at most
 /// one member, extensions too), nesting at most `depth` more levels; well-known types get
 /// values of their own shape, now and then out of range or otherwise without a JSON form
@@ -309,7 +343,7 @@ fn random_value(kind: &Kind, depth: u32, rng: &mut Rng) -> Option<Value> {
         }
         Kind::Enum(e) => {
             let declared: Vec<i32> = e.values().map(|v| v.number()).collect();
-            if e.parent_file().syntax() == prost_reflect::Syntax::Proto2 || !rng.one_in(4) {
+            if is_closed(e) || !rng.one_in(4) {
                 Value::EnumNumber(*rng.pick(&declared))
             } else {
                 Value::EnumNumber(rng.next() as i32 % 5)
