@@ -38,6 +38,7 @@ pub mod gen {
     include!(concat!(env!("OUT_DIR"), "/_all.rs"));
 }
 
+pub mod parse;
 pub mod records;
 
 #[allow(clippy::all, deprecated, unused_parens)]
