@@ -368,4 +368,41 @@ mod tests {
         w.end_message(f);
         assert_eq!(out, [0x08, 1, 0x10, 9, 0x1a, 3, 5, 6, 7]);
     }
+
+    #[test]
+    fn runs_of_groups_and_nested_messages_keep_their_order_within_a_field() {
+        let mut out = vec![0xee];
+        let mut w = Writer::new(&mut out);
+        let f = w.begin_message();
+        // Group 3 (holding a group 1 of its own), field 1, group 3 again, then two records
+        // of field 2 in one run, then a nested message whose own fields are out of order.
+        for (number, bytes) in [
+            (3u32, &[0x1b, 0x0b, 0x08, 1, 0x0c, 0x1c][..]),
+            (1, &[0x08, 7]),
+            (3, &[0x1b, 0x1c]),
+            (2, &[0x10, 1]),
+            (2, &[0x10, 2]),
+        ] {
+            let s = w.pos();
+            w.buf.extend_from_slice(bytes);
+            w.field_done(number, s, false);
+        }
+        let s = w.pos();
+        w.tag(4, LEN);
+        let m = w.begin_len();
+        let inner = w.begin_message();
+        for (number, bytes) in [(2u32, &[0x10, 5][..]), (1, &[0x08, 6])] {
+            let at = w.pos();
+            w.buf.extend_from_slice(bytes);
+            w.field_done(number, at, false);
+        }
+        w.end_message(inner);
+        w.end_len(m);
+        w.field_done(4, s, false);
+        w.end_message(f);
+        assert_eq!(
+            out,
+            [0xee, 0x08, 7, 0x10, 1, 0x10, 2, 0x1b, 0x0b, 0x08, 1, 0x0c, 0x1c, 0x1b, 0x1c, 0x22, 4, 0x08, 6, 0x10, 5]
+        );
+    }
 }
