@@ -232,3 +232,31 @@ fn bad_files_fail_with_file_record_and_offset() {
     std::fs::write(dir.0.join("empty.bin"), b"").unwrap();
     assert!(query(&dir.0).unwrap().contains("| 0 "), "an empty file has no records");
 }
+
+/// With the compression feature, gzip files answer as the same files uncompressed; without
+/// it a compressed table is refused at CREATE, saying which feature reads it.
+#[test]
+fn gzip_files() {
+    let dir = TempDir::new("gzip");
+    let bytes = records(11, 300);
+    let proto = samples().join("telemetry.proto");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    std::fs::write(dir.0.join("a.bin.gz"), gz.finish().unwrap()).unwrap();
+    let sql = format!(
+        "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' \
+         OPTIONS ('message_type' 'Batch', 'proto' '{}', 'compression' 'gzip'); {QUERY}",
+        dir.0.display(),
+        proto.display()
+    );
+    let got = run(&session(2), &sql);
+    if cfg!(feature = "compression") {
+        let ctx = SessionContext::new();
+        let table = ProtobufTable::from_bytes(&telemetry(), "Batch", bytes, &TableOptions::default()).unwrap();
+        ctx.register_table("t", Arc::new(table)).unwrap();
+        assert_eq!(text(&got.unwrap()), text(&run(&ctx, QUERY).unwrap()));
+    } else {
+        let e = got.unwrap_err().to_string();
+        assert!(e.contains("build protojit-sql with its `compression` feature"), "{e}");
+    }
+}
