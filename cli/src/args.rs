@@ -274,11 +274,15 @@ pub struct LeftOutArgs {
 pub struct SqlArgs {
     #[command(flatten)]
     pub schema: SchemaArgs,
-    /// A table: NAME=TYPE:FILE, a file of varint-delimited records of message type TYPE;
-    /// repeatable. Columns are the type's fields (nested messages as structs).
-    #[arg(long = "table", value_name = "NAME=TYPE:FILE", required = true)]
+    /// A table: NAME=TYPE:PATH, varint-delimited records of message type TYPE in a file, a
+    /// directory (every file under it; `key=value/` directories become partition columns)
+    /// or a glob; repeatable. Columns are the type's fields (nested messages as structs).
+    /// Files are read as streams, each file by one partition.
+    #[arg(long = "table", value_name = "NAME=TYPE:PATH")]
     pub tables: Vec<String>,
-    /// The query.
+    /// The query: one or more `;`-separated statements, which may create tables with
+    /// `CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION 'dir/' OPTIONS ('message_type' 'T')`
+    /// (types from this command's schema); each statement's result is printed.
     #[arg(value_name = "SQL")]
     pub query: String,
     /// Output format.
@@ -288,7 +292,7 @@ pub struct SqlArgs {
     /// under this name only once it is complete).
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
-    /// Partitions each table scan is split into (0 = one per CPU).
+    /// Partitions a query runs in (0 = one per CPU); a table's files are spread over them.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub partitions: usize,
     /// Rows per record batch.

@@ -1,4 +1,4 @@
-//! `protojit sql`: SQL over files of delimited records, through DataFusion and protojit-sql's table provider.
+//! `protojit sql`: SQL over files, directories and globs of delimited records, through DataFusion and protojit-sql's file format.
 
 use std::fs::File;
 use std::io::Write;
@@ -9,14 +9,19 @@ use protojit_arrow::ArrowOptions;
 use protojit_sql::datafusion::arrow::array::RecordBatch;
 use protojit_sql::datafusion::arrow::datatypes::SchemaRef;
 use protojit_sql::datafusion::arrow::{csv, json, util::pretty};
+use protojit_sql::datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use protojit_sql::datafusion::error::DataFusionError;
 use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
-use protojit_sql::{ProtobufTable, TableOptions};
+use protojit_sql::datafusion::sql::parser::DFParser;
+use protojit_sql::{register_protobuf_format, ProtobufFormat, ProtobufFormatFactory};
 
 use crate::args::{SqlArgs, SqlOutput};
 use crate::columns::{one_line, ParquetFile};
 use crate::common::{self, Failure};
 
-/// A `--table NAME=TYPE:FILE` argument.
+/// A `--table NAME=TYPE:PATH` argument (PATH: a file, a directory or a glob).
 struct TableArg {
     name: String,
     type_name: String,
@@ -24,7 +29,11 @@ struct TableArg {
 }
 
 fn parse_table(arg: &str) -> Result<TableArg, Failure> {
-    let bad = || Failure::usage(format!("--table {arg}: expected NAME=TYPE:FILE, as in events=pkg.Event:events.bin"));
+    let bad = || {
+        Failure::usage(format!(
+            "--table {arg}: expected NAME=TYPE:PATH, as in events=pkg.Event:events.bin or events=pkg.Event:dumps/"
+        ))
+    };
     let (name, rest) = arg.split_once('=').ok_or_else(bad)?;
     let (type_name, path) = rest.split_once(':').ok_or_else(bad)?;
     if name.is_empty() || type_name.is_empty() || path.is_empty() {
@@ -43,44 +52,91 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let options = TableOptions {
-        partitions,
-        batch_size: args.batch_size.max(1),
-        arrow: ArrowOptions {
-            decode: ArrowOptions::default().decode.with_kind(args.engine),
-            ..ArrowOptions::default()
-        },
-    };
-    let config = SessionConfig::new().with_target_partitions(partitions).with_batch_size(options.batch_size);
+    let arrow =
+        ArrowOptions { decode: ArrowOptions::default().decode.with_kind(args.engine), ..ArrowOptions::default() };
+    let batch_size = args.batch_size.max(1);
+    let config = SessionConfig::new().with_target_partitions(partitions).with_batch_size(batch_size);
     let ctx = SessionContext::new_with_config(config);
-    for t in &tables {
-        let table = ProtobufTable::open(&schema, &t.type_name, &t.path, &options).map_err(|e| match e {
-            protojit_sql::SqlError::Convert(e) => Failure::usage(format!("--table {}: {e}", t.name)),
-            e => Failure::input(e.to_string()),
-        })?;
-        ctx.register_table(t.name.as_str(), Arc::new(table))
-            .map_err(|e| Failure::usage(format!("--table {}: {e}", t.name)))?;
-    }
+    // `CREATE EXTERNAL TABLE … STORED AS PROTOBUF` in the query finds its types in this
+    // schema (given with --proto or --descriptor-set).
+    register_protobuf_format(
+        &ctx,
+        ProtobufFormatFactory::with_schema(schema.clone()).with_arrow_options(arrow.clone()),
+    )
+    .map_err(|e| Failure::usage(one_line(&e.to_string())))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(partitions)
         .enable_all()
         .build()
         .map_err(|e| Failure::input(format!("cannot start the query runtime: {e}")))?;
-    let result = runtime.block_on(async {
-        let frame = ctx.sql(&args.query).await?;
-        let schema = Arc::new(frame.schema().as_arrow().clone());
-        Ok::<_, protojit_sql::datafusion::error::DataFusionError>((schema, frame.collect().await?))
-    });
-    // DataFusion's errors can span lines (a plan, a context chain): one line.
-    let (schema, batches) = result.map_err(|e| Failure::input(one_line(&e.to_string())))?;
-    write(args, schema, &batches)
+    for t in &tables {
+        let format = ProtobufFormat::new(&schema, &t.type_name, &arrow).map_err(|e| match e {
+            protojit_sql::SqlError::Convert(e) => Failure::usage(format!("--table {}: {e}", t.name)),
+            e => Failure::input(e.to_string()),
+        })?;
+        let table = runtime
+            .block_on(listing_table(&ctx, &t.path, format))
+            .map_err(|e| Failure::input(format!("--table {}: {}", t.name, one_line(&e.to_string()))))?;
+        ctx.register_table(t.name.as_str(), Arc::new(table))
+            .map_err(|e| Failure::usage(format!("--table {}: {e}", t.name)))?;
+    }
+    let statements = DFParser::parse_sql(&args.query).map_err(|e| Failure::input(one_line(&e.to_string())))?;
+    let mut results = Vec::new();
+    for statement in statements {
+        let result = runtime.block_on(async {
+            let plan = ctx.state().statement_to_plan(statement).await?;
+            let frame = ctx.execute_logical_plan(plan).await?;
+            let schema = Arc::new(frame.schema().as_arrow().clone());
+            Ok::<_, DataFusionError>((schema, frame.collect().await?))
+        });
+        // DataFusion's errors can span lines (a plan, a context chain): one line.
+        let (schema, batches) = result.map_err(|e| Failure::input(one_line(&e.to_string())))?;
+        // Statements without columns (CREATE, DROP, SET) print nothing.
+        if !schema.fields().is_empty() {
+            results.push((schema, batches));
+        }
+    }
+    if args.output == SqlOutput::Parquet {
+        let target = args.output_file.as_deref().expect("checked above");
+        return match results.as_slice() {
+            [(schema, batches)] => write_parquet(target, schema.clone(), batches),
+            _ => Err(Failure::usage("--output parquet writes one result; the query has none or several")),
+        };
+    }
+    write(args, &results)
 }
 
-fn write(args: &SqlArgs, schema: SchemaRef, batches: &[RecordBatch]) -> Result<(), Failure> {
-    if args.output == SqlOutput::Parquet {
-        let target = args.output_file.as_deref().expect("checked in run");
-        return write_parquet(target, schema, batches);
+/// A listing table over `path` (a file, a directory, or a glob), with Hive-style
+/// `key=value/` directories as partition columns.
+async fn listing_table(
+    ctx: &SessionContext,
+    path: &Path,
+    format: ProtobufFormat,
+) -> Result<ListingTable, DataFusionError> {
+    let text = path.to_string_lossy();
+    let glob = text.contains(['*', '?', '[']);
+    if !glob && !path.exists() {
+        return Err(DataFusionError::Execution(format!("cannot read {text}: no such file or directory")));
     }
+    let url = ListingTableUrl::parse(&text)?;
+    let arrow = format.arrow_schema().clone();
+    let state = ctx.state();
+    let options = ListingOptions::new(Arc::new(format)).with_file_extension("");
+    let partitions = options.infer_partitions(&state, &url).await?;
+    let columns = partitions
+        .into_iter()
+        .map(|name| {
+            use protojit_sql::datafusion::arrow::datatypes::DataType;
+            (name, DataType::Dictionary(Box::new(DataType::UInt16), Box::new(DataType::Utf8)))
+        })
+        .collect();
+    let options = options.with_table_partition_cols(columns);
+    let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(arrow);
+    ListingTable::try_new(config)
+}
+
+/// Writes each statement's result, one after the other, as text, CSV or JSON lines.
+fn write(args: &SqlArgs, results: &[(SchemaRef, Vec<RecordBatch>)]) -> Result<(), Failure> {
     let mut out: Box<dyn Write> = match &args.output_file {
         Some(p) => {
             Box::new(File::create(p).map_err(|e| Failure::input(format!("cannot create {}: {e}", p.display())))?)
@@ -95,25 +151,27 @@ fn write(args: &SqlArgs, schema: SchemaRef, batches: &[RecordBatch]) -> Result<(
             Failure::input(format!("cannot write the result: {}", one_line(&s)))
         }
     };
-    match args.output {
-        SqlOutput::Table => {
-            let text = pretty::pretty_format_batches(batches).map_err(|e| fail(&e))?;
-            writeln!(out, "{text}").map_err(|e| fail(&e))?;
-        }
-        SqlOutput::Csv => {
-            let mut w = csv::WriterBuilder::new().with_header(true).build(&mut out);
-            for b in batches {
-                w.write(b).map_err(|e| fail(&e))?;
+    for (_, batches) in results {
+        match args.output {
+            SqlOutput::Table => {
+                let text = pretty::pretty_format_batches(batches).map_err(|e| fail(&e))?;
+                writeln!(out, "{text}").map_err(|e| fail(&e))?;
             }
-        }
-        SqlOutput::Json => {
-            let mut w = json::LineDelimitedWriter::new(&mut out);
-            for b in batches {
-                w.write(b).map_err(|e| fail(&e))?;
+            SqlOutput::Csv => {
+                let mut w = csv::WriterBuilder::new().with_header(true).build(&mut out);
+                for b in batches {
+                    w.write(b).map_err(|e| fail(&e))?;
+                }
             }
-            w.finish().map_err(|e| fail(&e))?;
+            SqlOutput::Json => {
+                let mut w = json::LineDelimitedWriter::new(&mut out);
+                for b in batches {
+                    w.write(b).map_err(|e| fail(&e))?;
+                }
+                w.finish().map_err(|e| fail(&e))?;
+            }
+            SqlOutput::Parquet => unreachable!("written by run"),
         }
-        SqlOutput::Parquet => unreachable!("handled above"),
     }
     out.flush().map_err(|e| fail(&e))
 }

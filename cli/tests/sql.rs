@@ -1,5 +1,6 @@
-//! `protojit sql`: results in every format (table, CSV, JSON, Parquet read back) and
-//! one-line errors (bad query, missing file, bad --table, a record that does not decode).
+//! `protojit sql`: results in every format (table, CSV, JSON, Parquet read back), directories
+//! with partition columns, `CREATE EXTERNAL TABLE` and several statements, and one-line errors
+//! (bad query, missing file, bad --table, a record that does not decode, a cut file).
 
 mod support;
 
@@ -50,13 +51,88 @@ fn sql_errors_are_one_line() {
     assert!(line.starts_with("cannot read "), "{line}");
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
     let out = run(protojit().arg("sql").arg("--proto").arg(proto).args(["--table", "broken", "SELECT 1"]), None);
-    assert_eq!(fails(&out, 2), "--table broken: expected NAME=TYPE:FILE, as in events=pkg.Event:events.bin");
+    assert_eq!(
+        fails(&out, 2),
+        "--table broken: expected NAME=TYPE:PATH, as in events=pkg.Event:events.bin or events=pkg.Event:dumps/"
+    );
     // A record that does not decode fails the query with its number and offset.
     let mut bad = stream(10);
     bad.extend_from_slice(b"\x03\x12\x09x");
     let input = tmp.write("bad.bin", &bad);
     let line = fails(&sql(&tmp, &input, &[], "SELECT COUNT(*) FROM r"), 1);
-    assert!(line.contains("record 11") && line.contains("stream byte offset"), "{line}");
+    let offset = stream(10).len();
+    assert!(line.contains(&format!("bad.bin: record 11 at byte {offset}: ")), "{line}");
+    // A file cut inside its last record is an error, not a shorter table.
+    let mut cut = stream(10);
+    cut.truncate(cut.len() - 1);
+    let input = tmp.write("cut.bin", &cut);
+    let line = fails(&sql(&tmp, &input, &[], "SELECT COUNT(*) FROM r"), 1);
+    assert!(line.contains("cut.bin: record 10 at byte") && line.contains("is truncated"), "{line}");
+}
+
+/// A directory of files in `key=value/` partitions, as `--table` and as `CREATE EXTERNAL
+/// TABLE` in the query, with several statements.
+#[test]
+fn sql_reads_directories_and_creates_tables() {
+    let tmp = TempDir::new("sql-dir");
+    let all = stream(3000);
+    // Cut the stream into 4 files at record boundaries, 2 per day.
+    let mut cuts = vec![0];
+    let mut at = 0;
+    let mut records = 0;
+    while at < all.len() {
+        let (len, n) = {
+            let (mut v, mut i) = (0u64, 0);
+            loop {
+                let b = all[at + i];
+                v |= u64::from(b & 0x7f) << (7 * i);
+                i += 1;
+                if b < 0x80 {
+                    break (v as usize, i);
+                }
+            }
+        };
+        at += n + len;
+        records += 1;
+        if records % 750 == 0 {
+            cuts.push(at);
+        }
+    }
+    assert_eq!(cuts.len(), 5);
+    for (i, w) in cuts.windows(2).enumerate() {
+        let day = if i < 2 { "day=1" } else { "day=2" };
+        tmp.write(&format!("dir/{day}/part-{i}.bin"), &all[w[0]..w[1]]);
+    }
+    let dir = tmp.path("dir");
+    let by_day = "SELECT day, COUNT(*) AS n, SUM(id) AS ids FROM r GROUP BY day ORDER BY day";
+    let csv = stdout(&sql(&tmp, &dir, &["-o", "csv"], by_day));
+    let sum = |range: std::ops::RangeInclusive<u64>| range.sum::<u64>();
+    assert_eq!(
+        csv,
+        format!(
+            "day,n,ids
+1,1500,{}
+2,1500,{}
+",
+            sum(1..=1500),
+            sum(1501..=3000)
+        )
+    );
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let query = format!(
+        "CREATE EXTERNAL TABLE e STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'sample.Reading'); \
+         SELECT COUNT(*) AS n FROM e; SELECT MAX(id) AS top FROM e WHERE day = '1'",
+        dir.display()
+    );
+    let out = run(protojit().arg("sql").arg("--proto").arg(&proto).args(["-o", "csv"]).arg(&query), None);
+    assert_eq!(stdout(&out), "n\n3000\ntop\n1500\n");
+    // A type the schema does not have fails at CREATE, in one line.
+    let query = format!(
+        "CREATE EXTERNAL TABLE e STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'Nope')",
+        dir.display()
+    );
+    let line = fails(&run(protojit().arg("sql").arg("--proto").arg(&proto).arg(&query), None), 1);
+    assert!(line.contains("Nope"), "{line}");
 }
 
 #[test]

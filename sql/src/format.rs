@@ -1,0 +1,516 @@
+//! DataFusion's file format for files of varint-delimited protobuf records: `ListingTable`s over files, directories and globs, and `CREATE EXTERNAL TABLE … STORED AS PROTOBUF`.
+//!
+//! [`ProtobufFormat`] is a `FileFormat`: its schema comes from a message type, not from the
+//! files; each file is scanned as a stream from DataFusion's `ObjectStore` (any registered
+//! store: local files, S3, GCS), one bounded chunk at a time ([`RecordScanner`]), so memory
+//! does not grow with the file. A file is one partition: record boundaries inside a file are
+//! not known without reading it (a byte range may start inside a record, and protobuf has no
+//! sync marker to find the next one), so files are never split; many files are spread over
+//! the session's partitions.
+//!
+//! Registered in a session with [`register_protobuf_format`]; the SQL options are listed
+//! on [`ProtobufFormatFactory`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{GetExt, Statistics};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::listing_table_factory::ListingTableFactory;
+use datafusion::datasource::physical_plan::{
+    FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource,
+};
+use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::context::SessionContext;
+use datafusion::object_store::{GetOptions, GetResultPayload, ObjectMeta, ObjectStore};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::projection::ProjectionExprs;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
+use futures::{Stream, StreamExt, TryStreamExt};
+use protojit::Schema;
+use protojit_arrow::{ArrowOptions, Converter};
+
+use crate::scan::{RecordScanner, ScanError};
+
+/// The name of the format in `STORED AS PROTOBUF` (and the extension of a single file's
+/// name that selects it when `STORED AS` is left out).
+pub const FORMAT_NAME: &str = "protobuf";
+
+/// Bytes read from a local file at a time.
+const READ_CHUNK: usize = 1 << 20;
+
+/// Options of a protobuf table, as `CREATE EXTERNAL TABLE … OPTIONS (…)` gives them (keys
+/// with or without DataFusion's `format.` prefix).
+const OPTIONS: &[(&str, &str)] = &[
+    ("message_type", "the message type of every record (full name, or a unique short name)"),
+    ("descriptor_set", "a FileDescriptorSet file (protoc --descriptor_set_out), or several, comma-separated"),
+    ("proto", "one or more .proto files, comma-separated"),
+    ("proto_path", "directories imports are found in for `proto`, comma-separated (default: each file's own)"),
+    ("compression", "UNCOMPRESSED (the default); compressed files need a build with DataFusion's compression"),
+];
+
+/// A file format of varint-delimited records of one message type (see the module docs).
+#[derive(Clone)]
+pub struct ProtobufFormat {
+    schema: Schema,
+    message: String,
+    options: ArrowOptions,
+    arrow: SchemaRef,
+    compression: FileCompressionType,
+}
+
+impl fmt::Debug for ProtobufFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProtobufFormat")
+            .field("message", &self.message)
+            .field("compression", &self.compression)
+            .finish()
+    }
+}
+
+impl ProtobufFormat {
+    /// Records of `message` in `schema`, mapped to columns by `options` (whose `select` must
+    /// be `None`: scans select the columns their queries read).
+    pub fn new(schema: &Schema, message: &str, options: &ArrowOptions) -> Result<ProtobufFormat, crate::SqlError> {
+        if options.select.is_some() {
+            return Err(crate::SqlError::Select);
+        }
+        let converter = Converter::new(schema, message, options)?;
+        Ok(ProtobufFormat {
+            schema: schema.clone(),
+            message: converter.decoder().descriptor().full_name().to_owned(),
+            options: options.clone(),
+            arrow: converter.arrow_schema().clone(),
+            compression: FileCompressionType::UNCOMPRESSED,
+        })
+    }
+
+    /// The same format for files compressed with `compression`.
+    pub fn with_compression(mut self, compression: FileCompressionType) -> ProtobufFormat {
+        self.compression = compression;
+        self
+    }
+
+    /// The full name of the records' message type.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The table's Arrow schema (every field of the message type).
+    pub fn arrow_schema(&self) -> &SchemaRef {
+        &self.arrow
+    }
+}
+
+#[async_trait]
+impl FileFormat for ProtobufFormat {
+    fn get_ext(&self) -> String {
+        FORMAT_NAME.to_owned()
+    }
+
+    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> DfResult<String> {
+        Ok(format!("{FORMAT_NAME}{}", compression.get_ext()))
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        Some(self.compression)
+    }
+
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        _store: &Arc<dyn ObjectStore>,
+        _objects: &[ObjectMeta],
+    ) -> DfResult<SchemaRef> {
+        // The schema is the message type's; files carry none of their own.
+        Ok(self.arrow.clone())
+    }
+
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        _store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        _object: &ObjectMeta,
+    ) -> DfResult<Statistics> {
+        // A file's row count is known only after reading all of it.
+        Ok(Statistics::new_unknown(&table_schema))
+    }
+
+    async fn create_physical_plan(
+        &self,
+        _state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let conf = FileScanConfigBuilder::from(conf).with_file_compression_type(self.compression).build();
+        Ok(DataSourceExec::from_data_source(conf))
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(ProtobufSource {
+            projection: SplitProjection::unprojected(&table_schema),
+            table_schema,
+            format: Some(Arc::new(self.clone())),
+            batch_size: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+}
+
+/// Makes [`ProtobufFormat`]s from `CREATE EXTERNAL TABLE` options (and `COPY`'s).
+///
+/// | option | meaning |
+/// |---|---|
+/// | `message_type` | the message type of every record (full name, or a unique short name); required |
+/// | `descriptor_set` | FileDescriptorSet file(s), comma-separated |
+/// | `proto` | `.proto` file(s), comma-separated |
+/// | `proto_path` | import directories for `proto`, comma-separated |
+/// | `compression` | `UNCOMPRESSED` (default) |
+///
+/// Keys may carry DataFusion's `format.` prefix. One of `descriptor_set` and `proto` is
+/// required unless the factory was made [`with_schema`](Self::with_schema), in which case
+/// they are refused (one schema per session keeps type names unambiguous).
+pub struct ProtobufFormatFactory {
+    schema: Option<Schema>,
+    options: ArrowOptions,
+}
+
+impl fmt::Debug for ProtobufFormatFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProtobufFormatFactory").field("schema", &self.schema.is_some()).finish()
+    }
+}
+
+impl ProtobufFormatFactory {
+    /// A factory whose tables name their schema in their options.
+    pub fn new() -> ProtobufFormatFactory {
+        ProtobufFormatFactory { schema: None, options: ArrowOptions::default() }
+    }
+
+    /// A factory whose tables' types come from `schema`.
+    pub fn with_schema(schema: Schema) -> ProtobufFormatFactory {
+        ProtobufFormatFactory { schema: Some(schema), options: ArrowOptions::default() }
+    }
+
+    /// The same factory mapping columns by `options` (`select` must be `None`).
+    pub fn with_arrow_options(mut self, options: ArrowOptions) -> ProtobufFormatFactory {
+        self.options = options;
+        self
+    }
+
+    fn format(&self, options: &HashMap<String, String>) -> Result<ProtobufFormat, String> {
+        let mut given: HashMap<&str, &str> = HashMap::new();
+        for (key, value) in options {
+            let name = key.strip_prefix("format.").unwrap_or(key);
+            if !OPTIONS.iter().any(|(k, _)| *k == name) {
+                let known = OPTIONS.iter().map(|(k, v)| format!("'{k}' ({v})")).collect::<Vec<_>>().join(", ");
+                return Err(format!("unknown option '{key}'; a protobuf table takes {known}"));
+            }
+            given.insert(name, value.as_str());
+        }
+        let list = |v: &str| {
+            v.split(',').map(|s| PathBuf::from(s.trim())).filter(|p| !p.as_os_str().is_empty()).collect::<Vec<_>>()
+        };
+        let schema = match (&self.schema, given.get("descriptor_set"), given.get("proto")) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+                return Err(
+                    "this session has one schema for protobuf tables; 'descriptor_set' and 'proto' are not taken"
+                        .into(),
+                )
+            }
+            (Some(schema), None, None) => schema.clone(),
+            (None, Some(_), Some(_)) => return Err("give 'descriptor_set' or 'proto', not both".into()),
+            (None, Some(sets), None) => Schema::from_descriptor_set_files(&list(sets)).map_err(|e| e.to_string())?,
+            (None, None, Some(files)) => {
+                let includes = given.get("proto_path").map(|p| list(p)).unwrap_or_default();
+                Schema::from_proto_files(&list(files), &includes).map_err(|e| e.to_string())?
+            }
+            (None, None, None) => {
+                return Err(
+                    "a protobuf table needs its schema: OPTIONS ('descriptor_set' 'schema.pb') or ('proto' 'a.proto')"
+                        .into(),
+                )
+            }
+        };
+        let Some(message) = given.get("message_type") else {
+            return Err("a protobuf table needs OPTIONS ('message_type' 'pkg.Message')".into());
+        };
+        let compression = match given.get("compression") {
+            None => FileCompressionType::UNCOMPRESSED,
+            Some(c) => c.parse::<FileCompressionType>().map_err(|e| e.to_string())?,
+        };
+        if compression.is_compressed() && !cfg!(feature = "compression") {
+            return Err(format!(
+                "'compression' '{}': this build reads uncompressed files only (build protojit-sql with its `compression` feature)",
+                given["compression"]
+            ));
+        }
+        Ok(ProtobufFormat::new(&schema, message, &self.options)
+            .map_err(|e| e.to_string())?
+            .with_compression(compression))
+    }
+}
+
+impl GetExt for ProtobufFormatFactory {
+    fn get_ext(&self) -> String {
+        FORMAT_NAME.to_owned()
+    }
+}
+
+impl FileFormatFactory for ProtobufFormatFactory {
+    fn create(&self, _state: &dyn Session, options: &HashMap<String, String>) -> DfResult<Arc<dyn FileFormat>> {
+        self.format(options).map(|f| Arc::new(f) as Arc<dyn FileFormat>).map_err(DataFusionError::Configuration)
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        // DataFusion asks for a format without options only to guess one from a file's
+        // extension or to write files; a protobuf table cannot exist without its message
+        // type, so this one fails, saying so, when it is planned.
+        Arc::new(UnconfiguredFormat)
+    }
+}
+
+/// What [`ProtobufFormatFactory`] hands out when asked for a format without options.
+#[derive(Debug)]
+struct UnconfiguredFormat;
+
+#[async_trait]
+impl FileFormat for UnconfiguredFormat {
+    fn get_ext(&self) -> String {
+        FORMAT_NAME.to_owned()
+    }
+    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> DfResult<String> {
+        Ok(format!("{FORMAT_NAME}{}", compression.get_ext()))
+    }
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        None
+    }
+    async fn infer_schema(&self, _: &dyn Session, _: &Arc<dyn ObjectStore>, _: &[ObjectMeta]) -> DfResult<SchemaRef> {
+        Err(unconfigured())
+    }
+    async fn infer_stats(
+        &self,
+        _: &dyn Session,
+        _: &Arc<dyn ObjectStore>,
+        _: SchemaRef,
+        _: &ObjectMeta,
+    ) -> DfResult<Statistics> {
+        Err(unconfigured())
+    }
+    async fn create_physical_plan(&self, _: &dyn Session, _: FileScanConfig) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Err(unconfigured())
+    }
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(ProtobufSource {
+            projection: SplitProjection::unprojected(&table_schema),
+            table_schema,
+            format: None,
+            batch_size: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+}
+
+fn unconfigured() -> DataFusionError {
+    DataFusionError::Configuration("a protobuf table needs OPTIONS ('message_type' …) and its schema".into())
+}
+
+/// Registers `STORED AS PROTOBUF` in `ctx`: the file format (made by `factory`) and the
+/// table factory that `CREATE EXTERNAL TABLE` looks up by format name.
+pub fn register_protobuf_format(ctx: &SessionContext, factory: ProtobufFormatFactory) -> DfResult<()> {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    state.register_file_format(Arc::new(factory), true)?;
+    state.table_factories_mut().insert(FORMAT_NAME.to_uppercase(), Arc::new(ListingTableFactory::new()));
+    Ok(())
+}
+
+/// The scan side of [`ProtobufFormat`]: projection and batch size for one scan.
+#[derive(Clone)]
+struct ProtobufSource {
+    table_schema: TableSchema,
+    /// `None` only from [`UnconfiguredFormat`]: opening fails.
+    format: Option<Arc<ProtobufFormat>>,
+    batch_size: Option<usize>,
+    metrics: ExecutionPlanMetricsSet,
+    projection: SplitProjection,
+}
+
+impl FileSource for ProtobufSource {
+    fn create_file_opener(
+        &self,
+        store: Arc<dyn ObjectStore>,
+        config: &FileScanConfig,
+        _partition: usize,
+    ) -> DfResult<Arc<dyn FileOpener>> {
+        let Some(format) = &self.format else { return Err(unconfigured()) };
+        let file_schema = self.table_schema.file_schema();
+        let indices = &self.projection.file_indices;
+        let schema = Arc::new(file_schema.project(indices)?);
+        let select = indices.iter().map(|&i| file_schema.field(i).name().clone()).collect();
+        let options = ArrowOptions { select: Some(select), ..format.options.clone() };
+        let converter = Converter::new(&format.schema, &format.message, &options)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let opener = Arc::new(ProtobufOpener {
+            converter: Arc::new(converter),
+            schema,
+            batch_size: self.batch_size.unwrap_or(8192),
+            compression: config.file_compression_type,
+            store,
+        });
+        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        &self.table_schema
+    }
+
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        Arc::new(ProtobufSource { batch_size: Some(batch_size), ..self.clone() })
+    }
+
+    fn try_pushdown_projection(&self, projection: &ProjectionExprs) -> DfResult<Option<Arc<dyn FileSource>>> {
+        let merged = self.projection.source.try_merge(projection)?;
+        let projection = SplitProjection::new(self.table_schema.file_schema(), &merged);
+        Ok(Some(Arc::new(ProtobufSource { projection, ..self.clone() })))
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        Some(&self.projection.source)
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        FORMAT_NAME
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
+    }
+
+    fn supports_repartitioning(&self) -> bool {
+        // A byte range of a file may begin inside a record: files are scanned whole.
+        false
+    }
+}
+
+/// Opens one file of a scan as a stream of batches.
+struct ProtobufOpener {
+    converter: Arc<Converter>,
+    schema: SchemaRef,
+    batch_size: usize,
+    compression: FileCompressionType,
+    store: Arc<dyn ObjectStore>,
+}
+
+impl FileOpener for ProtobufOpener {
+    fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        if let Some(range) = &file.range {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{}: a protobuf file is scanned whole, not from byte {} to {}",
+                file.object_meta.location, range.start, range.end
+            )));
+        }
+        let store = self.store.clone();
+        let compression = self.compression;
+        let scanner = RecordScanner::new(
+            self.converter.clone(),
+            self.schema.clone(),
+            self.batch_size,
+            file.object_meta.location.to_string(),
+        );
+        Ok(Box::pin(async move {
+            let got = store.get_opts(&file.object_meta.location, GetOptions::default()).await?;
+            let batches = match got.payload {
+                GetResultPayload::File(f, _) => {
+                    let reader = compression.convert_read(f)?;
+                    batches(futures::stream::iter(ReadChunks { reader, done: false }), scanner).boxed()
+                }
+                GetResultPayload::Stream(s) => {
+                    let chunks = compression.convert_stream(s.map_err(DataFusionError::from).boxed())?;
+                    batches(chunks, scanner).boxed()
+                }
+            };
+            Ok(batches)
+        }))
+    }
+}
+
+/// A reader's bytes, [`READ_CHUNK`] at a time.
+struct ReadChunks {
+    reader: Box<dyn Read + Send>,
+    done: bool,
+}
+
+impl Iterator for ReadChunks {
+    type Item = DfResult<Vec<u8>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut chunk = vec![0; READ_CHUNK];
+        let mut filled = 0;
+        while filled < chunk.len() {
+            match self.reader.read(&mut chunk[filled..]) {
+                Ok(0) => {
+                    self.done = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
+            }
+        }
+        chunk.truncate(filled);
+        (filled > 0).then_some(Ok(chunk))
+    }
+}
+
+/// The batches of one stream of chunks: a chunk is pulled only when fewer than a batch of
+/// records wait, so at most one batch and one chunk are held.
+fn batches<S, C>(
+    chunks: S,
+    scanner: RecordScanner,
+) -> impl Stream<Item = DfResult<datafusion::arrow::array::RecordBatch>> + Send + 'static
+where
+    S: Stream<Item = DfResult<C>> + Send + Unpin + 'static,
+    C: AsRef<[u8]>,
+{
+    let scan_error = |e: ScanError| DataFusionError::External(Box::new(e));
+    futures::stream::try_unfold((chunks, scanner, false), move |(mut chunks, mut scanner, mut ended)| async move {
+        loop {
+            if let Some(batch) = scanner.next_batch(ended).map_err(scan_error)? {
+                return Ok(Some((batch, (chunks, scanner, ended))));
+            }
+            if ended {
+                return Ok(None);
+            }
+            match chunks.next().await {
+                Some(chunk) => scanner.push(chunk?.as_ref()).map_err(scan_error)?,
+                None => ended = true,
+            }
+        }
+    })
+}

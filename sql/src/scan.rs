@@ -1,0 +1,352 @@
+//! Framing and converting a delimited stream that arrives in chunks: records are cut out of the bytes as they come, and converted a batch at a time.
+//!
+//! Memory is bounded by one batch of records plus one chunk: a scan asks for the next chunk
+//! only when fewer than a batch of complete records wait. A record is never split across
+//! buffers: the bytes of a record still arriving are carried over to the next buffer (so a
+//! record longer than [`MAX_RECORD`] is refused rather than collected without end).
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::buffer::Buffer;
+use datafusion::arrow::datatypes::SchemaRef;
+use protojit::DecodeError;
+use protojit_arrow::Converter;
+
+/// The longest record a scan accepts (bytes of its body): half of what one Arrow batch
+/// may take in (`protojit_arrow::MAX_BATCH_INPUT`), so every record fits a batch.
+pub const MAX_RECORD: u64 = 1 << 29;
+
+/// Why a scan of one file or buffer failed, with where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScanError {
+    /// A record's length prefix is not a valid varint.
+    #[error("{source_name}: record {record} at byte {offset}: bad length prefix")]
+    BadLength {
+        /// The file (or `<memory>`).
+        source_name: String,
+        /// Record number in the file, from 1.
+        record: u64,
+        /// Byte offset of the length prefix in the (uncompressed) file.
+        offset: u64,
+    },
+    /// A record's length prefix claims more than [`MAX_RECORD`] bytes.
+    #[error("{source_name}: record {record} at byte {offset}: length {length} is more than the {max} bytes a record may have")]
+    TooLong {
+        /// The file.
+        source_name: String,
+        /// Record number, from 1.
+        record: u64,
+        /// Offset of its length prefix.
+        offset: u64,
+        /// The length claimed.
+        length: u64,
+        /// [`MAX_RECORD`].
+        max: u64,
+    },
+    /// The input ends inside a record (or its length prefix).
+    #[error(
+        "{source_name}: record {record} at byte {offset} is truncated: the input ends {missing} byte(s) short of it"
+    )]
+    Truncated {
+        /// The file.
+        source_name: String,
+        /// Record number, from 1.
+        record: u64,
+        /// Offset of its length prefix.
+        offset: u64,
+        /// Bytes missing (at least 1; for a cut length prefix, 1).
+        missing: u64,
+    },
+    /// A record does not decode as the message type.
+    #[error("{source_name}: record {record} at byte {offset}: {error}")]
+    Record {
+        /// The file.
+        source_name: String,
+        /// Record number, from 1.
+        record: u64,
+        /// Offset of its length prefix.
+        offset: u64,
+        /// What is wrong, at which offset inside the record.
+        error: DecodeError,
+    },
+    /// Arrow refused the batch (a bug in the mapping if it ever happens).
+    #[error("{source_name}: {error}")]
+    Arrow {
+        /// The file.
+        source_name: String,
+        /// Arrow's error.
+        error: datafusion::arrow::error::ArrowError,
+    },
+}
+
+/// Complete records in one frozen buffer.
+struct Segment {
+    buffer: Buffer,
+    /// Byte ranges of the records' bodies in `buffer`, with the file offset of each length
+    /// prefix and the record's number, from the front.
+    records: VecDeque<(Range<usize>, u64, u64)>,
+}
+
+/// Cuts varint-delimited records out of chunks of one stream and converts them to batches.
+pub struct RecordScanner {
+    converter: Arc<Converter>,
+    /// The schema batches are labelled with (the scan's projected file schema).
+    schema: SchemaRef,
+    batch_size: usize,
+    source_name: String,
+    /// Complete records, oldest first.
+    segments: VecDeque<Segment>,
+    ready: usize,
+    /// Bytes after the last complete record: a record (or a length prefix) still arriving.
+    tail: Vec<u8>,
+    /// File offset of `tail[0]`.
+    tail_offset: u64,
+    /// Records framed so far.
+    framed: u64,
+}
+
+impl RecordScanner {
+    /// A scanner converting with `converter`, labelling batches `schema` (which must have the
+    /// converter's columns), at most `batch_size` rows each.
+    pub fn new(converter: Arc<Converter>, schema: SchemaRef, batch_size: usize, source_name: String) -> RecordScanner {
+        RecordScanner {
+            converter,
+            schema,
+            batch_size: batch_size.max(1),
+            source_name,
+            segments: VecDeque::new(),
+            ready: 0,
+            tail: Vec::new(),
+            tail_offset: 0,
+            framed: 0,
+        }
+    }
+
+    /// Whether a whole batch of records is waiting (so no more input is needed for now).
+    pub fn has_batch(&self) -> bool {
+        self.ready >= self.batch_size
+    }
+
+    /// Takes in the next bytes of the stream.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), ScanError> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        // Appending to the carried-over tail keeps every record in one buffer; the tail is at
+        // most one record long (checked against MAX_RECORD below).
+        let mut bytes = std::mem::take(&mut self.tail);
+        bytes.extend_from_slice(chunk);
+        let base = self.tail_offset;
+        let mut records = VecDeque::new();
+        let mut at = 0usize;
+        loop {
+            let offset = base + at as u64;
+            let (length, prefix) = match read_varint(&bytes[at..]) {
+                Varint::Value(v, n) => (v, n),
+                Varint::Incomplete => break,
+                Varint::Invalid => {
+                    return Err(ScanError::BadLength {
+                        source_name: self.source_name.clone(),
+                        record: self.framed + 1,
+                        offset,
+                    })
+                }
+            };
+            if length > MAX_RECORD {
+                return Err(ScanError::TooLong {
+                    source_name: self.source_name.clone(),
+                    record: self.framed + 1,
+                    offset,
+                    length,
+                    max: MAX_RECORD,
+                });
+            }
+            let start = at + prefix;
+            let end = start + length as usize;
+            if end > bytes.len() {
+                break;
+            }
+            self.framed += 1;
+            records.push_back((start..end, offset, self.framed));
+            at = end;
+        }
+        self.tail = bytes[at..].to_vec();
+        self.tail_offset = base + at as u64;
+        if !records.is_empty() {
+            bytes.truncate(at);
+            self.ready += records.len();
+            self.segments.push_back(Segment { buffer: Buffer::from_vec(bytes), records });
+        }
+        Ok(())
+    }
+
+    /// The next batch if a whole one is waiting, or at the end of the input (`at_end`) the
+    /// last, shorter one; `None` when there is nothing to convert. At the end, bytes left of a
+    /// record that never completed are [`ScanError::Truncated`].
+    pub fn next_batch(&mut self, at_end: bool) -> Result<Option<RecordBatch>, ScanError> {
+        if !self.has_batch() && !at_end {
+            return Ok(None);
+        }
+        if self.ready == 0 {
+            if at_end && !self.tail.is_empty() {
+                return Err(self.truncated());
+            }
+            return Ok(None);
+        }
+        let mut builder = self.converter.builder();
+        let mut rows = 0;
+        while rows < self.batch_size && !builder.is_full() {
+            let Some(segment) = self.segments.front_mut() else { break };
+            let Some((range, offset, record)) = segment.records.pop_front() else {
+                self.segments.pop_front();
+                continue;
+            };
+            self.ready -= 1;
+            if let Err(error) = builder.append_in(&segment.buffer, range) {
+                return Err(ScanError::Record { source_name: self.source_name.clone(), record, offset, error });
+            }
+            rows += 1;
+            if segment.records.is_empty() {
+                self.segments.pop_front();
+            }
+        }
+        let arrow = |error| ScanError::Arrow { source_name: self.source_name.clone(), error };
+        let batch = builder.finish().map_err(arrow)?;
+        // The converter's batches carry its own schema metadata; the scan's schema is the
+        // table's, projected.
+        let batch = RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            batch.columns().to_vec(),
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(arrow)?;
+        Ok(Some(batch))
+    }
+
+    fn truncated(&self) -> ScanError {
+        let missing = match read_varint(&self.tail) {
+            Varint::Value(length, prefix) => (prefix as u64 + length).saturating_sub(self.tail.len() as u64).max(1),
+            _ => 1,
+        };
+        ScanError::Truncated {
+            source_name: self.source_name.clone(),
+            record: self.framed + 1,
+            offset: self.tail_offset,
+            missing,
+        }
+    }
+}
+
+enum Varint {
+    /// The value and the bytes it took.
+    Value(u64, usize),
+    Incomplete,
+    Invalid,
+}
+
+/// A length prefix: at most 10 bytes, the tenth at most 1 (as protobuf's own varints).
+fn read_varint(bytes: &[u8]) -> Varint {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        if i == 9 && b > 1 {
+            return Varint::Invalid;
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Varint::Value(value, i + 1);
+        }
+    }
+    if bytes.len() >= 10 {
+        Varint::Invalid
+    } else {
+        Varint::Incomplete
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protojit::Schema;
+    use protojit_arrow::ArrowOptions;
+
+    fn scanner(batch: usize) -> RecordScanner {
+        let schema =
+            Schema::from_proto_source("t.proto", "syntax = \"proto3\"; message T { int64 a = 1; string s = 2; }")
+                .unwrap();
+        let converter = Converter::new(&schema, "T", &ArrowOptions::default()).unwrap();
+        let arrow = converter.arrow_schema().clone();
+        RecordScanner::new(Arc::new(converter), arrow, batch, "f.bin".into())
+    }
+
+    /// `n` records `{a: i, s: "x…"}`, delimited.
+    fn stream(n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let s = "x".repeat(i % 20);
+            let mut body = vec![0x08, (i % 100) as u8, 0x12, s.len() as u8];
+            body.extend_from_slice(s.as_bytes());
+            out.push(body.len() as u8);
+            out.extend_from_slice(&body);
+        }
+        out
+    }
+
+    fn rows_in_chunks(data: &[u8], chunk: usize, batch: usize) -> Result<Vec<usize>, ScanError> {
+        let mut s = scanner(batch);
+        let mut rows = Vec::new();
+        for c in data.chunks(chunk) {
+            s.push(c)?;
+            while let Some(b) = s.next_batch(false)? {
+                rows.push(b.num_rows());
+            }
+        }
+        while let Some(b) = s.next_batch(true)? {
+            rows.push(b.num_rows());
+        }
+        Ok(rows)
+    }
+
+    #[test]
+    fn every_chunking_gives_the_same_rows_in_full_batches() {
+        let data = stream(100);
+        for chunk in [1, 2, 3, 7, 64, 1000, data.len()] {
+            let rows = rows_in_chunks(&data, chunk, 32).unwrap();
+            assert_eq!(rows, vec![32, 32, 32, 4], "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_cut_record_is_an_error_naming_it() {
+        let data = stream(3);
+        let cut = &data[..data.len() - 2];
+        let e = rows_in_chunks(cut, 4, 8).unwrap_err().to_string();
+        let last = stream(2).len();
+        assert_eq!(e, format!("f.bin: record 3 at byte {last} is truncated: the input ends 2 byte(s) short of it"));
+        let e = rows_in_chunks(&[0x80], 4, 8).unwrap_err().to_string();
+        assert_eq!(e, "f.bin: record 1 at byte 0 is truncated: the input ends 1 byte(s) short of it");
+    }
+
+    #[test]
+    fn bad_and_huge_length_prefixes_are_refused() {
+        let e = rows_in_chunks(&[0xff; 11], 3, 8).unwrap_err().to_string();
+        assert_eq!(e, "f.bin: record 1 at byte 0: bad length prefix");
+        let mut data = stream(1);
+        data.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x08]);
+        let e = rows_in_chunks(&data, 2, 8).unwrap_err().to_string();
+        let at = stream(1).len();
+        assert!(e.starts_with(&format!("f.bin: record 2 at byte {at}: length 2147483648 is more than")), "{e}");
+    }
+
+    #[test]
+    fn a_record_that_does_not_decode_names_its_number_and_offset() {
+        let mut data = stream(2);
+        let at = data.len();
+        data.extend_from_slice(&[2, 0x08, 0x80]); // varint cut inside the record
+        let e = rows_in_chunks(&data, 5, 8).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("f.bin: record 3 at byte {at}: ")), "{e}");
+    }
+}

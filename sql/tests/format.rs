@@ -1,0 +1,262 @@
+//! `STORED AS PROTOBUF`: directories, globs and Hive partitions of delimited files give the
+//! same answers as the in-memory table over the same records; bad files, bad options and
+//! truncated records fail with the file, record number and offset.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use prost::Message as _;
+use protojit::Schema;
+use protojit_sql::datafusion::arrow::array::RecordBatch;
+use protojit_sql::datafusion::arrow::util::pretty::pretty_format_batches;
+use protojit_sql::datafusion::error::DataFusionError;
+use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
+use protojit_sql::{register_protobuf_format, ProtobufFormatFactory, ProtobufTable, TableOptions};
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/samples")
+}
+
+fn telemetry() -> Schema {
+    Schema::from_proto_files(&[samples().join("telemetry.proto")], &[samples()]).unwrap()
+}
+
+/// A fresh directory under the system's temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("protojit-sql-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `n` random telemetry `Batch` records, delimited.
+fn records(seed: u64, n: usize) -> Vec<u8> {
+    let schema = telemetry();
+    let desc = schema.pool().get_message_by_name("protojit.samples.Batch").unwrap();
+    let mut rng = common::Rng(seed);
+    let mut stream = Vec::new();
+    for _ in 0..n {
+        let m = common::random_message(&desc, 2, &mut rng).encode_to_vec();
+        protojit::layers::arena::wire::write_varint(&mut stream, m.len() as u64);
+        stream.extend_from_slice(&m);
+    }
+    stream
+}
+
+fn run(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, DataFusionError> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut last = Vec::new();
+        for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
+            last = ctx.sql(statement).await?.collect().await?;
+        }
+        Ok(last)
+    })
+}
+
+fn text(batches: &[RecordBatch]) -> String {
+    pretty_format_batches(batches).unwrap().to_string()
+}
+
+fn session(partitions: usize) -> SessionContext {
+    let ctx =
+        SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions).with_batch_size(64));
+    register_protobuf_format(&ctx, ProtobufFormatFactory::new()).unwrap();
+    ctx
+}
+
+const QUERY: &str = "SELECT CAST(status AS VARCHAR) AS status, COUNT(*) AS n, COUNT(battery_volts) AS battery, \
+                     MAX(device) AS device, SUM(CASE WHEN mains THEN 1 ELSE 0 END) AS mains FROM t GROUP BY 1 ORDER BY 1";
+
+/// Eight files in two Hive partitions answer as the in-memory table over all their records,
+/// at 1 and 3 partitions, through a directory, a glob, and with the partition column.
+#[test]
+fn a_directory_of_files_answers_as_the_same_records_in_memory() {
+    let dir = TempDir::new("dir");
+    let mut all = Vec::new();
+    let mut day1 = Vec::new();
+    for i in 0..8u64 {
+        let day = if i < 3 { "day=1" } else { "day=2" };
+        std::fs::create_dir_all(dir.0.join(day)).unwrap();
+        let bytes = records(0x5eed + i, 40 + 13 * i as usize);
+        std::fs::write(dir.0.join(day).join(format!("part-{i}.bin")), &bytes).unwrap();
+        all.extend_from_slice(&bytes);
+        if i < 3 {
+            day1.extend_from_slice(&bytes);
+        }
+    }
+    let memory = |bytes: &[u8]| {
+        let ctx = SessionContext::new();
+        let table = ProtobufTable::from_bytes(&telemetry(), "Batch", bytes.to_vec(), &TableOptions::default()).unwrap();
+        ctx.register_table("t", Arc::new(table)).unwrap();
+        text(&run(&ctx, QUERY).unwrap())
+    };
+    let expected = memory(&all);
+    let proto = samples().join("telemetry.proto");
+    for partitions in [1, 3] {
+        let ctx = session(partitions);
+        let create = format!(
+            "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' \
+             OPTIONS ('message_type' 'protojit.samples.Batch', 'proto' '{}', 'proto_path' '{}')",
+            dir.0.display(),
+            proto.display(),
+            samples().display()
+        );
+        assert_eq!(text(&run(&ctx, &format!("{create}; {QUERY}")).unwrap()), expected, "{partitions} partitions");
+        // The partition column, from the directory names.
+        let days = text(&run(&ctx, "SELECT day, COUNT(*) AS n FROM t GROUP BY day ORDER BY day").unwrap());
+        assert!(days.contains("| 1   | "), "{days}");
+        let day1_expected = memory(&day1);
+        let day1_got = text(&run(&ctx, &QUERY.replace("FROM t", "FROM t WHERE day = '1'")).unwrap());
+        assert_eq!(day1_got, day1_expected);
+        // LIMIT stops the scan early and still returns whole rows.
+        let limited = run(&ctx, "SELECT device FROM t LIMIT 7").unwrap();
+        assert_eq!(limited.iter().map(|b| b.num_rows()).sum::<usize>(), 7);
+    }
+    // A glob over the same files, without the partition directory names.
+    let ctx = session(2);
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/day=*/part-*.bin' \
+         OPTIONS ('format.message_type' 'Batch', 'format.proto' '{}')",
+        dir.0.display(),
+        proto.display()
+    );
+    assert_eq!(text(&run(&ctx, &format!("{create}; {QUERY}")).unwrap()), expected);
+}
+
+/// A table whose schema comes from a descriptor set, and one made with a session-wide schema.
+#[test]
+fn descriptor_sets_and_a_session_schema() {
+    let dir = TempDir::new("fds");
+    let bytes = records(7, 100);
+    std::fs::write(dir.0.join("a.bin"), &bytes).unwrap();
+    std::fs::write(dir.0.join("schema.pb"), telemetry().pool().encode_to_vec()).unwrap();
+    let ctx = session(2);
+    let sql = format!(
+        "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}' OPTIONS ('message_type' 'Batch', 'descriptor_set' '{}'); \
+         SELECT COUNT(*) AS n FROM t",
+        dir.0.join("a.bin").display(),
+        dir.0.join("schema.pb").display()
+    );
+    assert!(text(&run(&ctx, &sql).unwrap()).contains("| 100 |"));
+
+    let ctx = SessionContext::new();
+    register_protobuf_format(&ctx, ProtobufFormatFactory::with_schema(telemetry())).unwrap();
+    let sql = format!(
+        "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'Batch'); SELECT COUNT(*) AS n FROM t",
+        dir.0.display()
+    );
+    assert!(text(&run(&ctx, &sql).unwrap()).contains("| 100 |"));
+    let sql = format!(
+        "CREATE EXTERNAL TABLE u STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'Batch', 'proto' 'x.proto')",
+        dir.0.display()
+    );
+    let e = run(&ctx, &sql).unwrap_err().to_string();
+    assert!(e.contains("this session has one schema for protobuf tables"), "{e}");
+}
+
+/// What a user gets wrong fails at CREATE time, with one line saying what to do.
+#[test]
+fn bad_options_fail_at_create() {
+    let dir = TempDir::new("opts");
+    std::fs::write(dir.0.join("a.bin"), records(1, 3)).unwrap();
+    let ctx = session(1);
+    let proto = samples().join("telemetry.proto");
+    let create = |options: &str| {
+        format!("CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' OPTIONS ({options})", dir.0.display())
+    };
+    let cases = [
+        (create("'proto' 'x'"), "a protobuf table needs OPTIONS ('message_type' 'pkg.Message')".to_owned()),
+        (
+            create("'message_type' 'Batch'"),
+            "a protobuf table needs its schema: OPTIONS ('descriptor_set' 'schema.pb') or ('proto' 'a.proto')"
+                .to_owned(),
+        ),
+        (create(&format!("'message_type' 'Nope', 'proto' '{}'", proto.display())), "Nope".to_owned()),
+        (create("'message_type' 'Batch', 'descriptor_set' '/no/such/schema.pb'"), "/no/such/schema.pb".to_owned()),
+        (create("'message_type' 'Batch', 'colour' 'red'"), "unknown option 'format.colour'".to_owned()),
+    ];
+    for (sql, expected) in cases {
+        let e = run(&ctx, &sql).unwrap_err().to_string();
+        assert!(e.contains(&expected), "{sql}: {e}");
+        assert!(!e.contains('\n'), "{sql}: {e}");
+    }
+}
+
+/// A truncated last record, a record that does not decode, and a file that is not delimited
+/// protobuf fail the query with the file's name, the record's number and its offset.
+#[test]
+fn bad_files_fail_with_file_record_and_offset() {
+    let proto = samples().join("telemetry.proto");
+    let query = |dir: &Path| {
+        let ctx = session(2);
+        let sql = format!(
+            "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'Batch', 'proto' '{}'); \
+             SELECT COUNT(*), MAX(device) FROM t",
+            dir.display(),
+            proto.display()
+        );
+        run(&ctx, &sql).map(|b| text(&b))
+    };
+    let good = records(3, 20);
+
+    let dir = TempDir::new("trunc");
+    std::fs::write(dir.0.join("good.bin"), &good).unwrap();
+    let mut cut = good.clone();
+    cut.truncate(cut.len() - 3);
+    std::fs::write(dir.0.join("cut.bin"), &cut).unwrap();
+    let e = query(&dir.0).unwrap_err().to_string();
+    assert!(e.contains("cut.bin: record 20 at byte"), "{e}");
+    assert!(e.contains("is truncated: the input ends 3 byte(s) short of it"), "{e}");
+
+    let dir = TempDir::new("notpb");
+    std::fs::write(dir.0.join("good.bin"), &good).unwrap();
+    std::fs::write(dir.0.join("notes.txt"), "this is not protobuf\n").unwrap();
+    let e = query(&dir.0).unwrap_err().to_string();
+    assert!(e.contains("notes.txt: record 1 at byte 0"), "{e}");
+
+    let dir = TempDir::new("empty");
+    std::fs::write(dir.0.join("empty.bin"), b"").unwrap();
+    assert!(query(&dir.0).unwrap().contains("| 0 "), "an empty file has no records");
+}
+
+/// With the compression feature, gzip files answer as the same files uncompressed; without
+/// it a compressed table is refused at CREATE, saying which feature reads it.
+#[test]
+fn gzip_files() {
+    let dir = TempDir::new("gzip");
+    let bytes = records(11, 300);
+    let proto = samples().join("telemetry.proto");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    std::fs::write(dir.0.join("a.bin.gz"), gz.finish().unwrap()).unwrap();
+    let sql = format!(
+        "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' \
+         OPTIONS ('message_type' 'Batch', 'proto' '{}', 'compression' 'gzip'); {QUERY}",
+        dir.0.display(),
+        proto.display()
+    );
+    let got = run(&session(2), &sql);
+    if cfg!(feature = "compression") {
+        let ctx = SessionContext::new();
+        let table = ProtobufTable::from_bytes(&telemetry(), "Batch", bytes, &TableOptions::default()).unwrap();
+        ctx.register_table("t", Arc::new(table)).unwrap();
+        assert_eq!(text(&got.unwrap()), text(&run(&ctx, QUERY).unwrap()));
+    } else {
+        let e = got.unwrap_err().to_string();
+        assert!(e.contains("build protojit-sql with its `compression` feature"), "{e}");
+    }
+}
