@@ -12,7 +12,8 @@ use protojit::{Arena, DecodeError, Decoder, Schema, Utf8Check};
 
 use crate::column::StructCol;
 use crate::delimited::DelimitedRecords;
-use crate::error::{ConvertError, RecordError};
+use crate::error::{AppendError, ConvertError, RecordError};
+use crate::framing::{Framing, FramingCheck};
 use crate::options::{ArrowOptions, StringColumns};
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
@@ -29,6 +30,8 @@ pub struct Converter {
     decoder: Decoder,
     arrow: SchemaRef,
     notes: Vec<String>,
+    /// Schema-registry framing, if records carry it.
+    framing: Option<FramingCheck>,
 }
 
 impl std::fmt::Debug for Converter {
@@ -47,6 +50,23 @@ impl Converter {
         options.max_recursion = options.max_recursion.max(1);
         let full = schema.resolve_type(message)?;
         let root = schema.pool().get_message_by_name(&full).expect("resolved names exist");
+        // The schema-id column is not a field: it is taken out of the selection, and kept
+        // when selected (or when everything is).
+        let framing = match &options.framing {
+            Framing::Bare => None,
+            Framing::SchemaRegistry { schema_id_column } => {
+                let column = match (schema_id_column, &mut options.select) {
+                    (None, _) => false,
+                    (Some(_), None) => true,
+                    (Some(name), Some(select)) => {
+                        let before = select.len();
+                        select.retain(|s| s != name);
+                        select.len() != before
+                    }
+                };
+                Some(FramingCheck::new(&root, column))
+            }
+        };
         let selection = Selection::parse(&root, options.select.as_deref(), &options)?;
         let schema = match &selection {
             Selection::All => schema.clone(),
@@ -57,12 +77,18 @@ impl Converter {
         let mut mapper = Mapper::new(schema.layouts(), &options);
         let columns = mapper.message(&root, &selection, "", false);
         let notes = mapper.notes.cuts;
+        let mut fields: Vec<arrow_schema::FieldRef> = columns.fields().iter().cloned().collect();
+        if let (Some(check), Framing::SchemaRegistry { schema_id_column: Some(name) }) = (&framing, &options.framing) {
+            if check.column {
+                fields.push(Arc::new(arrow_schema::Field::new(name, arrow_schema::DataType::Int32, false)));
+            }
+        }
         let mut metadata = HashMap::from([("protojit.message".to_owned(), full.clone())]);
         if !notes.is_empty() {
             metadata.insert("protojit.cut".to_owned(), notes.join("\n"));
         }
-        let arrow = Arc::new(ArrowSchema::new_with_metadata(columns.fields(), metadata));
-        Ok(Converter { schema, root, selection, options, decoder, arrow, notes })
+        let arrow = Arc::new(ArrowSchema::new_with_metadata(fields, metadata));
+        Ok(Converter { schema, root, selection, options, decoder, arrow, notes, framing })
     }
 
     /// The Arrow schema of the batches.
@@ -91,6 +117,7 @@ impl Converter {
             cx: RowCx::default(),
             shared: Vec::new(),
             input_bytes: 0,
+            schema_ids: Vec::new(),
         }
     }
 
@@ -154,6 +181,8 @@ pub struct BatchBuilder<'c> {
     /// Input blocks view columns point into (see [`StringColumns::Views`]).
     shared: Vec<Buffer>,
     input_bytes: usize,
+    /// Each row's schema id, when the batch has that column.
+    schema_ids: Vec<i32>,
 }
 
 impl std::fmt::Debug for BatchBuilder<'_> {
@@ -171,7 +200,7 @@ impl BatchBuilder<'_> {
     /// A record that would take the batch past [`MAX_BATCH_INPUT`] bytes of input is
     /// refused as [`DecodeErrorKind::LengthOutOfBounds`](protojit::DecodeErrorKind): finish
     /// the batch first ([`is_full`](Self::is_full) says when).
-    pub fn append(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+    pub fn append(&mut self, record: &[u8]) -> Result<(), AppendError> {
         self.cx.source = None;
         self.push(record)
     }
@@ -182,7 +211,7 @@ impl BatchBuilder<'_> {
     ///
     /// # Panics
     /// If `record` is not a range of `buffer`, as slicing does.
-    pub fn append_in(&mut self, buffer: &Buffer, record: Range<usize>) -> Result<(), DecodeError> {
+    pub fn append_in(&mut self, buffer: &Buffer, record: Range<usize>) -> Result<(), AppendError> {
         let bytes = &buffer.as_slice()[record.clone()];
         if self.converter.options.strings != StringColumns::Views {
             return self.append(bytes);
@@ -205,13 +234,20 @@ impl BatchBuilder<'_> {
         pushed
     }
 
-    fn push(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+    fn push(&mut self, record: &[u8]) -> Result<(), AppendError> {
+        let (schema_id, record) = match &self.converter.framing {
+            None => (0, record),
+            Some(check) => check.strip(record)?,
+        };
         if self.input_bytes + record.len() > MAX_BATCH_INPUT {
-            return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0));
+            return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0).into());
         }
         self.arena.reset();
         let msg = self.converter.decoder.decode(record, &self.arena)?;
         self.root.push_message(&msg, &mut self.cx);
+        if self.converter.framing.as_ref().is_some_and(|c| c.column) {
+            self.schema_ids.push(schema_id);
+        }
         self.input_bytes += record.len();
         Ok(())
     }
@@ -244,7 +280,11 @@ impl BatchBuilder<'_> {
     /// The rows so far as a batch; the builder starts again empty.
     pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
         let rows = self.root.len();
-        let columns = self.root.finish_columns(&self.shared);
+        let mut columns = self.root.finish_columns(&self.shared);
+        if self.converter.framing.as_ref().is_some_and(|c| c.column) {
+            let ids = std::mem::take(&mut self.schema_ids);
+            columns.push(Arc::new(arrow_array::Int32Array::from(ids)));
+        }
         self.shared.clear();
         self.cx.stats = BatchStats::default();
         self.input_bytes = 0;

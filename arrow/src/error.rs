@@ -3,6 +3,19 @@
 use protojit::{DecodeError, SchemaError, Utf8Check};
 
 use crate::delimited::StreamError;
+use crate::framing::FramingError;
+
+/// Why one record could not be appended.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppendError {
+    /// The message does not decode (what is wrong, at which offset inside it).
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// Its schema-registry header is refused ([`Framing::SchemaRegistry`](crate::Framing)).
+    #[error(transparent)]
+    Framing(#[from] FramingError),
+}
 
 /// A record that did not decode.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -13,7 +26,7 @@ pub struct RecordError {
     /// Where the record starts in its delimited stream, if it came from one.
     pub stream_offset: Option<usize>,
     /// What is wrong, at which offset inside the record.
-    pub source: DecodeError,
+    pub source: AppendError,
 }
 
 /// Why a conversion failed.

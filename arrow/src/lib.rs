@@ -4,7 +4,9 @@
 //! builders. Records come as a slice of buffers ([`Converter::convert`]), an Arrow
 //! `BinaryArray` ([`Converter::convert_binary`], the shape Kafka connectors hand over), a
 //! varint-delimited stream ([`Converter::convert_delimited`], [`DelimitedRecords`]), or one
-//! at a time ([`BatchBuilder::append`]).
+//! at a time ([`BatchBuilder::append`]). Records written by Kafka's schema-registry
+//! serializers carry a header before the message: [`Framing::SchemaRegistry`] checks it
+//! against the converter's type, strips it and can keep the schema id as a column.
 //!
 //! # The mapping
 //!
@@ -61,6 +63,7 @@ mod column;
 mod convert;
 mod delimited;
 mod error;
+mod framing;
 mod options;
 mod schema;
 mod select;
@@ -69,7 +72,8 @@ mod wkt;
 
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use delimited::{DelimitedRecords, Record, StreamError};
-pub use error::{ConvertError, RecordError};
+pub use error::{AppendError, ConvertError, RecordError};
+pub use framing::{Framing, FramingError};
 pub use options::{ArrowOptions, EnumColumns, StringColumns};
 pub use values::BatchStats;
 

@@ -2,6 +2,8 @@
 
 use protojit::{EngineOptions, Utf8Check};
 
+use crate::framing::Framing;
+
 /// How enum fields become columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EnumColumns {
@@ -43,6 +45,9 @@ pub struct ArrowOptions {
     /// Timestamp, Duration and the wrappers as native Arrow types (default `true`);
     /// `false` converts them as the structs they are.
     pub well_known_types: bool,
+    /// How records are framed (default: bare messages; Kafka's schema-registry framing is
+    /// checked and stripped).
+    pub framing: Framing,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8).
@@ -57,6 +62,7 @@ impl Default for ArrowOptions {
             strings: StringColumns::Offsets,
             max_recursion: 3,
             well_known_types: true,
+            framing: Framing::Bare,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }

@@ -650,7 +650,7 @@ fn corrupted_records_convert_exactly_when_they_decode() {
                         accepted += 1;
                     }
                     (Err(e), Err(ConvertError::Record(r))) => {
-                        assert_eq!(r.source, e);
+                        assert_eq!(r.source, protojit_arrow::AppendError::Decode(e));
                         rejected += 1;
                     }
                     (Ok(_), Err(e)) => panic!("{root}: the decoder accepts, the converter says {e}"),

@@ -40,7 +40,7 @@ use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, Converter};
+use protojit_arrow::{ArrowOptions, Converter, Framing};
 
 use crate::scan::{RecordScanner, ScanError};
 
@@ -59,6 +59,8 @@ const OPTIONS: &[(&str, &str)] = &[
     ("proto", "one or more .proto files, comma-separated"),
     ("proto_path", "directories imports are found in for `proto`, comma-separated (default: each file's own)"),
     ("compression", "UNCOMPRESSED (the default); compressed files need a build with DataFusion's compression"),
+    ("framing", "'none' (the default) or 'schema_registry': each record carries Kafka's schema-registry header"),
+    ("schema_id_column", "with schema_registry framing: a column of this name holds each record's schema id"),
 ];
 
 /// A file format of varint-delimited records of one message type (see the module docs).
@@ -178,6 +180,8 @@ impl FileFormat for ProtobufFormat {
 /// | `proto` | `.proto` file(s), comma-separated |
 /// | `proto_path` | import directories for `proto`, comma-separated |
 /// | `compression` | `UNCOMPRESSED` (default) |
+/// | `framing` | `none` (default) or `schema_registry` (Kafka's header before each message, checked and stripped) |
+/// | `schema_id_column` | with `schema_registry`: a column of this name holds each record's schema id |
 ///
 /// Keys may carry DataFusion's `format.` prefix. One of `descriptor_set` and `proto` is
 /// required unless the factory was made [`with_schema`](Self::with_schema), in which case
@@ -257,9 +261,19 @@ impl ProtobufFormatFactory {
                 given["compression"]
             ));
         }
-        Ok(ProtobufFormat::new(&schema, message, &self.options)
-            .map_err(|e| e.to_string())?
-            .with_compression(compression))
+        let framing =
+            match (given.get("framing").map(|f| f.to_ascii_lowercase()).as_deref(), given.get("schema_id_column")) {
+                (None | Some("none"), None) => Framing::Bare,
+                (Some("schema_registry"), column) => {
+                    Framing::SchemaRegistry { schema_id_column: column.map(|c| c.to_string()) }
+                }
+                (None | Some("none"), Some(_)) => {
+                    return Err("'schema_id_column' needs 'framing' 'schema_registry'".into())
+                }
+                (Some(other), _) => return Err(format!("'framing' '{other}': expected 'none' or 'schema_registry'")),
+            };
+        let options = ArrowOptions { framing, ..self.options.clone() };
+        Ok(ProtobufFormat::new(&schema, message, &options).map_err(|e| e.to_string())?.with_compression(compression))
     }
 }
 

@@ -12,8 +12,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
-use protojit::DecodeError;
-use protojit_arrow::Converter;
+use protojit_arrow::{AppendError, Converter};
 
 /// The longest record a scan accepts (bytes of its body): half of what one Arrow batch
 /// may take in (`protojit_arrow::MAX_BATCH_INPUT`), so every record fits a batch.
@@ -70,8 +69,8 @@ pub enum ScanError {
         record: u64,
         /// Offset of its length prefix.
         offset: u64,
-        /// What is wrong, at which offset inside the record.
-        error: DecodeError,
+        /// What is wrong: its header, or at which offset inside the message.
+        error: AppendError,
     },
     /// Arrow refused the batch (a bug in the mapping if it ever happens).
     #[error("{source_name}: {error}")]

@@ -260,3 +260,41 @@ fn gzip_files() {
         assert!(e.contains("build protojit-sql with its `compression` feature"), "{e}");
     }
 }
+
+/// Kafka dumps: delimited records with the schema-registry header, checked and stripped, and
+/// the schema id as a column.
+#[test]
+fn schema_registry_framing() {
+    let dir = TempDir::new("framing");
+    std::fs::write(dir.0.join("k.proto"), "syntax = \"proto3\"; package k; message E { int64 v = 1; }").unwrap();
+    let mut data = Vec::new();
+    for (id, v) in [(3i32, 5u8), (3, 6), (4, 7)] {
+        let mut r = vec![0];
+        r.extend_from_slice(&id.to_be_bytes());
+        r.extend_from_slice(&[0, 0x08, v]);
+        data.push(r.len() as u8);
+        data.extend_from_slice(&r);
+    }
+    std::fs::write(dir.0.join("topic.bin"), &data).unwrap();
+    let create = |extra: &str| {
+        format!(
+            "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}' \
+             OPTIONS ('message_type' 'k.E', 'proto' '{}', 'proto_path' '{}'{extra})",
+            dir.0.join("topic.bin").display(),
+            dir.0.join("k.proto").display(),
+            dir.0.display()
+        )
+    };
+    let ctx = session(1);
+    let sql = format!(
+        "{}; SELECT sid, SUM(v) AS v FROM t GROUP BY sid ORDER BY sid",
+        create(", 'framing' 'schema_registry', 'schema_id_column' 'sid'")
+    );
+    let got = text(&run(&ctx, &sql).unwrap());
+    assert!(got.contains("| 3   | 11 |") && got.contains("| 4   | 7  |"), "{got}");
+    // Without the framing option the header is read as protobuf, and fails.
+    let e = run(&session(1), &format!("{}; SELECT SUM(v) FROM t", create(""))).unwrap_err().to_string();
+    assert!(e.contains("topic.bin: record 1 at byte 0"), "{e}");
+    let e = run(&session(1), &create(", 'schema_id_column' 'sid'")).unwrap_err().to_string();
+    assert!(e.contains("'schema_id_column' needs 'framing' 'schema_registry'"), "{e}");
+}
