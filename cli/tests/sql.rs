@@ -60,7 +60,7 @@ fn sql_errors_are_one_line() {
     bad.extend_from_slice(b"\x03\x12\x09x");
     let input = tmp.write("bad.bin", &bad);
     let line = fails(&sql(&tmp, &input, &[], "SELECT COUNT(*) FROM r"), 1);
-    let offset = stream(10).len();
+    let offset = stream(10).len() + 1; // the record's first byte, after its length prefix
     assert!(line.contains(&format!("bad.bin: record 11 at byte {offset}: ")), "{line}");
     // A file cut inside its last record is an error, not a shorter table.
     let mut cut = stream(10);

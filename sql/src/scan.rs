@@ -67,7 +67,8 @@ pub enum ScanError {
         source_name: String,
         /// Record number, from 1.
         record: u64,
-        /// Offset of its length prefix.
+        /// Offset of the record's first byte after its length prefix (as
+        /// `protojit_arrow::Record::offset`); the error's own offset counts from there.
         offset: u64,
         /// What is wrong: its header, or at which offset inside the message.
         error: AppendError,
@@ -85,8 +86,8 @@ pub enum ScanError {
 /// Complete records in one frozen buffer.
 struct Segment {
     buffer: Buffer,
-    /// Byte ranges of the records' bodies in `buffer`, with the file offset of each length
-    /// prefix and the record's number, from the front.
+    /// Byte ranges of the records' bodies in `buffer`, with the file offset of each body
+    /// and the record's number, from the front.
     records: VecDeque<(Range<usize>, u64, u64)>,
 }
 
@@ -123,6 +124,26 @@ impl RecordScanner {
             tail_offset: 0,
             framed: 0,
         }
+    }
+
+    /// A scanner over records already framed in one buffer: `records` are the bodies' byte
+    /// ranges in `buffer` (which are also their offsets), numbered from `first_number`.
+    pub fn from_records(
+        converter: Arc<Converter>,
+        schema: SchemaRef,
+        batch_size: usize,
+        source_name: String,
+        buffer: Buffer,
+        records: &[Range<usize>],
+        first_number: u64,
+    ) -> RecordScanner {
+        let mut scanner = RecordScanner::new(converter, schema, batch_size, source_name);
+        let records: VecDeque<_> =
+            records.iter().zip(first_number..).map(|(r, n)| (r.clone(), r.start as u64, n)).collect();
+        scanner.ready = records.len();
+        scanner.framed = first_number.saturating_sub(1) + records.len() as u64;
+        scanner.segments.push_back(Segment { buffer, records });
+        scanner
     }
 
     /// Whether a whole batch of records is waiting (so no more input is needed for now).
@@ -170,7 +191,7 @@ impl RecordScanner {
                 break;
             }
             self.framed += 1;
-            records.push_back((start..end, offset, self.framed));
+            records.push_back((start..end, base + start as u64, self.framed));
             at = end;
         }
         self.tail = bytes[at..].to_vec();
@@ -343,7 +364,7 @@ mod tests {
     #[test]
     fn a_record_that_does_not_decode_names_its_number_and_offset() {
         let mut data = stream(2);
-        let at = data.len();
+        let at = data.len() + 1;
         data.extend_from_slice(&[2, 0x08, 0x80]); // varint cut inside the record
         let e = rows_in_chunks(&data, 5, 8).unwrap_err().to_string();
         assert!(e.starts_with(&format!("f.bin: record 3 at byte {at}: ")), "{e}");

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::array::RecordBatchOptions;
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
@@ -18,7 +17,9 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::ExecutionPlan;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertError, Converter, DelimitedRecords, RecordError, StreamError};
+use protojit_arrow::{ArrowOptions, ConvertError, Converter, DelimitedRecords, StreamError};
+
+use crate::scan::RecordScanner;
 
 /// Why a table could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -195,7 +196,7 @@ impl TableProvider for ProtobufTable {
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let scan = Arc::new(Scan {
             schema: schema.clone(),
-            converter,
+            converter: Arc::new(converter),
             data: self.data.clone(),
             records: self.records.clone(),
             batch_size: self.options.batch_size.max(1),
@@ -217,7 +218,7 @@ impl TableProvider for ProtobufTable {
 /// What every partition of one scan shares.
 struct Scan {
     schema: SchemaRef,
-    converter: Converter,
+    converter: Arc<Converter>,
     data: Buffer,
     records: Arc<[Range<usize>]>,
     batch_size: usize,
@@ -242,49 +243,45 @@ impl PartitionStream for Partition {
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let batches = Batches { scan: self.scan.clone(), next: self.range.start, end: self.range.end };
+        let scan = &self.scan;
+        let scanner = RecordScanner::from_records(
+            scan.converter.clone(),
+            scan.schema.clone(),
+            scan.batch_size,
+            scan.source.clone(),
+            scan.data.clone(),
+            &scan.records[self.range.clone()],
+            self.range.start as u64 + 1,
+        );
+        let batches = Batches { scanner, done: false };
         Box::pin(RecordBatchStreamAdapter::new(self.scan.schema.clone(), futures::stream::iter(batches)))
     }
 }
 
-/// The batches of one partition, decoded as the stream is polled.
+/// The batches of one partition, converted as the stream is polled (by the same scanner
+/// as files' scans, so errors read the same).
 struct Batches {
-    scan: Arc<Scan>,
-    next: usize,
-    end: usize,
+    scanner: RecordScanner,
+    done: bool,
 }
 
 impl Iterator for Batches {
     type Item = DfResult<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.next >= self.end {
+        if self.done {
             return None;
         }
-        let mut builder = self.scan.converter.builder();
-        while self.next < self.end && builder.len() < self.scan.batch_size && !builder.is_full() {
-            let range = self.scan.records[self.next].clone();
-            if let Err(source) = builder.append_in(&self.scan.data, range.clone()) {
-                let e = RecordError { number: self.next as u64 + 1, stream_offset: Some(range.start), source };
-                self.next = self.end;
-                return Some(Err(DataFusionError::External(format!("{}: {e}", self.scan.source).into())));
+        match self.scanner.next_batch(true) {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) => {
+                self.done = true;
+                None
             }
-            self.next += 1;
+            Err(e) => {
+                self.done = true;
+                Some(Err(DataFusionError::External(Box::new(e))))
+            }
         }
-        let rows = builder.len();
-        let batch = match builder.finish() {
-            Ok(b) => b,
-            Err(e) => return Some(Err(e.into())),
-        };
-        // The converter's batches carry its own schema metadata; the scan's schema is the
-        // table's, projected.
-        Some(
-            RecordBatch::try_new_with_options(
-                self.scan.schema.clone(),
-                batch.columns().to_vec(),
-                &RecordBatchOptions::new().with_row_count(Some(rows)),
-            )
-            .map_err(Into::into),
-        )
     }
 }
