@@ -93,7 +93,8 @@ fn arms<'a>(case: &'a Case, inp: &'a Inputs) -> Vec<(&'static str, Run<'a>)> {
     let layouts: &Layouts = case.schema.layouts();
     let root = layouts.index_of(desc.full_name()).unwrap_or_else(|| fail(case, "protojit_json", "no layout"));
     let mut ours = Vec::new();
-    json_to_binary(layouts, root, inp.json.as_bytes(), &options, &mut ours).unwrap_or_else(|e| fail(case, "protojit_json", e));
+    json_to_binary(layouts, root, inp.json.as_bytes(), &options, &mut ours)
+        .unwrap_or_else(|e| fail(case, "protojit_json", e));
     let mut ours_text = Vec::new();
     text_to_binary(layouts, root, inp.text.as_bytes(), &options, &mut ours_text)
         .unwrap_or_else(|e| fail(case, "protojit_text", e));
