@@ -322,12 +322,8 @@ fn main() {
     print!("|---|");
     PAIRS.iter().for_each(|_| print!("---:|"));
     println!();
-    let groups: [(&str, fn(&Measured) -> bool); 2] = [
-        ("public corpus without the wrappers", |m| !WRAPPERS.contains(&m.name.as_str())),
-        ("the three `dataset_*` wrappers", |m| WRAPPERS.contains(&m.name.as_str())),
-    ];
-    for (label, keep) in groups {
-        let ms: Vec<&Measured> = measured.iter().filter(|m| keep(m)).collect();
+    for (label, wrappers) in [("public corpus without the wrappers", false), ("the three `dataset_*` wrappers", true)] {
+        let ms: Vec<&Measured> = measured.iter().filter(|m| WRAPPERS.contains(&m.name.as_str()) == wrappers).collect();
         if ms.is_empty() {
             continue;
         }
