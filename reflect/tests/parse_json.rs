@@ -105,6 +105,12 @@ fn well_known_types() {
     assert_eq!(ok(&m, r#"{"va": null}"#), [0x9a, 0x02, 2, 0x08, 0]);
     assert_eq!(ok(&m, r#"{"em": {}}"#), [0xba, 0x02, 0]);
     assert_eq!(ok(&m, r#"{"any": {}}"#), [0xf2, 0x01, 0]);
+    // protobuf's own form of an Any holding Empty has no "value" (the body is empty either way).
+    let url = b"type.googleapis.com/google.protobuf.Empty";
+    assert_eq!(
+        ok(&m, r#"{"any": {"@type": "type.googleapis.com/google.protobuf.Empty"}}"#),
+        [&[0xf2, 0x01, 2 + url.len() as u8, 0x0a, url.len() as u8][..], url].concat()
+    );
     for json in [
         r#"{"st": {"a": [1, "x", true, null, {"b": {}}], "c": -2.5}}"#,
         r#"{"lv": [[], {}, 0]}"#,
@@ -162,6 +168,7 @@ fn errors_say_what_and_where() {
     fails(&m, r#"{"fm": "a_b"}"#, 1, 12, "holds '_'");
     fails(&m, r#"{"any": {"@type": "type.googleapis.com/t.Nope"}}"#, 1, 48, "not in the schema");
     fails(&m, r#"{"any": {"i32": 1}}"#, 1, 19, "no @type");
+    fails(&m, r#"{"any": {"@type": "type.googleapis.com/google.protobuf.Duration"}}"#, 1, 66, "has no \"value\"");
     fails(&m, "null", 1, 1, "found null");
     fails(&m, "[]", 1, 2, "a JSON object for t.M");
     fails(&m, r#"{"s": "a"} x"#, 1, 12, "trailing characters");

@@ -394,7 +394,16 @@ impl<'de, B: Bodies> Visitor<'de> for AnyValue<'_, '_, '_, B> {
                 k => return Err(A::Error::custom(format!("Any of {} has key {k:?} beside \"value\"", self.url))),
             }
         }
-        got.ok_or_else(|| A::Error::custom(format!("Any of {} has no \"value\"", self.url)))
+        match got {
+            Some(got) => Ok(got),
+            // protobuf's own writers (C++ since the JSON rewrite, Python) give an Empty inside
+            // an Any no "value": `{"@type": ".../google.protobuf.Empty"}`. Its body is empty
+            // either way.
+            None if self.ctx.layouts.get(self.inner).descriptor().full_name() == "google.protobuf.Empty" => {
+                Ok(Got::Value { default: true })
+            }
+            None => Err(A::Error::custom(format!("Any of {} has no \"value\"", self.url))),
+        }
     }
 }
 
