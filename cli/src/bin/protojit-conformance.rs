@@ -11,7 +11,9 @@
 //! `$PROTOJIT_CONFORMANCE_DIR`, or else in `shared/corpus/conformance/` beside the
 //! repository the binary was built in (searched from the executable's directory upwards,
 //! then from the source tree). Requests and responses are `prost_reflect::DynamicMessage`s:
-//! no generated code.
+//! no generated code. `$PROTOJIT_CONFORMANCE_DESCRIPTOR_SET`, when set, names a descriptor
+//! set (`protoc --include_imports -o`) to load instead, through the editions loader: that is
+//! how the editions test messages of newer runners load (`scripts/conformance_editions.sh`).
 //!
 //! Answers: JSON and text input are parsed into binary (`json_to_binary`, `text_to_binary`;
 //! JSON's unknown fields ignored for `JSON_IGNORE_UNKNOWN_PARSING_TEST`), and binary is
@@ -85,9 +87,14 @@ struct Testee {
 
 impl Testee {
     fn load() -> Result<Testee, String> {
-        let dir = schema_dir()?;
-        let files: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
-        let schema = Schema::from_proto_files(&files, &[&dir]).map_err(|e| e.to_string())?;
+        let schema = if let Some(set) = std::env::var_os("PROTOJIT_CONFORMANCE_DESCRIPTOR_SET") {
+            Schema::from_descriptor_set_files(&[PathBuf::from(&set)])
+                .map_err(|e| format!("PROTOJIT_CONFORMANCE_DESCRIPTOR_SET={}: {e}", Path::new(&set).display()))?
+        } else {
+            let dir = schema_dir()?;
+            let files: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
+            Schema::from_proto_files(&files, &[&dir]).map_err(|e| e.to_string())?
+        };
         let get =
             |name: &str| schema.pool().get_message_by_name(name).ok_or_else(|| format!("{name} not in the schemas"));
         let request = get("conformance.ConformanceRequest")?;
