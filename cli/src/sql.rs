@@ -15,7 +15,7 @@ use protojit_sql::datafusion::datasource::listing::{
 use protojit_sql::datafusion::error::DataFusionError;
 use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
 use protojit_sql::datafusion::sql::parser::DFParser;
-use protojit_sql::{register_protobuf_format, ProtobufFormat, ProtobufFormatFactory};
+use protojit_sql::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory};
 
 use crate::args::{SqlArgs, SqlOutput};
 use crate::columns::{one_line, ParquetFile};
@@ -74,8 +74,12 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
             protojit_sql::SqlError::Convert(e) => Failure::usage(format!("--table {}: {e}", t.name)),
             e => Failure::input(e.to_string()),
         })?;
+        let location = t.path.to_string_lossy();
+        if !location.contains(['*', '?', '[']) && !t.path.exists() {
+            return Err(Failure::input(format!("cannot read {location}: no such file or directory")));
+        }
         let table = runtime
-            .block_on(listing_table(&ctx, &t.path, format))
+            .block_on(listing_table(&ctx.state(), &location, format, &[]))
             .map_err(|e| Failure::input(format!("--table {}: {}", t.name, one_line(&e.to_string()))))?;
         ctx.register_table(t.name.as_str(), Arc::new(table))
             .map_err(|e| Failure::usage(format!("--table {}: {e}", t.name)))?;
@@ -104,35 +108,6 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         };
     }
     write(args, &results)
-}
-
-/// A listing table over `path` (a file, a directory, or a glob), with Hive-style
-/// `key=value/` directories as partition columns.
-async fn listing_table(
-    ctx: &SessionContext,
-    path: &Path,
-    format: ProtobufFormat,
-) -> Result<ListingTable, DataFusionError> {
-    let text = path.to_string_lossy();
-    let glob = text.contains(['*', '?', '[']);
-    if !glob && !path.exists() {
-        return Err(DataFusionError::Execution(format!("cannot read {text}: no such file or directory")));
-    }
-    let url = ListingTableUrl::parse(&text)?;
-    let arrow = format.arrow_schema().clone();
-    let state = ctx.state();
-    let options = ListingOptions::new(Arc::new(format)).with_file_extension("");
-    let partitions = options.infer_partitions(&state, &url).await?;
-    let columns = partitions
-        .into_iter()
-        .map(|name| {
-            use protojit_sql::datafusion::arrow::datatypes::DataType;
-            (name, DataType::Dictionary(Box::new(DataType::UInt16), Box::new(DataType::Utf8)))
-        })
-        .collect();
-    let options = options.with_table_partition_cols(columns);
-    let config = ListingTableConfig::new(url).with_listing_options(options).with_schema(arrow);
-    ListingTable::try_new(config)
 }
 
 /// Writes each statement's result, one after the other, as text, CSV or JSON lines.

@@ -18,14 +18,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::Session;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{GetExt, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::PartitionedFile;
-use datafusion::datasource::listing_table_factory::ListingTableFactory;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::physical_plan::{
     FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource,
 };
@@ -34,6 +35,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::CreateExternalTable;
 use datafusion::object_store::{GetOptions, GetResultPayload, ObjectMeta, ObjectStore};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
@@ -224,6 +226,9 @@ impl ProtobufFormatFactory {
             }
             given.insert(name, value.as_str());
         }
+        let Some(message) = given.get("message_type") else {
+            return Err("a protobuf table needs OPTIONS ('message_type' 'pkg.Message')".into());
+        };
         let list = |v: &str| {
             v.split(',').map(|s| PathBuf::from(s.trim())).filter(|p| !p.as_os_str().is_empty()).collect::<Vec<_>>()
         };
@@ -247,9 +252,6 @@ impl ProtobufFormatFactory {
                         .into(),
                 )
             }
-        };
-        let Some(message) = given.get("message_type") else {
-            return Err("a protobuf table needs OPTIONS ('message_type' 'pkg.Message')".into());
         };
         let compression = match given.get("compression") {
             None => FileCompressionType::UNCOMPRESSED,
@@ -344,11 +346,63 @@ fn unconfigured() -> DataFusionError {
 /// Registers `STORED AS PROTOBUF` in `ctx`: the file format (made by `factory`) and the
 /// table factory that `CREATE EXTERNAL TABLE` looks up by format name.
 pub fn register_protobuf_format(ctx: &SessionContext, factory: ProtobufFormatFactory) -> DfResult<()> {
+    let factory = Arc::new(factory);
     let state = ctx.state_ref();
     let mut state = state.write();
-    state.register_file_format(Arc::new(factory), true)?;
-    state.table_factories_mut().insert(FORMAT_NAME.to_uppercase(), Arc::new(ListingTableFactory::new()));
+    state.register_file_format(factory.clone(), true)?;
+    state.table_factories_mut().insert(FORMAT_NAME.to_uppercase(), Arc::new(ProtobufTableFactory { formats: factory }));
     Ok(())
+}
+
+/// `CREATE EXTERNAL TABLE … STORED AS PROTOBUF`. DataFusion's own listing-table factory
+/// would read a directory as `dir/*.protobuf` and infer the schema from files; protobuf
+/// files have no conventional extension and carry no schema, so this one lists every file
+/// (or the glob given) and takes the columns from the message type.
+#[derive(Debug)]
+struct ProtobufTableFactory {
+    formats: Arc<ProtobufFormatFactory>,
+}
+
+#[async_trait]
+impl TableProviderFactory for ProtobufTableFactory {
+    async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> DfResult<Arc<dyn TableProvider>> {
+        let format = self.formats.format(&cmd.options).map_err(DataFusionError::Configuration)?;
+        let declared = cmd.schema.fields().iter().filter(|f| !cmd.table_partition_cols.contains(f.name())).count();
+        if declared > 0 {
+            return Err(DataFusionError::Plan(format!(
+                "a protobuf table's columns are its message type's ({}): leave out the column list",
+                format.message
+            )));
+        }
+        let [location] = cmd.locations.as_slice() else {
+            return Err(DataFusionError::Plan(
+                "a protobuf table takes one LOCATION (a file, a directory or a glob)".into(),
+            ));
+        };
+        let table = listing_table(state, location, format, &cmd.table_partition_cols).await?;
+        Ok(Arc::new(table.with_definition(cmd.definition.clone())))
+    }
+}
+
+/// A `ListingTable` of `format`'s records at `location`: a file, a directory (every file
+/// under it: no extension is assumed) or a glob. Partition columns are `partition_columns`
+/// or, when none are given, the `key=value/` directories found under a directory.
+pub async fn listing_table(
+    state: &dyn Session,
+    location: &str,
+    format: ProtobufFormat,
+    partition_columns: &[String],
+) -> DfResult<ListingTable> {
+    let url = ListingTableUrl::parse(location)?;
+    let arrow = format.arrow.clone();
+    let options = ListingOptions::new(Arc::new(format)).with_file_extension("");
+    let names = match partition_columns {
+        [] if url.is_collection() => options.infer_partitions(state, &url).await?,
+        given => given.to_vec(),
+    };
+    let dictionary = || DataType::Dictionary(Box::new(DataType::UInt16), Box::new(DataType::Utf8));
+    let options = options.with_table_partition_cols(names.into_iter().map(|n| (n, dictionary())).collect());
+    ListingTable::try_new(ListingTableConfig::new(url).with_listing_options(options).with_schema(arrow))
 }
 
 /// The scan side of [`ProtobufFormat`]: projection and batch size for one scan.

@@ -77,6 +77,6 @@ mod table;
 /// The DataFusion this crate is built on, for callers that need the same version.
 pub use datafusion;
 
-pub use format::{register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
+pub use format::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
 pub use scan::{ScanError, MAX_RECORD};
 pub use table::{ProtobufTable, SqlError, TableOptions};
