@@ -9,9 +9,6 @@ use protojit_arrow::ArrowOptions;
 use protojit_sql::datafusion::arrow::array::RecordBatch;
 use protojit_sql::datafusion::arrow::datatypes::SchemaRef;
 use protojit_sql::datafusion::arrow::{csv, json, util::pretty};
-use protojit_sql::datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
 use protojit_sql::datafusion::error::DataFusionError;
 use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
 use protojit_sql::datafusion::sql::parser::DFParser;
