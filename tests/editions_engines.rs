@@ -3,39 +3,8 @@
 mod common;
 mod editions_support;
 
-use editions_support::{corpus_dir, fixture, fixture_path};
+use editions_support::{cases, expected, fixture, schema};
 use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, MessageRef, Schema};
-
-/// One line of `tests/fixtures/editions/CASES` (written by `scripts/editions_fixtures.sh`).
-struct Case {
-    payload: String,
-    /// The descriptor set: a fixture, or `$C/…` for the shared corpus.
-    set: String,
-    type_name: String,
-}
-
-fn cases() -> Vec<Case> {
-    let text = String::from_utf8(fixture("CASES")).unwrap();
-    text.lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            Case { payload: f[0].to_owned(), set: f[1].to_owned(), type_name: f[3].to_owned() }
-        })
-        .collect()
-}
-
-/// The schema of `case`, or `None` when it is a corpus set and the corpus is absent.
-fn schema(case: &Case) -> Option<Schema> {
-    let path = match case.set.strip_prefix("../../../../shared/corpus/") {
-        Some(rel) => corpus_dir(&case.set)?.join(rel),
-        None => fixture_path(&case.set),
-    };
-    Some(Schema::from_descriptor_set_files(&[path]).unwrap_or_else(|e| panic!("{}: {e}", case.set)))
-}
-
-fn expected(case: &Case, ext: &str) -> Vec<u8> {
-    fixture(&format!("expected/{}.{}.{ext}", case.payload, case.type_name))
-}
 
 fn json(text: &[u8]) -> serde_json::Value {
     serde_json::from_slice(text).unwrap()

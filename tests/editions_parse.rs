@@ -9,37 +9,6 @@ mod editions_support;
 use editions_support::*;
 use protojit::{json_to_binary, text_to_binary, Arena, ParseError, ParseOptions, Schema};
 
-/// One line of `tests/fixtures/editions/CASES` (written by `scripts/editions_fixtures.sh`).
-struct Case {
-    payload: String,
-    /// The descriptor set: a fixture, or a path into the shared corpus.
-    set: String,
-    type_name: String,
-}
-
-fn cases() -> Vec<Case> {
-    let text = String::from_utf8(fixture("CASES")).unwrap();
-    text.lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            Case { payload: f[0].to_owned(), set: f[1].to_owned(), type_name: f[3].to_owned() }
-        })
-        .collect()
-}
-
-/// The schema of `case`, or `None` when it is a corpus set and the corpus is absent.
-fn schema(case: &Case) -> Option<Schema> {
-    let path = match case.set.strip_prefix("../../../../shared/corpus/") {
-        Some(rel) => corpus_dir(&case.set)?.join(rel),
-        None => fixture_path(&case.set),
-    };
-    Some(Schema::from_descriptor_set_files(&[path]).unwrap_or_else(|e| panic!("{}: {e}", case.set)))
-}
-
-fn expected(case: &Case, ext: &str) -> Vec<u8> {
-    fixture(&format!("expected/{}.{}.{ext}", case.payload, case.type_name))
-}
-
 fn varint(b: &[u8], pos: &mut usize) -> u64 {
     let mut v = 0;
     for shift in (0..64).step_by(7) {

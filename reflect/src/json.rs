@@ -529,8 +529,7 @@ fn timestamp<S: Serializer>(msg: &MessageRef<'_>, s: S) -> Result<S::Ok, S::Erro
     if !(-62_135_596_800..=253_402_300_799).contains(&seconds) {
         return Err(S::Error::custom("timestamp out of range"));
     }
-    // Nanos count forward from the second (a time before 1970 has negative seconds and
-    // positive nanos); protobuf's writers refuse any other value rather than normalise it.
+    // Nanos count forward from the second; protobuf's writers refuse others, not normalise.
     if !(0..=999_999_999).contains(&nanos) {
         return Err(S::Error::custom("timestamp nanos out of range (0 to 999999999)"));
     }
@@ -542,8 +541,7 @@ fn duration<S: Serializer>(msg: &MessageRef<'_>, s: S) -> Result<S::Ok, S::Error
     if seconds.unsigned_abs() > 315_576_000_000 || nanos.unsigned_abs() > 999_999_999 {
         return Err(S::Error::custom("duration out of range"));
     }
-    // A duration's nanos carry its seconds' sign (or either is zero); protobuf's writers
-    // refuse a mixed sign rather than normalise it.
+    // Nanos carry the seconds' sign (or either is 0); protobuf's writers refuse a mixed sign.
     if seconds.signum() * i64::from(nanos.signum()) < 0 {
         return Err(S::Error::custom("duration nanos and seconds have opposite signs"));
     }

@@ -274,3 +274,34 @@ pub fn editions_file(name: &str, package: &str, edition: i32, features: Option<F
 pub fn encode(files: Vec<File>) -> Vec<u8> {
     Set { file: files }.encode_to_vec()
 }
+
+/// One line of `tests/fixtures/editions/CASES` (written by `scripts/editions_fixtures.sh`).
+pub struct Case {
+    pub payload: String,
+    /// The descriptor set: a fixture, or a path into the shared corpus.
+    pub set: String,
+    pub type_name: String,
+}
+
+pub fn cases() -> Vec<Case> {
+    let text = String::from_utf8(fixture("CASES")).unwrap();
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Case { payload: f[0].to_owned(), set: f[1].to_owned(), type_name: f[3].to_owned() }
+        })
+        .collect()
+}
+
+/// The schema of `case`, or `None` when it is a corpus set and the corpus is absent.
+pub fn schema(case: &Case) -> Option<protojit::Schema> {
+    let path = match case.set.strip_prefix("../../../../shared/corpus/") {
+        Some(rel) => corpus_dir(&case.set)?.join(rel),
+        None => fixture_path(&case.set),
+    };
+    Some(protojit::Schema::from_descriptor_set_files(&[path]).unwrap_or_else(|e| panic!("{}: {e}", case.set)))
+}
+
+pub fn expected(case: &Case, ext: &str) -> Vec<u8> {
+    fixture(&format!("expected/{}.{}.{ext}", case.payload, case.type_name))
+}
