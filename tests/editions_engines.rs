@@ -3,7 +3,7 @@
 mod common;
 mod editions_support;
 
-use editions_support::{cases, expected, fixture, schema};
+use editions_support::{cases, expected, fixture, schema, Case};
 use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, MessageRef, Schema};
 
 fn json(text: &[u8]) -> serde_json::Value {
