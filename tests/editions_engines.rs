@@ -3,7 +3,7 @@
 mod common;
 mod editions_support;
 
-use editions_support::{cases, expected, fixture, schema, Case};
+use editions_support::{cases, expected, fixture, records, schema, Case};
 use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, MessageRef, Schema};
 
 fn json(text: &[u8]) -> serde_json::Value {
@@ -29,50 +29,6 @@ fn check_outputs(case: &Case, msg: &MessageRef<'_>, what: &str) {
     ours.sort();
     theirs.sort();
     assert_eq!(ours, theirs, "{what}: re-encoding differs from SerializeToString");
-}
-
-fn varint(b: &[u8], pos: &mut usize) -> u64 {
-    let mut v = 0;
-    for shift in (0..64).step_by(7) {
-        let byte = b[*pos];
-        *pos += 1;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            break;
-        }
-    }
-    v
-}
-
-/// Skips one value of wire type `wt` at `pos` (a group up to its end tag).
-fn skip(b: &[u8], pos: &mut usize, wt: u64) {
-    match wt {
-        0 => drop(varint(b, pos)),
-        1 => *pos += 8,
-        2 => *pos += varint(b, pos) as usize,
-        3 => loop {
-            let tag = varint(b, pos);
-            if tag & 7 == 4 {
-                break;
-            }
-            skip(b, pos, tag & 7);
-        },
-        5 => *pos += 4,
-        other => panic!("wire type {other}"),
-    }
-}
-
-/// The top-level records (tag and value) of a serialized message.
-fn records(b: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < b.len() {
-        let start = pos;
-        let tag = varint(b, &mut pos);
-        skip(b, &mut pos, tag & 7);
-        out.push(b[start..pos].to_vec());
-    }
-    out
 }
 
 /// Every recorded case, both engines: the same tree (text, read API) and protobuf's outputs.

@@ -9,54 +9,6 @@ mod editions_support;
 use editions_support::*;
 use protojit::{json_to_binary, text_to_binary, Arena, ParseError, ParseOptions, Schema};
 
-fn varint(b: &[u8], pos: &mut usize) -> u64 {
-    let mut v = 0;
-    for shift in (0..64).step_by(7) {
-        let byte = b[*pos];
-        *pos += 1;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            break;
-        }
-    }
-    v
-}
-
-/// Skips one value of wire type `wt` at `pos` (a group up to its end tag).
-fn skip(b: &[u8], pos: &mut usize, wt: u64) {
-    match wt {
-        0 => {
-            varint(b, pos);
-        }
-        1 => *pos += 8,
-        2 => {
-            let n = varint(b, pos) as usize;
-            *pos += n;
-        }
-        3 => loop {
-            let tag = varint(b, pos);
-            if tag & 7 == 4 {
-                break;
-            }
-            skip(b, pos, tag & 7);
-        },
-        5 => *pos += 4,
-        _ => panic!("wire type {wt}"),
-    }
-}
-
-/// The top-level records of `bytes` (tag and value).
-fn records(bytes: &[u8]) -> Vec<Vec<u8>> {
-    let (mut pos, mut out) = (0, Vec::new());
-    while pos < bytes.len() {
-        let start = pos;
-        let tag = varint(bytes, &mut pos);
-        skip(bytes, &mut pos, tag & 7);
-        out.push(bytes[start..pos].to_vec());
-    }
-    out
-}
-
 /// The top-level records of `bytes` but `unknown` (each taken out once): JSON and text
 /// carry no unknown fields (protoc prints them by number, which no parser takes back).
 fn known(bytes: &[u8], unknown: &[&[u8]]) -> Vec<Vec<u8>> {

@@ -305,3 +305,52 @@ pub fn schema(case: &Case) -> Option<protojit::Schema> {
 pub fn expected(case: &Case, ext: &str) -> Vec<u8> {
     fixture(&format!("expected/{}.{}.{ext}", case.payload, case.type_name))
 }
+
+/// A varint at `pos` (test inputs are well-formed).
+pub fn varint(b: &[u8], pos: &mut usize) -> u64 {
+    let mut v = 0;
+    for shift in (0..64).step_by(7) {
+        let byte = b[*pos];
+        *pos += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            break;
+        }
+    }
+    v
+}
+
+/// Skips one value of wire type `wt` at `pos` (a group up to its end tag).
+pub fn skip(b: &[u8], pos: &mut usize, wt: u64) {
+    match wt {
+        0 => {
+            varint(b, pos);
+        }
+        1 => *pos += 8,
+        2 => {
+            let n = varint(b, pos) as usize;
+            *pos += n;
+        }
+        3 => loop {
+            let tag = varint(b, pos);
+            if tag & 7 == 4 {
+                break;
+            }
+            skip(b, pos, tag & 7);
+        },
+        5 => *pos += 4,
+        _ => panic!("wire type {wt}"),
+    }
+}
+
+/// The top-level records of `bytes` (tag and value).
+pub fn records(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let (mut pos, mut out) = (0, Vec::new());
+    while pos < bytes.len() {
+        let start = pos;
+        let tag = varint(bytes, &mut pos);
+        skip(bytes, &mut pos, tag & 7);
+        out.push(bytes[start..pos].to_vec());
+    }
+    out
+}
