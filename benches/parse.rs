@@ -22,6 +22,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use protojit_bench_support::rounds::{calibrate, geomean, median, Run};
+
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 use protojit::layers::arena::Layouts;
 use protojit::{json_to_binary, text_to_binary, JsonOptions, ParseOptions};
@@ -60,8 +62,6 @@ fn options() -> Options {
     }
     o
 }
-
-type Run<'a> = Box<dyn FnMut() + 'a>;
 
 /// One payload's inputs: the message type and the payload rendered as JSON and as text.
 struct Inputs {
@@ -171,37 +171,6 @@ fn arms<'a>(case: &'a Case, inp: &'a Inputs) -> Vec<(&'static str, Run<'a>)> {
         }),
     ));
     out
-}
-
-/// Iterations of `run` that take about `batch`.
-fn calibrate(run: &mut Run<'_>, batch: Duration) -> u64 {
-    let mut n = 1u64;
-    loop {
-        let t = Instant::now();
-        for _ in 0..n {
-            run();
-        }
-        let e = t.elapsed();
-        if e >= batch / 4 || n >= 1 << 30 {
-            let per = e.as_secs_f64() / n as f64;
-            return ((batch.as_secs_f64() / per).ceil() as u64).max(1);
-        }
-        n *= 4;
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn geomean(v: &[f64]) -> f64 {
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
 }
 
 /// Seconds per parse for each (arm, round) of one payload.

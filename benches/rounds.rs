@@ -28,6 +28,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use protojit_bench_support::rounds::{calibrate, geomean, median, Run};
+
 use prost_reflect::DynamicMessage;
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Utf8Check};
 use protojit_bench_support::{
@@ -80,8 +82,6 @@ fn options() -> Options {
     }
     o
 }
-
-type Run<'a> = Box<dyn FnMut() + 'a>;
 
 fn decoder(case: &Case, engine: EngineKind, utf8: Utf8Check) -> Decoder {
     let opts = EngineOptions::default().with_kind(engine).with_utf8(utf8);
@@ -192,33 +192,6 @@ fn arms<'a>(case: &'a Case, read: bool) -> Vec<(&'static str, Run<'a>)> {
     out
 }
 
-/// Iterations of `run` that take about `batch`.
-fn calibrate(run: &mut Run<'_>, batch: Duration) -> u64 {
-    let mut n = 1u64;
-    loop {
-        let t = Instant::now();
-        for _ in 0..n {
-            run();
-        }
-        let e = t.elapsed();
-        if e >= batch / 4 || n >= 1 << 30 {
-            let per = e.as_secs_f64() / n as f64;
-            return ((batch.as_secs_f64() / per).ceil() as u64).max(1);
-        }
-        n *= 4;
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// MB/s per (arm, round) of one payload.
 struct Measured {
     name: String,
@@ -246,10 +219,6 @@ impl Measured {
     fn median_mbs(&self, arm: &str) -> Option<f64> {
         self.arm(arm).map(|a| median(&mut self.mbs[a].clone()))
     }
-}
-
-fn geomean(v: &[f64]) -> f64 {
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
 }
 
 fn main() {

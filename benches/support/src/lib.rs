@@ -40,6 +40,7 @@ pub mod gen {
 
 pub mod parse;
 pub mod records;
+pub mod rounds;
 mod rust_protobuf;
 pub use rust_protobuf::{rp_checksum, RustProtobuf};
 
