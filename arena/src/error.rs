@@ -32,6 +32,9 @@ pub enum DecodeErrorKind {
     /// The decoder met a broken internal invariant: a protojit bug, reported instead of a
     /// crash (please report it with the input).
     Internal = 12,
+    /// A tag is longer than 5 bytes (protobuf reads a tag as a 32-bit varint and rejects a
+    /// longer one, even when its value is small).
+    TagTooLong = 13,
 }
 
 impl DecodeErrorKind {
@@ -50,6 +53,7 @@ impl DecodeErrorKind {
             DecodeErrorKind::FieldNumberTooLarge => "field number larger than 536870911",
             DecodeErrorKind::InputTooLarge => "input larger than 4 GiB",
             DecodeErrorKind::Internal => "internal decoder error (a protojit bug; please report the input)",
+            DecodeErrorKind::TagTooLong => "tag longer than 5 bytes",
         }
     }
 
@@ -68,6 +72,7 @@ impl DecodeErrorKind {
             10 => DecodeErrorKind::FieldNumberTooLarge,
             11 => DecodeErrorKind::InputTooLarge,
             12 => DecodeErrorKind::Internal,
+            13 => DecodeErrorKind::TagTooLong,
             _ => return None,
         })
     }

@@ -123,6 +123,11 @@ fn read_varint_slow(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError>
 #[inline]
 pub fn read_tag(buf: &[u8], pos: usize) -> Result<(u32, u8, usize), DecodeError> {
     let (tag, next) = read_varint(buf, pos)?;
+    // protobuf's parsers read at most 5 bytes of a tag; an overlong tag is malformed even
+    // when its value is small (conformance: BadTag_OverlongVarint).
+    if next - pos > 5 {
+        return Err(DecodeError::new(DecodeErrorKind::TagTooLong, pos));
+    }
     let wire_type = (tag & 7) as u8;
     let number = tag >> 3;
     if number == 0 {

@@ -506,7 +506,7 @@ fn well_known<S: Serializer>(name: &str, msg: &MessageRef<'_>, s: S, cx: &Cx<'_>
             Some(v) => value(&v, name == "StringValue", s, cx),
             None => s.serialize_str(""),
         },
-        _ => s.serialize_map(Some(0)).and_then(SerializeMap::end), // Empty
+        _ => Err(S::Error::custom(format_args!("google.protobuf.{name} has no special JSON form"))),
     }
 }
 
@@ -657,6 +657,7 @@ fn any<S: Serializer>(msg: &MessageRef<'_>, s: S, cx: &Cx<'_>) -> Result<S::Ok, 
 }
 
 /// The well-known types with a special JSON form (names under `google.protobuf.`).
+/// Not `Empty`: protobuf writes it as an ordinary `{}`, so an `Any` of it has no `"value"`.
 const WELL_KNOWN: &[&str] = &[
     "Any",
     "Timestamp",
@@ -674,7 +675,6 @@ const WELL_KNOWN: &[&str] = &[
     "FieldMask",
     "ListValue",
     "Value",
-    "Empty",
 ];
 
 #[cfg(test)]
