@@ -1,9 +1,12 @@
-//! Protobuf text format into protobuf binary, accepting what protoc's parser accepts: field
-//! names (groups by their type name), `[ext.name]` extensions, `[type.googleapis.com/T] {…}`
-//! inside `Any`, `:` optional before messages, `{}` or `<>`, `[a, b]` lists, adjacent string
-//! concatenation with C escapes (octal, hex, `\u`, `\U`), integers in decimal, hex and octal,
-//! floats with `inf`/`nan` and an `f` suffix, enums by name or number, `#` comments, and `,`
-//! or `;` after a field.
+//! Protobuf text format into protobuf binary, accepting what protobuf's parser (36) accepts:
+//! field names (a group-like field also by its type name), `[ext.name]` extensions,
+//! `[prefix/T] {…}` inside `Any` (the prefix in URL characters and `%XX` escapes), `:`
+//! optional before messages, `{}` or `<>`, `[a, b]` lists, adjacent string concatenation with
+//! C escapes (octal, hex, `\u`, `\U`), integers in decimal, hex and octal, floats with
+//! `inf`/`nan` and an `f` suffix, enums by name or number, `#` comments, `,` or `;` after a
+//! field, and a field named in its message's `reserved` names, skipped with its value.
+
+mod skip;
 
 use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
@@ -195,9 +198,15 @@ impl<'l> Parser<'_, '_, 'l> {
         let message = self.layouts.get(layout);
         let desc = message.descriptor();
         let mut f = if self.eat(b'[') {
-            let name = self.bracketed()?;
-            if name.contains('/') {
-                return self.any_expansion(layout, &name, at, seen);
+            let (prefix, name) = self.bracketed(at)?;
+            if !prefix.is_empty() {
+                return self.any_expansion(layout, &format!("{prefix}{name}"), at, seen);
+            }
+            if desc.full_name() == "google.protobuf.Any" {
+                return err(
+                    at,
+                    format!("[{name}] in an Any needs a type URL prefix, as in [type.googleapis.com/{name}]"),
+                );
             }
             match desc.get_extension_by_full_name(&name).and_then(|e| FieldInfo::by_number(message, e.number())) {
                 Some(f) => f,
@@ -205,16 +214,16 @@ impl<'l> Parser<'_, '_, 'l> {
             }
         } else {
             let name = self.ident()?;
-            // protoc's rule: a group-like delimited field (a proto2 group, or an editions
-            // field named as its type) goes by its type's name, every other by its own.
-            let by_own = desc.get_field_by_name(name).map(|f| f.number());
-            let by_type = || desc.get_field_by_name(&name.to_ascii_lowercase()).map(|f| f.number());
-            let field = by_own
-                .and_then(|n| FieldInfo::by_number(message, n))
-                .filter(|f| f.text_name() == name)
-                .or_else(|| by_type().and_then(|n| FieldInfo::by_number(message, n)).filter(|f| f.text_name() == name));
+            // protobuf's rule (text_format.cc): a field by its own name; a group-like
+            // delimited field (a proto2 group, or an editions field named as its type) also
+            // by its type's name, which is how protoc prints it.
+            let slot = |n: &str| desc.get_field_by_name(n).and_then(|f| FieldInfo::by_number(message, f.number()));
+            let field = slot(name).or_else(|| slot(&name.to_ascii_lowercase()).filter(|f| f.text_name() == name));
             match field {
                 Some(f) => f,
+                // A reserved name is skipped with its value, unread (so a field removed from
+                // the schema does not break text written before).
+                None if desc.reserved_names().any(|r| r == name) => return self.skip_reserved_value(),
                 None => return err(at, format!("no field named {name} in {}", desc.full_name())),
             }
         };
@@ -260,25 +269,47 @@ impl<'l> Parser<'_, '_, 'l> {
         self.scalar_field(&f)
     }
 
-    /// The name inside `[...]` (an extension or an Any type URL), whitespace dropped.
-    fn bracketed(&mut self) -> Result<String> {
-        let mut name = String::new();
+    /// The name inside `[...]`, after the `[` at `at`: an Any type URL split after its last
+    /// `/` (prefix, type name), or an extension's name (an empty prefix). As protobuf's
+    /// tokenizer reads it: URL characters (RFC 3986's unreserved and sub-delims, `%` and
+    /// `/`) with whitespace and comments dropped; the prefix neither `/` alone nor starting
+    /// with it, each `%` followed by two hex digits; the name dot-separated identifiers.
+    fn bracketed(&mut self, at: usize) -> Result<(String, String)> {
+        let mut text = String::new();
         loop {
             match self.peek() {
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(name);
+                    break;
                 }
-                Some(c) if is_ident(c) || matches!(c, b'.' | b'/' | b'-') => {
-                    name.push(c as char);
+                Some(c) if is_ident(c) || b"-.~!$&()*+,;=%/".contains(&c) => {
+                    text.push(c as char);
                     self.pos += 1;
                 }
                 _ => {
                     let found = self.found();
-                    return err(self.pos, format!("expected ']' after [{name}, found {found}"));
+                    return err(self.pos, format!("expected ']' after [{text}, found {found}"));
                 }
             }
         }
+        let (prefix, name) = text.split_at(text.rfind('/').map_or(0, |i| i + 1));
+        if prefix == "/" {
+            return err(at, format!("[{text}]: the type URL prefix is empty"));
+        }
+        if prefix.starts_with('/') {
+            return err(at, format!("[{text}]: a type URL does not start with '/'"));
+        }
+        let p = prefix.as_bytes();
+        if let Some(i) = (0..p.len())
+            .find(|&i| p[i] == b'%' && !(i + 2 < p.len() && p[i + 1..i + 3].iter().all(u8::is_ascii_hexdigit)))
+        {
+            return err(at, format!("[{text}]: invalid percent escape {:?}", &prefix[i..(i + 3).min(p.len())]));
+        }
+        let identifier = |part: &str| part.bytes().next().is_some_and(is_ident_start) && part.bytes().all(is_ident);
+        if let Some(bad) = name.split('.').find(|part| !identifier(part)) {
+            return err(at, format!("[{text}]: {bad:?} in the type name is not an identifier"));
+        }
+        Ok((prefix.to_owned(), name.to_owned()))
     }
 
     fn any_expansion(&mut self, layout: LayoutIndex, url: &str, at: usize, seen: &mut Seen<'l>) -> Result<()> {
