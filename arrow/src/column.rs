@@ -14,7 +14,7 @@ use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
 use protojit::layers::arena::{MessageLayout, SlotIndex};
 use protojit::{MapKey, MessageRef, Value};
 
-use crate::values::{Read, RowCx, Values};
+use crate::values::{Pending, Read, RowCx, Values};
 
 /// One selected field of a message: its slot and its builder.
 pub(crate) struct Column {
@@ -24,6 +24,8 @@ pub(crate) struct Column {
     /// For a singular scalar: a typed access to its slot, checked once, so each row is
     /// one presence test and one load instead of a [`Value`] built and matched.
     pub(crate) read: Option<Read>,
+    /// The direct path: whether this singular message field was met in the current row.
+    pub(crate) present: bool,
 }
 
 /// How one field (or list item, or map value) is built.
@@ -94,7 +96,7 @@ impl Cell {
     }
 
     /// Appends a row for an absent field (null where nullable, else the default).
-    fn push_absent(&mut self) {
+    pub(crate) fn push_absent(&mut self) {
         match self {
             // Under a null struct: a non-nullable child holds its default there.
             Cell::Values(v) if !v.is_nullable() => v.push_default(),
@@ -130,14 +132,26 @@ impl Cell {
 
 /// A message as a struct of its selected fields (the root is one too, never null).
 pub(crate) struct StructCol {
-    columns: Vec<Column>,
-    nulls: Option<NullBufferBuilder>,
-    len: usize,
+    pub(crate) columns: Vec<Column>,
+    pub(crate) nulls: Option<NullBufferBuilder>,
+    pub(crate) len: usize,
+    /// The direct path's tables, by slot index of the message's layout: the slot's column
+    /// ([`NO_COLUMN`] for none), and its oneof ([`NO_INDEX`] for none).
+    pub(crate) column_of: Vec<u32>,
+    pub(crate) oneof_of: Vec<u32>,
 }
 
+/// No column for this slot (an extension, or a field the recursion cut left out).
+pub(crate) const NO_COLUMN: u32 = u32::MAX;
+
 impl StructCol {
-    pub(crate) fn new(columns: Vec<Column>, nullable: bool) -> StructCol {
-        StructCol { columns, nulls: nullable.then(|| NullBufferBuilder::new(0)), len: 0 }
+    pub(crate) fn new(columns: Vec<Column>, nullable: bool, layout: &MessageLayout) -> StructCol {
+        let mut column_of = vec![NO_COLUMN; layout.slots().len()];
+        for (ci, c) in columns.iter().enumerate() {
+            column_of[c.si.index()] = ci as u32;
+        }
+        let oneof_of = layout.slots().iter().map(|s| s.oneof).collect();
+        StructCol { columns, nulls: nullable.then(|| NullBufferBuilder::new(0)), len: 0, column_of, oneof_of }
     }
 
     pub(crate) fn fields(&self) -> Fields {
@@ -171,7 +185,7 @@ impl StructCol {
         self.len += 1;
     }
 
-    fn push_absent(&mut self) {
+    pub(crate) fn push_absent(&mut self) {
         for c in &mut self.columns {
             c.cell.push_absent();
         }
@@ -204,13 +218,15 @@ impl StructCol {
 /// A repeated field as a list.
 pub(crate) struct ListCol {
     item_field: FieldRef,
-    offsets: Vec<i32>,
-    item: Cell,
+    pub(crate) offsets: Vec<i32>,
+    pub(crate) item: Cell,
+    /// The direct path: items appended in the current row.
+    pub(crate) count: i32,
 }
 
 impl ListCol {
     pub(crate) fn new(item_field: FieldRef, item: Cell) -> ListCol {
-        ListCol { item_field, offsets: vec![0], item }
+        ListCol { item_field, offsets: vec![0], item, count: 0 }
     }
 
     #[inline]
@@ -249,14 +265,26 @@ impl ListCol {
 pub(crate) struct MapCol {
     entries_field: FieldRef,
     entries: Fields,
-    offsets: Vec<i32>,
-    key: Values,
-    value: Cell,
+    pub(crate) offsets: Vec<i32>,
+    pub(crate) key: Values,
+    pub(crate) value: Cell,
+    /// The direct path: entries appended in the current row, whether the entry being read
+    /// has met its value, and the value an entry without one takes (the value field's
+    /// default: zero, or a closed enum's first value).
+    pub(crate) count: i32,
+    pub(crate) has_value: bool,
+    pub(crate) value_default: Pending,
 }
 
 impl MapCol {
-    pub(crate) fn new(entries_field: FieldRef, entries: Fields, key: Values, value: Cell) -> MapCol {
-        MapCol { entries_field, entries, offsets: vec![0], key, value }
+    pub(crate) fn new(
+        entries_field: FieldRef,
+        entries: Fields,
+        key: Values,
+        value: Cell,
+        value_default: Pending,
+    ) -> MapCol {
+        MapCol { entries_field, entries, offsets: vec![0], key, value, count: 0, has_value: false, value_default }
     }
 
     fn push(&mut self, v: Value<'_>, cx: &mut RowCx) {
@@ -312,11 +340,13 @@ impl MapCol {
 
 /// Timestamp or Duration as 64-bit nanoseconds.
 pub(crate) struct TimeCol {
-    seconds: SlotIndex,
-    nanos: SlotIndex,
-    values: Vec<i64>,
-    nulls: NullBufferBuilder,
+    pub(crate) seconds: SlotIndex,
+    pub(crate) nanos: SlotIndex,
+    pub(crate) values: Vec<i64>,
+    pub(crate) nulls: NullBufferBuilder,
     data_type: DataType,
+    /// The direct path: the current row's seconds and nanos (the last on the wire win).
+    pub(crate) pending: (i64, i32),
 }
 
 impl TimeCol {
@@ -327,12 +357,18 @@ impl TimeCol {
             values: Vec::new(),
             nulls: NullBufferBuilder::new(0),
             data_type,
+            pending: (0, 0),
         }
     }
 
     fn push_message(&mut self, m: &MessageRef<'_>, cx: &mut RowCx) {
         let seconds = m.value(self.seconds).as_i64().unwrap_or(0);
         let nanos = m.value(self.nanos).as_i32().unwrap_or(0);
+        self.push(seconds, nanos, cx);
+    }
+
+    /// Appends a present value of `seconds` and `nanos`.
+    pub(crate) fn push(&mut self, seconds: i64, nanos: i32, cx: &mut RowCx) {
         match seconds.checked_mul(1_000_000_000).and_then(|s| s.checked_add(i64::from(nanos))) {
             Some(v) => {
                 self.values.push(v);
@@ -345,7 +381,7 @@ impl TimeCol {
         }
     }
 
-    fn push_null(&mut self) {
+    pub(crate) fn push_null(&mut self) {
         self.values.push(0);
         self.nulls.append_null();
     }

@@ -8,10 +8,12 @@ use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, Recor
 use arrow_buffer::Buffer;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
+use protojit::layers::arena::{stream, LayoutIndex};
 use protojit::{Arena, DecodeError, Decoder, Schema, Utf8Check};
 
-use crate::column::StructCol;
+use crate::column::Cell;
 use crate::delimited::DelimitedRecords;
+use crate::direct::DirectCx;
 use crate::error::{AppendError, ConvertError, RecordError};
 use crate::framing::{Framing, FramingCheck};
 use crate::options::{ArrowOptions, StringColumns};
@@ -28,10 +30,34 @@ pub struct Converter {
     selection: Selection,
     options: ArrowOptions,
     decoder: Decoder,
+    /// The root type's layout in `schema`, for the direct path.
+    layout: LayoutIndex,
+    path: ConvertPath,
     arrow: SchemaRef,
     notes: Vec<String>,
     /// Schema-registry framing, if records carry it.
     framing: Option<FramingCheck>,
+}
+
+/// How a converter turns records into rows ([`Converter::path`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConvertPath {
+    /// The direct path: the streaming decoder (interpreted) appends each value to its
+    /// column as it reads it, building no tree. A record it cannot append exactly (a
+    /// oneof member replacing a message member, a map key met twice in one record) goes
+    /// through the tree instead, counted in [`BatchStats::tree_records`].
+    DirectInterpreted,
+    /// Every record decoded into a tree, then read into the columns; why.
+    Tree(String),
+}
+
+impl std::fmt::Display for ConvertPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConvertPath::DirectInterpreted => f.write_str("direct (interpreted)"),
+            ConvertPath::Tree(why) => write!(f, "tree ({why})"),
+        }
+    }
 }
 
 impl std::fmt::Debug for Converter {
@@ -74,6 +100,12 @@ impl Converter {
         };
         let root = schema.pool().get_message_by_name(&full).expect("the pruned pool keeps the root");
         let decoder = schema.decoder_with_options(&full, &options.decode)?;
+        let layout = schema.layouts().index_of(&full).expect("the root type has a layout");
+        let path = if options.direct {
+            ConvertPath::DirectInterpreted
+        } else {
+            ConvertPath::Tree("ArrowOptions::direct is off".to_owned())
+        };
         let mut mapper = Mapper::new(schema.layouts(), &options);
         let columns = mapper.message(&root, &selection, "", false);
         let notes = mapper.notes.cuts;
@@ -88,7 +120,7 @@ impl Converter {
             metadata.insert("protojit.cut".to_owned(), notes.join("\n"));
         }
         let arrow = Arc::new(ArrowSchema::new_with_metadata(fields, metadata));
-        Ok(Converter { schema, root, selection, options, decoder, arrow, notes, framing })
+        Ok(Converter { schema, root, selection, options, decoder, layout, path, arrow, notes, framing })
     }
 
     /// The Arrow schema of the batches.
@@ -101,9 +133,15 @@ impl Converter {
         &self.notes
     }
 
-    /// The decoder (for its stats: which types run compiled).
+    /// The decoder (for its stats: which types run compiled). The direct path does not
+    /// use it; records it hands to the tree do.
     pub fn decoder(&self) -> &Decoder {
         &self.decoder
+    }
+
+    /// How records become rows: directly, or through a tree (and why).
+    pub fn path(&self) -> &ConvertPath {
+        &self.path
     }
 
     /// A builder that appends records one by one.
@@ -112,7 +150,7 @@ impl Converter {
         let root = mapper.message(&self.root, &self.selection, "", false);
         BatchBuilder {
             converter: self,
-            root,
+            root: Cell::Struct(root),
             arena: Arena::new(),
             cx: RowCx::default(),
             shared: Vec::new(),
@@ -175,7 +213,8 @@ impl Converter {
 /// record is decoded into the builder's own arena, which is reused record after record.
 pub struct BatchBuilder<'c> {
     converter: &'c Converter,
-    root: StructCol,
+    /// The root struct (a [`Cell`], the type the direct path's walk starts from).
+    root: Cell,
     arena: Arena,
     cx: RowCx,
     /// Input blocks view columns point into (see [`StringColumns::Views`]).
@@ -187,7 +226,7 @@ pub struct BatchBuilder<'c> {
 
 impl std::fmt::Debug for BatchBuilder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchBuilder").field("rows", &self.root.len()).field("stats", &self.cx.stats).finish()
+        f.debug_struct("BatchBuilder").field("rows", &self.len()).field("stats", &self.cx.stats).finish()
     }
 }
 
@@ -242,9 +281,11 @@ impl BatchBuilder<'_> {
         if self.input_bytes + record.len() > MAX_BATCH_INPUT {
             return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0).into());
         }
-        self.arena.reset();
-        let msg = self.converter.decoder.decode(record, &self.arena)?;
-        self.root.push_message(&msg, &mut self.cx);
+        if self.converter.path == ConvertPath::DirectInterpreted {
+            self.push_direct(record)?;
+        } else {
+            self.push_tree(record)?;
+        }
         if self.converter.framing.as_ref().is_some_and(|c| c.column) {
             self.schema_ids.push(schema_id);
         }
@@ -252,19 +293,52 @@ impl BatchBuilder<'_> {
         Ok(())
     }
 
+    /// Decodes `record` into a tree and appends it from there.
+    fn push_tree(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        self.arena.reset();
+        let msg = self.converter.decoder.decode(record, &self.arena)?;
+        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        root.push_message(&msg, &mut self.cx);
+        Ok(())
+    }
+
+    /// Reads `record` straight into the columns; a record that fails, or that the direct
+    /// path hands over, leaves the builders as they were (then the tree takes it).
+    fn push_direct(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        let c = self.converter;
+        let rows = self.len();
+        let before = self.cx.stats;
+        let mut cx = DirectCx { row: std::mem::take(&mut self.cx), record };
+        let walked = stream(c.schema.layouts(), c.layout, record, &c.options.decode.decode, &mut self.root, &mut cx);
+        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        if let Ok(std::ops::ControlFlow::Continue(())) = walked {
+            root.flush_row(&mut cx);
+            self.cx = cx.row;
+            return Ok(());
+        }
+        root.truncate(rows);
+        self.cx = cx.row;
+        self.cx.stats = before;
+        let _ = walked?; // an error fails the record; `Break`: the tree takes it
+        self.cx.stats.tree_records += 1;
+        self.push_tree(record)
+    }
+
     /// Makes room for `rows` more rows in every column (a hint: appending past it works).
     pub fn reserve(&mut self, rows: usize) {
-        self.root.reserve(rows);
+        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        root.reserve(rows);
     }
 
     /// Rows appended since the last [`finish`](Self::finish).
     pub fn len(&self) -> usize {
-        self.root.len()
+        let Cell::Struct(root) = &self.root else { unreachable!("the root is a struct") };
+        root.len()
     }
 
     /// Whether no row was appended since the last [`finish`](Self::finish).
     pub fn is_empty(&self) -> bool {
-        self.root.len() == 0
+        self.len() == 0
     }
 
     /// Whether the batch holds half of [`MAX_BATCH_INPUT`] or more: time to finish it.
@@ -279,8 +353,9 @@ impl BatchBuilder<'_> {
 
     /// The rows so far as a batch; the builder starts again empty.
     pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
-        let rows = self.root.len();
-        let mut columns = self.root.finish_columns(&self.shared);
+        let rows = self.len();
+        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        let mut columns = root.finish_columns(&self.shared);
         if self.converter.framing.as_ref().is_some_and(|c| c.column) {
             let ids = std::mem::take(&mut self.schema_ids);
             columns.push(Arc::new(arrow_array::Int32Array::from(ids)));

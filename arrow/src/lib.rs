@@ -62,6 +62,7 @@
 mod column;
 mod convert;
 mod delimited;
+mod direct;
 mod error;
 mod framing;
 mod options;
@@ -70,7 +71,7 @@ mod select;
 mod values;
 mod wkt;
 
-pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
+pub use convert::{BatchBuilder, ConvertPath, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use delimited::{DelimitedRecords, Record, StreamError};
 pub use error::{AppendError, ConvertError, RecordError};
 pub use framing::{Framing, FramingError};

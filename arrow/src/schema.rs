@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
-use protojit::layers::arena::{LayoutIndex, Layouts};
+use protojit::layers::arena::{LayoutIndex, Layouts, SlotIndex, WireValue};
 
 use crate::column::{Cell, Column, ListCol, MapCol, StructCol, TimeCol};
 use crate::options::{ArrowOptions, EnumColumns, StringColumns};
 use crate::select::Selection;
-use crate::values::{Data, EnumDict, Read, Values};
+use crate::values::{Data, EnumDict, Pending, Read, Values};
 use crate::wkt::{wkt, Wkt};
 
 /// What the mapping found worth telling: fields left out where a recursive type was cut.
@@ -62,11 +62,11 @@ impl<'s> Mapper<'s> {
                     Cell::Values(values) if !fd.is_list() && !fd.is_map() => Read::new(layout, si, values),
                     _ => None,
                 };
-                columns.push(Column { si, field, cell, read });
+                columns.push(Column { si, field, cell, read, present: false });
             }
         }
         self.stack.pop();
-        StructCol::new(columns, nullable)
+        StructCol::new(columns, nullable, layout)
     }
 
     /// One field's column, or `None` where the recursion cut leaves it out.
@@ -83,7 +83,16 @@ impl<'s> Mapper<'s> {
             let entries = Fields::from(vec![key_field, value_field]);
             let entries_field = Arc::new(Field::new("entries", DataType::Struct(entries.clone()), false));
             let field = Arc::new(Field::new(name, DataType::Map(entries_field.clone(), false), false));
-            return Some((field, Cell::Map(Box::new(MapCol::new(entries_field, entries, key, value)))));
+            // An entry without a value takes the value field's default: zero, or a closed
+            // enum's first value.
+            let layouts: &'s Layouts = self.layouts;
+            let entry_layout = layouts.get(self.layout_of(&entry));
+            let value_default = match entry_layout.slot_default(SlotIndex::new(1)) {
+                Some(prost_reflect::Value::EnumNumber(n)) => Pending::Number(WireValue::Enum(*n)),
+                _ => Pending::None,
+            };
+            let map = MapCol::new(entries_field, entries, key, value, value_default);
+            return Some((field, Cell::Map(Box::new(map))));
         }
         if fd.is_list() {
             let (item_field, item) = self.element(fd, sel, path, "item", false)?;

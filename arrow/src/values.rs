@@ -11,7 +11,7 @@ use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer
 use arrow_schema::DataType;
 use prost_reflect::EnumDescriptor;
 use protojit::layers::arena::field::Bytes;
-use protojit::layers::arena::{Access, BlockRef, MessageLayout, SlotIndex};
+use protojit::layers::arena::{Access, BlockRef, MessageLayout, SlotIndex, WireValue};
 use protojit::Value;
 
 /// Counters a batch reports besides its rows.
@@ -20,6 +20,9 @@ pub struct BatchStats {
     /// Timestamps and durations whose seconds and nanos do not fit 64-bit nanoseconds
     /// (beyond the years 1677-2262), written as nulls.
     pub time_out_of_range: u64,
+    /// Records the direct path handed to the tree (see
+    /// [`ConvertPath::DirectInterpreted`](crate::ConvertPath::DirectInterpreted)).
+    pub tree_records: u64,
 }
 
 /// What appending a row needs besides the message: the batch's counters, and the shared
@@ -115,6 +118,21 @@ impl EnumDict {
 pub(crate) struct Values {
     pub(crate) data: Data,
     pub(crate) nulls: Option<NullBufferBuilder>,
+    /// The direct path's value of a singular field in the row being read: the last one on
+    /// the wire wins, so it is appended when the row ends.
+    pub(crate) pending: Pending,
+}
+
+/// A singular value met in the current row and not yet appended (the direct path).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) enum Pending {
+    /// Absent so far.
+    #[default]
+    None,
+    /// A number, bool or enum.
+    Number(WireValue<'static>),
+    /// A string or bytes value: its range in the record.
+    Span(usize, usize),
 }
 
 /// The values themselves, by type.
@@ -150,6 +168,20 @@ pub(crate) struct Views {
 }
 
 impl Views {
+    /// Whether views `i` and `j` are equal, or (long values in different places, whose
+    /// bytes this column cannot see) may be.
+    fn maybe_same(&self, i: usize, j: usize) -> bool {
+        let (a, b) = (self.views[i], self.views[j]);
+        let len = |v: u128| v as u32;
+        if a == b {
+            return true;
+        }
+        // Different lengths, or short values (held whole in the view): surely different.
+        // Long values with different 4-byte prefixes: surely different.
+        let surely_different = len(a) != len(b) || len(a) <= 12 || (a >> 32) as u32 != (b >> 32) as u32;
+        !surely_different
+    }
+
     #[inline]
     pub(crate) fn push(&mut self, b: &[u8], source: Option<Source>) {
         if b.len() <= 12 {
@@ -190,7 +222,7 @@ impl Views {
 
 impl Values {
     pub(crate) fn new(data: Data) -> Values {
-        Values { data, nulls: None }
+        Values { data, nulls: None, pending: Pending::None }
     }
 
     pub(crate) fn bool() -> Values {
@@ -382,6 +414,104 @@ impl Values {
             }
         }
         true
+    }
+
+    /// Appends a value off the wire, of this column's kind (the direct path).
+    #[inline]
+    pub(crate) fn push_wire(&mut self, value: WireValue<'_>, cx: &RowCx) {
+        match (&mut self.data, value) {
+            (Data::Bool(b), WireValue::Bool(x)) => b.append(x),
+            (Data::I32(v), WireValue::I32(x) | WireValue::Enum(x)) => v.push(x),
+            (Data::I64(v), WireValue::I64(x)) => v.push(x),
+            (Data::U32(v), WireValue::U32(x)) => v.push(x),
+            (Data::U64(v), WireValue::U64(x)) => v.push(x),
+            (Data::F32(v), WireValue::F32(x)) => v.push(x),
+            (Data::F64(v), WireValue::F64(x)) => v.push(x),
+            (Data::Enum(v, dict), WireValue::Enum(x)) => v.push(dict.key(x)),
+            // Converters decode with UTF-8 checked on every string, so `string` bytes
+            // are text.
+            (Data::Text { .. } | Data::View(_), WireValue::Bytes(b)) => self.push_bytes(b, cx),
+            (_, v) => unreachable!("value {v:?} of another kind than its column"),
+        }
+        if let Some(n) = &mut self.nulls {
+            n.append_non_null();
+        }
+    }
+
+    /// Keeps `value` as the row's value (the last on the wire wins); `record` is the input
+    /// the value's bytes lie in.
+    #[inline]
+    pub(crate) fn set_pending(&mut self, value: WireValue<'_>, record: &[u8]) {
+        self.pending = match value {
+            WireValue::Bytes(b) => Pending::Span(b.as_ptr() as usize - record.as_ptr() as usize, b.len()),
+            WireValue::Bool(x) => Pending::Number(WireValue::Bool(x)),
+            WireValue::I32(x) => Pending::Number(WireValue::I32(x)),
+            WireValue::I64(x) => Pending::Number(WireValue::I64(x)),
+            WireValue::U32(x) => Pending::Number(WireValue::U32(x)),
+            WireValue::U64(x) => Pending::Number(WireValue::U64(x)),
+            WireValue::F32(x) => Pending::Number(WireValue::F32(x)),
+            WireValue::F64(x) => Pending::Number(WireValue::F64(x)),
+            WireValue::Enum(x) => Pending::Number(WireValue::Enum(x)),
+        };
+    }
+
+    /// Appends the row's pending value, or (none met) a null where the column is nullable
+    /// and the default where not; the pending value is then cleared.
+    #[inline]
+    pub(crate) fn flush_pending(&mut self, record: &[u8], cx: &RowCx) {
+        match std::mem::take(&mut self.pending) {
+            Pending::None if self.nulls.is_some() => self.push_null(),
+            Pending::None => self.push_default(),
+            Pending::Number(v) => self.push_wire(v, cx),
+            Pending::Span(start, len) => self.push_wire(WireValue::Bytes(&record[start..start + len]), cx),
+        }
+    }
+
+    /// Drops the rows from `rows` on (a record that failed), and any pending value. An
+    /// enum dictionary keeps only the undeclared numbers the remaining rows use (they were
+    /// added in row order); a view column's own block keeps the dropped bytes unreferenced.
+    pub(crate) fn truncate(&mut self, rows: usize) {
+        self.pending = Pending::None;
+        if let Some(n) = &mut self.nulls {
+            n.truncate(rows);
+        }
+        match &mut self.data {
+            Data::Bool(b) => b.truncate(rows),
+            Data::I32(v) | Data::Enum(v, _) => v.truncate(rows),
+            Data::I64(v) => v.truncate(rows),
+            Data::U32(v) => v.truncate(rows),
+            Data::U64(v) => v.truncate(rows),
+            Data::F32(v) => v.truncate(rows),
+            Data::F64(v) => v.truncate(rows),
+            Data::Text { offsets, data, .. } => {
+                offsets.truncate(rows + 1);
+                data.truncate(offsets[rows] as usize);
+            }
+            Data::View(v) => v.views.truncate(rows),
+        }
+        if let Data::Enum(keys, dict) = &mut self.data {
+            let used = keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
+            dict.extra.truncate(used.saturating_sub(dict.numbers.len()));
+        }
+    }
+
+    /// Whether rows `i` and `j` hold the same value (map keys: integers, bools, strings);
+    /// for long views in other blocks, whether they may (the caller then takes the tree).
+    pub(crate) fn same(&self, i: usize, j: usize) -> bool {
+        match &self.data {
+            Data::Bool(b) => b.get_bit(i) == b.get_bit(j),
+            Data::I32(v) | Data::Enum(v, _) => v[i] == v[j],
+            Data::I64(v) => v[i] == v[j],
+            Data::U32(v) => v[i] == v[j],
+            Data::U64(v) => v[i] == v[j],
+            Data::F32(v) => v[i].to_bits() == v[j].to_bits(),
+            Data::F64(v) => v[i].to_bits() == v[j].to_bits(),
+            Data::Text { offsets, data, .. } => {
+                let at = |k: usize| &data[offsets[k] as usize..offsets[k + 1] as usize];
+                at(i) == at(j)
+            }
+            Data::View(v) => v.maybe_same(i, j),
+        }
     }
 
     pub(crate) fn reserve(&mut self, rows: usize) {

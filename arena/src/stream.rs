@@ -1,0 +1,338 @@
+//! The streaming decoder: walks a message's wire bytes over its layouts and hands each field's value to a [`MessageSink`], building no tree.
+//!
+//! It accepts and rejects exactly what the tree interpreter ([`crate::interp`]) does, with
+//! the same error kinds and offsets: the same tag, length, depth, group and UTF-8 checks;
+//! a known number in another wire type is an unknown field (skipped here); a closed enum's
+//! undeclared value goes to unknown fields (not reported). What differs is the order:
+//! values come in wire order, so a singular field met twice is reported twice (the tree
+//! keeps the last), a message field met twice is begun twice (the tree merges the two),
+//! and a oneof member set after another is reported after it (the tree keeps the last
+//! one set). A sink that wants the tree's view applies those rules itself.
+
+use std::ops::ControlFlow;
+
+use crate::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use crate::{
+    runtime, DecodeError, DecodeErrorKind as K, DecodeOptions, FieldKind, FieldSlot, LayoutIndex, Layouts,
+    MessageLayout, Repetition, SlotIndex, Utf8Check,
+};
+
+/// One value as it comes off the wire, typed by its field's kind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WireValue<'a> {
+    /// `bool`.
+    Bool(bool),
+    /// `int32`, `sint32`, `sfixed32`.
+    I32(i32),
+    /// `int64`, `sint64`, `sfixed64`.
+    I64(i64),
+    /// `uint32`, `fixed32`.
+    U32(u32),
+    /// `uint64`, `fixed64`.
+    U64(u64),
+    /// `float`.
+    F32(f32),
+    /// `double`.
+    F64(f64),
+    /// An enum's number (declared, or any number of an open enum).
+    Enum(i32),
+    /// `string` (checked UTF-8 where the decode options say so) or `bytes`: a view of the
+    /// input.
+    Bytes(&'a [u8]),
+}
+
+/// Receives a message's fields from [`stream`], in wire order. Slots are those of the
+/// message's [`MessageLayout`]; every element of a repeated field (packed or not) is one
+/// [`value`](Self::value) call. `Break` from any callback stops the walk.
+pub trait MessageSink<'a> {
+    /// What every callback of one walk shares besides the sink (the sinks of nested
+    /// messages are other values of the sink's type; this is the walk's own state).
+    type Cx;
+
+    /// A scalar, string or bytes value of slot `si` of the current message.
+    fn value(&mut self, cx: &mut Self::Cx, si: SlotIndex, value: WireValue<'a>) -> ControlFlow<()>;
+
+    /// A message or group value of slot `si` begins: the sink that receives its fields,
+    /// or `None` to have it checked and passed over. (A sink of the same type: one type
+    /// walks the whole tree, so the walk is monomorphic.)
+    fn begin(&mut self, cx: &mut Self::Cx, si: SlotIndex) -> ControlFlow<(), Option<&mut Self>>;
+
+    /// The message begun by [`begin`](Self::begin) (when it returned a sink) ended.
+    fn end(&mut self, cx: &mut Self::Cx, si: SlotIndex) -> ControlFlow<()>;
+}
+
+/// Decodes `buf` as a message of layout `root`, handing its fields to `sink`. Returns
+/// `Break` if a callback stopped the walk (the rest of the input is then not checked).
+pub fn stream<'a, S: MessageSink<'a>>(
+    layouts: &'a Layouts,
+    root: LayoutIndex,
+    buf: &'a [u8],
+    options: &DecodeOptions,
+    sink: &mut S,
+    cx: &mut S::Cx,
+) -> Result<ControlFlow<()>, DecodeError> {
+    if buf.len() > u32::MAX as usize {
+        return Err(DecodeError::new(K::InputTooLarge, 0));
+    }
+    let walk = Walk { buf, layouts, max_depth: options.max_depth(), utf8: options.utf8() };
+    match walk.message(layouts.get(root), sink, cx, 0, buf.len(), 0, None) {
+        Ok(_) => Ok(ControlFlow::Continue(())),
+        Err(Halt::Stopped) => Ok(ControlFlow::Break(())),
+        Err(Halt::Error(e)) => Err(e),
+    }
+}
+
+/// Why a walk ended early.
+enum Halt {
+    Error(DecodeError),
+    Stopped,
+}
+
+impl From<DecodeError> for Halt {
+    fn from(e: DecodeError) -> Halt {
+        Halt::Error(e)
+    }
+}
+
+#[inline]
+fn go(flow: ControlFlow<()>) -> Result<(), Halt> {
+    match flow {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(Halt::Stopped),
+    }
+}
+
+/// A sink that takes everything and keeps nothing: walks what a sink passed over, so that
+/// it is checked as the tree decoder checks it.
+struct Check;
+
+impl MessageSink<'_> for Check {
+    type Cx = ();
+    fn value(&mut self, _: &mut (), _: SlotIndex, _: WireValue<'_>) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+    fn begin(&mut self, _: &mut (), _: SlotIndex) -> ControlFlow<(), Option<&mut Self>> {
+        ControlFlow::Continue(Some(self))
+    }
+    fn end(&mut self, _: &mut (), _: SlotIndex) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+}
+
+struct Walk<'a> {
+    buf: &'a [u8],
+    layouts: &'a Layouts,
+    max_depth: u32,
+    utf8: Utf8Check,
+}
+
+impl<'a> Walk<'a> {
+    /// The fields of `buf[pos..end]` (up to the end-group tag of `group = Some((number,
+    /// tag_pos))`), as [`crate::interp::Interp::message`] reads them.
+    #[allow(clippy::too_many_arguments)]
+    fn message<S: MessageSink<'a>>(
+        &self,
+        layout: &'a MessageLayout,
+        sink: &mut S,
+        cx: &mut S::Cx,
+        mut pos: usize,
+        end: usize,
+        depth: u32,
+        group: Option<(u32, usize)>,
+    ) -> Result<usize, Halt> {
+        let buf = &self.buf[..end];
+        while pos < end {
+            // The one-byte tag table first, as the interpreter does.
+            if let Some((si, packed)) = layout.one_byte_tag(buf[pos]) {
+                let slot = layout.slot(si);
+                pos = if packed {
+                    let (start, stop) = length(buf, pos + 1, end)?;
+                    self.run(layout, sink, cx, si, slot, start, stop)?
+                } else {
+                    self.value(layout, sink, cx, si, slot, pos, pos + 1, end, depth)?
+                };
+                continue;
+            }
+            let tag_pos = pos;
+            let (number, wt, next) = read_tag(buf, pos)?;
+            if wt == wire::EGROUP {
+                return match group {
+                    Some((n, _)) if n == number => Ok(next),
+                    _ => Err(DecodeError::new(K::UnmatchedEndGroup, tag_pos).into()),
+                };
+            }
+            if let Some(si) = layout.slot_by_number(number) {
+                let slot = layout.slot(si);
+                if wt == slot.kind.wire_type() {
+                    pos = self.value(layout, sink, cx, si, slot, tag_pos, next, end, depth)?;
+                    continue;
+                }
+                if wt == wire::LEN && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
+                    let (start, stop) = length(buf, next, end)?;
+                    pos = self.run(layout, sink, cx, si, slot, start, stop)?;
+                    continue;
+                }
+            }
+            pos = skip_value(buf, tag_pos, next, end, number, wt, depth, self.max_depth)?;
+        }
+        match group {
+            Some((_, tag_pos)) => Err(DecodeError::new(K::UnterminatedGroup, tag_pos).into()),
+            None => Ok(pos),
+        }
+    }
+
+    /// One non-packed value of slot `si` whose tag (at `tag_pos`) ended at `pos`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn value<S: MessageSink<'a>>(
+        &self,
+        layout: &'a MessageLayout,
+        sink: &mut S,
+        cx: &mut S::Cx,
+        si: SlotIndex,
+        slot: &FieldSlot,
+        tag_pos: usize,
+        pos: usize,
+        end: usize,
+        depth: u32,
+    ) -> Result<usize, Halt> {
+        let buf = &self.buf[..end];
+        let (v, next) = match slot.kind {
+            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => {
+                let b: [u8; 4] = buf.get(pos..pos + 4).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
+                (fixed32(slot.kind, b), pos + 4)
+            }
+            FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
+                let b: [u8; 8] = buf.get(pos..pos + 8).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
+                (fixed64(slot.kind, b), pos + 8)
+            }
+            FieldKind::String | FieldKind::Bytes => {
+                let (start, stop) = length(buf, pos, end)?;
+                let bytes = &self.buf[start..stop];
+                if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) && !runtime::is_utf8(bytes) {
+                    return Err(DecodeError::new(K::InvalidUtf8, pos).into());
+                }
+                (WireValue::Bytes(bytes), stop)
+            }
+            FieldKind::Message | FieldKind::Group => {
+                let group = slot.kind == FieldKind::Group;
+                let (start, stop) = if group { (pos, end) } else { length(buf, pos, end)? };
+                if depth >= self.max_depth {
+                    return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos).into());
+                }
+                let child = self.layouts.get(LayoutIndex::new(slot.child));
+                let g = group.then_some((slot.number, tag_pos));
+                let after = match sink.begin(cx, si) {
+                    ControlFlow::Break(()) => return Err(Halt::Stopped),
+                    ControlFlow::Continue(Some(inner)) => {
+                        let after = self.message(child, inner, cx, start, stop, depth + 1, g)?;
+                        go(sink.end(cx, si))?;
+                        after
+                    }
+                    ControlFlow::Continue(None) => {
+                        self.message(child, &mut Check, &mut (), start, stop, depth + 1, g)?
+                    }
+                };
+                return Ok(if group { after } else { stop });
+            }
+            _ => {
+                let (v, next) = read_varint(buf, pos)?;
+                match varint(slot.kind, v) {
+                    WireValue::Enum(n) if slot.closed_enum && !layout.closed_enum_has(si, n) => return Ok(next),
+                    w => (w, next),
+                }
+            }
+        };
+        go(sink.value(cx, si, v))?;
+        Ok(next)
+    }
+
+    /// The values of a packed run of slot `si` filling `start..stop`.
+    #[allow(clippy::too_many_arguments)]
+    fn run<S: MessageSink<'a>>(
+        &self,
+        layout: &'a MessageLayout,
+        sink: &mut S,
+        cx: &mut S::Cx,
+        si: SlotIndex,
+        slot: &FieldSlot,
+        start: usize,
+        stop: usize,
+    ) -> Result<usize, Halt> {
+        let data = &self.buf[..stop];
+        match slot.kind.fixed_width() {
+            4 => {
+                let whole = start + (stop - start) / 4 * 4;
+                for b in data[start..whole].chunks_exact(4) {
+                    go(sink.value(cx, si, fixed32(slot.kind, b.try_into().unwrap())))?;
+                }
+                if whole != stop {
+                    return Err(DecodeError::new(K::Truncated, whole).into());
+                }
+            }
+            8 => {
+                let whole = start + (stop - start) / 8 * 8;
+                for b in data[start..whole].chunks_exact(8) {
+                    go(sink.value(cx, si, fixed64(slot.kind, b.try_into().unwrap())))?;
+                }
+                if whole != stop {
+                    return Err(DecodeError::new(K::Truncated, whole).into());
+                }
+            }
+            _ => {
+                let mut p = start;
+                while p < stop {
+                    let (v, next) = read_varint(data, p)?;
+                    match varint(slot.kind, v) {
+                        WireValue::Enum(n) if slot.closed_enum && !layout.closed_enum_has(si, n) => {}
+                        w => go(sink.value(cx, si, w))?,
+                    }
+                    p = next;
+                }
+            }
+        }
+        Ok(stop)
+    }
+}
+
+/// Reads a length prefix at `pos`: the value's `(start, end)`.
+#[inline]
+fn length(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
+    let (len, start) = read_varint(buf, pos)?;
+    if len > (end - start) as u64 {
+        return Err(DecodeError::new(K::LengthOutOfBounds, pos));
+    }
+    Ok((start, start + len as usize))
+}
+
+#[inline]
+fn varint(kind: FieldKind, v: u64) -> WireValue<'static> {
+    match kind {
+        FieldKind::Int32 => WireValue::I32(v as i32),
+        FieldKind::Int64 => WireValue::I64(v as i64),
+        FieldKind::Uint32 => WireValue::U32(v as u32),
+        FieldKind::Sint32 => WireValue::I32(zigzag32(v as u32)),
+        FieldKind::Sint64 => WireValue::I64(zigzag64(v)),
+        FieldKind::Bool => WireValue::Bool(v != 0),
+        FieldKind::Enum => WireValue::Enum(v as i32),
+        _ => WireValue::U64(v),
+    }
+}
+
+#[inline]
+fn fixed32(kind: FieldKind, b: [u8; 4]) -> WireValue<'static> {
+    match kind {
+        FieldKind::Fixed32 => WireValue::U32(u32::from_le_bytes(b)),
+        FieldKind::Sfixed32 => WireValue::I32(i32::from_le_bytes(b)),
+        _ => WireValue::F32(f32::from_le_bytes(b)),
+    }
+}
+
+#[inline]
+fn fixed64(kind: FieldKind, b: [u8; 8]) -> WireValue<'static> {
+    match kind {
+        FieldKind::Fixed64 => WireValue::U64(u64::from_le_bytes(b)),
+        FieldKind::Sfixed64 => WireValue::I64(i64::from_le_bytes(b)),
+        _ => WireValue::F64(f64::from_le_bytes(b)),
+    }
+}

@@ -1,0 +1,245 @@
+//! The direct path (records read straight into the columns) against the tree path (each
+//! record decoded, then read): equal batches, equal errors, for random records of the
+//! property schemas and their concatenations (which merge messages, switch oneofs and
+//! repeat map keys on the wire), corrupted records, projections, every column option, and
+//! the public corpus; and the records the direct path hands to the tree are counted.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use prost::Message as _;
+use protojit::Schema;
+use protojit_arrow::arrow_array::RecordBatch;
+use protojit_arrow::{ArrowOptions, ConvertError, ConvertPath, Converter, EnumColumns, StringColumns};
+
+fn reflect_schema() -> Schema {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/schemas");
+    let files = ["everything.proto", "everything3.proto", "reflect_wkt.proto"].map(|f| dir.join(f));
+    Schema::from_proto_files(&files, &[&dir]).expect("the reflection test schemas compile")
+}
+
+/// The two converters of one type and options: direct (the default) and tree.
+fn pair(schema: &Schema, root: &str, options: &ArrowOptions) -> (Converter, Converter) {
+    let direct = Converter::new(schema, root, options).unwrap();
+    assert_eq!(direct.path(), &ConvertPath::DirectInterpreted);
+    let tree = Converter::new(schema, root, &ArrowOptions { direct: false, ..options.clone() }).unwrap();
+    assert!(matches!(tree.path(), ConvertPath::Tree(_)), "{}", tree.path());
+    (direct, tree)
+}
+
+/// Converts `records` one by one through both converters, skipping the records that fail
+/// (which must fail alike); returns the two batches and how many records the direct path
+/// handed to the tree.
+fn convert_both(
+    direct: &Converter,
+    tree: &Converter,
+    records: &[Vec<u8>],
+    what: &str,
+) -> (RecordBatch, RecordBatch, u64) {
+    let (mut d, mut t) = (direct.builder(), tree.builder());
+    for (i, r) in records.iter().enumerate() {
+        let (a, b) = (d.append(r), t.append(r));
+        assert_eq!(a, b, "{what}: record {i} [{}]", hex(r));
+        assert_eq!(d.len(), t.len(), "{what}: record {i}: rows");
+    }
+    let handed = d.stats().tree_records;
+    assert_eq!(t.stats().tree_records, 0);
+    assert_eq!(d.stats().time_out_of_range, t.stats().time_out_of_range, "{what}");
+    (d.finish().unwrap(), t.finish().unwrap(), handed)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
+}
+
+fn options_grid() -> Vec<ArrowOptions> {
+    let mut out = Vec::new();
+    for (enums, strings) in [
+        (EnumColumns::Dictionary, StringColumns::Offsets),
+        (EnumColumns::Number, StringColumns::Views),
+        (EnumColumns::Dictionary, StringColumns::Views),
+    ] {
+        for (well_known_types, max_recursion) in [(true, 3), (false, 1), (true, 2)] {
+            out.push(ArrowOptions { enums, strings, well_known_types, max_recursion, ..ArrowOptions::default() });
+        }
+    }
+    out
+}
+
+/// Random records, and concatenations of two or three of them: protobuf merges those
+/// (singular messages merged, lists appended, the last scalar and oneof member winning,
+/// map keys repeated), which is where reading in wire order differs from reading a tree.
+fn records(desc: &prost_reflect::MessageDescriptor, n: usize, rng: &mut common::Rng) -> Vec<Vec<u8>> {
+    let single: Vec<Vec<u8>> = (0..n).map(|_| common::random_message(desc, 3, rng).encode_to_vec()).collect();
+    let mut out = single.clone();
+    for _ in 0..n {
+        let mut r = rng.pick(&single).clone();
+        for _ in 0..1 + rng.below(2) {
+            let other: &Vec<u8> = rng.pick(&single);
+            r.extend_from_slice(other);
+        }
+        out.push(r);
+    }
+    out
+}
+
+#[test]
+fn direct_batches_equal_tree_batches_on_random_and_merged_records() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0xd1ec_0001);
+    let mut handed = 0;
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let recs = records(&desc, 60, &mut rng);
+        for options in options_grid() {
+            let (direct, tree) = pair(&schema, root, &options);
+            let (a, b, h) = convert_both(&direct, &tree, &recs, root);
+            assert_eq!(a, b, "{root} {options:?}");
+            handed += h;
+        }
+    }
+    // Merged records repeat map keys and switch oneofs away from messages: some go to the
+    // tree, and most do not.
+    assert!(handed > 0, "no record was handed to the tree");
+}
+
+#[test]
+fn projections_read_directly_equal_the_tree() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0xd1ec_0002);
+    let root = "everything.Everything";
+    let desc = schema.pool().get_message_by_name(root).unwrap();
+    let recs = records(&desc, 40, &mut rng);
+    let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
+    for k in [1usize, 2, 5, 11] {
+        let select: Vec<String> = names.iter().step_by(k).cloned().collect();
+        let options = ArrowOptions { select: Some(select.clone()), ..ArrowOptions::default() };
+        let (direct, tree) = pair(&schema, root, &options);
+        let (a, b, _) = convert_both(&direct, &tree, &recs, root);
+        assert_eq!(a, b, "{select:?}");
+    }
+}
+
+/// Corrupted records: the same accept/reject and errors, and a record that fails leaves
+/// the builders as they were (the batches of the records before and after are equal).
+#[test]
+fn corrupted_records_fail_alike_and_leave_no_half_row() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0xd1ec_0003);
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let clean = records(&desc, 30, &mut rng);
+        let mut recs = Vec::new();
+        for r in &clean {
+            let mut b = r.clone();
+            match rng.below(3) {
+                0 if !b.is_empty() => {
+                    let i = rng.index(b.len());
+                    b[i] ^= 1 << rng.below(8);
+                }
+                1 => b.truncate(rng.index(b.len() + 1)),
+                _ => {
+                    let at = rng.index(b.len() + 1);
+                    let other = rng.pick(&clean);
+                    b.splice(at..at, other[..rng.index(other.len() + 1)].iter().copied());
+                }
+            }
+            recs.push(b);
+            recs.push(r.clone());
+        }
+        for options in options_grid().into_iter().step_by(2) {
+            let (direct, tree) = pair(&schema, root, &options);
+            let (a, b, _) = convert_both(&direct, &tree, &recs, root);
+            assert_eq!(a, b, "{root} {options:?}");
+        }
+    }
+}
+
+#[test]
+fn corpus_payloads_read_directly_equal_the_tree() {
+    let Some(dir) = common::corpus_dir("corpus_payloads_read_directly_equal_the_tree") else { return };
+    for (proto, type_name, file) in common::PAYLOADS {
+        let schema = common::corpus_schema(&dir, proto);
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        for options in
+            [ArrowOptions::default(), ArrowOptions { strings: StringColumns::Views, ..ArrowOptions::default() }]
+        {
+            let (direct, tree) = pair(&schema, type_name, &options);
+            let (a, b, handed) = convert_both(&direct, &tree, &[bytes.clone(), bytes.clone()], file);
+            assert_eq!(a, b, "{file}");
+            assert_eq!(handed, 0, "{file}: records handed to the tree");
+        }
+    }
+}
+
+/// The wire-order rules, record by record: merges, oneof switches and repeated map keys,
+/// with the records the tree takes counted exactly.
+#[test]
+fn wire_order_cases_convert_as_the_tree_does() {
+    let schema = Schema::from_proto_source(
+        "d.proto",
+        r#"
+        syntax = "proto3";
+        package d;
+        import "google/protobuf/timestamp.proto";
+        message Inner { int32 a = 1; repeated int32 xs = 2; string s = 3; }
+        message Outer {
+          Inner inner = 1;
+          oneof choice { int32 n = 2; string t = 3; Inner m = 4; }
+          map<string, Inner> by_name = 5;
+          map<int32, int32> counts = 6;
+          google.protobuf.Timestamp at = 7;
+          repeated Inner list = 8;
+        }
+        "#,
+    )
+    .unwrap();
+    // (what, record, records the direct path hands to the tree)
+    let cases: &[(&str, &[u8], u64)] = &[
+        ("inner twice: merged", b"\x0a\x04\x08\x01\x10\x02\x0a\x04\x10\x03\x1a\x00", 0),
+        ("n then t: t wins", b"\x10\x05\x1a\x01z", 0),
+        ("t then n: n wins", b"\x1a\x01z\x10\x05", 0),
+        ("m then m: merged", b"\x22\x02\x08\x01\x22\x02\x10\x02", 0),
+        ("m then n: the tree", b"\x22\x02\x10\x07\x10\x05", 1),
+        ("n then m then n: the tree", b"\x10\x01\x22\x02\x10\x07\x10\x05", 1),
+        ("map keys distinct", b"\x32\x04\x08\x01\x10\x02\x32\x04\x08\x02\x10\x03", 0),
+        ("map key twice: the tree", b"\x32\x04\x08\x01\x10\x02\x32\x04\x08\x01\x10\x03", 1),
+        ("map entry without value", b"\x32\x02\x08\x01\x2a\x03\x0a\x01k", 0),
+        ("timestamp merged", b"\x3a\x02\x08\x05\x3a\x02\x10\x07", 0),
+        ("list elements and an empty one", b"\x42\x02\x08\x01\x42\x00\x42\x02\x10\x09", 0),
+        ("empty record", b"", 0),
+    ];
+    for options in options_grid() {
+        let (direct, tree) = pair(&schema, "d.Outer", &options);
+        for (what, record, tree_records) in cases {
+            let (a, b, handed) = convert_both(&direct, &tree, &[record.to_vec()], what);
+            assert_eq!(a, b, "{what} {options:?}");
+            assert_eq!(handed, *tree_records, "{what}: records handed to the tree");
+        }
+    }
+}
+
+#[test]
+fn a_failed_record_in_a_delimited_stream_is_skipped_whole() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0xd1ec_0004);
+    let root = "everything3.Everything3";
+    let desc = schema.pool().get_message_by_name(root).unwrap();
+    let mut recs = records(&desc, 20, &mut rng);
+    // A record cut in the middle of its last field, between good ones.
+    let mut cut = recs[3].clone();
+    cut.truncate(cut.len().saturating_sub(1));
+    recs.insert(4, cut);
+    let mut stream = Vec::new();
+    for r in &recs {
+        protojit::layers::arena::wire::write_varint(&mut stream, r.len() as u64);
+        stream.extend_from_slice(r);
+    }
+    let (direct, tree) = pair(&schema, root, &ArrowOptions::default());
+    let batches = |c: &Converter| -> (Vec<RecordBatch>, Vec<String>) {
+        let mut it = c.convert_delimited(&stream, 8).keep_going(true);
+        let batches = it.by_ref().map(|b: Result<RecordBatch, ConvertError>| b.unwrap()).collect();
+        (batches, it.skipped().iter().map(|e| e.to_string()).collect())
+    };
+    assert_eq!(batches(&direct), batches(&tree));
+}
