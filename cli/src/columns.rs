@@ -10,17 +10,30 @@ use protojit_arrow::arrow_schema::SchemaRef;
 use protojit_arrow::parquet::arrow::ArrowWriter;
 use protojit_arrow::parquet::basic::Compression;
 use protojit_arrow::parquet::file::properties::WriterProperties;
-use protojit_arrow::{ArrowOptions, Converter, EnumColumns, RecordBatch};
+use protojit_arrow::parquet::file::writer::SerializedFileWriter;
+use protojit_arrow::{ArrowOptions, BatchBuilder, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
 
 use crate::args::{DecodeArgs, Output};
 use crate::common::{self, input_name, Failure};
+use crate::pool;
 use crate::progress::Progress;
-use crate::stream::RecordReader;
+use crate::row_groups::RowGroups;
+use crate::stream::{RecordInfo, RecordReader};
 
 /// Where batches go.
 enum Sink {
     Ipc(StreamWriter<Box<dyn Write>>),
-    Parquet(ParquetFile),
+    Parquet(ParquetRows),
+}
+
+/// A Parquet file being written row group by row group: the threads that convert the
+/// batches encode them ([`RowGroups`]), this side appends the row groups in order.
+struct ParquetRows {
+    file: SerializedFileWriter<File>,
+    /// The first row group not yet in the file.
+    next: usize,
+    partial: PathBuf,
+    target: PathBuf,
 }
 
 /// A Parquet file written under a temporary name and renamed to its own once its footer
@@ -28,6 +41,7 @@ enum Sink {
 /// complete.
 pub struct ParquetFile {
     writer: ArrowWriter<File>,
+    schema: SchemaRef,
     partial: PathBuf,
     target: PathBuf,
 }
@@ -40,8 +54,8 @@ impl ParquetFile {
         let file =
             File::create(&partial).map_err(|e| Failure::input(format!("cannot create {}: {e}", partial.display())))?;
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-        match ArrowWriter::try_new(file, schema, Some(props)) {
-            Ok(writer) => Ok(ParquetFile { writer, partial, target: target.to_owned() }),
+        match ArrowWriter::try_new(file, schema.clone(), Some(props)) {
+            Ok(writer) => Ok(ParquetFile { writer, schema, partial, target: target.to_owned() }),
             Err(e) => {
                 let _ = std::fs::remove_file(&partial);
                 Err(Failure::usage(format!(
@@ -53,6 +67,8 @@ impl ParquetFile {
         }
     }
 
+    // `protojit sql` writes through these three; `decode` writes row groups of its own.
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
     pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Failure> {
         let target = &self.target;
         self.writer
@@ -61,9 +77,19 @@ impl ParquetFile {
     }
 
     /// Writes the footer and gives the file its name.
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
     pub fn finish(self) -> Result<(), Failure> {
-        let ParquetFile { writer, partial, target } = self;
-        if let Err(e) = writer.close() {
+        let ParquetFile { writer, partial, target, .. } = self;
+        ParquetFile::finish_file(writer.close().map(drop), partial, target)
+    }
+
+    /// Gives the file its name once its footer is written (`closed`), or removes it.
+    fn finish_file(
+        closed: Result<(), protojit_arrow::parquet::errors::ParquetError>,
+        partial: PathBuf,
+        target: PathBuf,
+    ) -> Result<(), Failure> {
+        if let Err(e) = closed {
             let _ = std::fs::remove_file(&partial);
             return Err(Failure::input(format!("cannot write {}: {}", target.display(), one_line(&e.to_string()))));
         }
@@ -72,8 +98,27 @@ impl ParquetFile {
     }
 
     /// Removes the unfinished file.
+    #[cfg_attr(not(feature = "sql"), allow(dead_code))]
     pub fn abandon(self) {
         let _ = std::fs::remove_file(&self.partial);
+    }
+
+    /// The file without its `ArrowWriter`, and the encoder of its row groups: the same
+    /// file as the writer makes (schema, properties, row groups of as many rows).
+    fn into_row_groups(self) -> Result<(ParquetRows, RowGroups), Failure> {
+        let ParquetFile { writer, schema, partial, target } = self;
+        let (file, factory) = match writer.into_serialized_writer() {
+            Ok(parts) => parts,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                return Err(Failure::input(format!("cannot write {}: {}", target.display(), one_line(&e.to_string()))));
+            }
+        };
+        // The properties are `create`'s: a row-count limit only (no byte limit, no
+        // content-defined chunking), which is all RowGroups splits by.
+        let max_rows = file.properties().max_row_group_row_count().unwrap_or(usize::MAX);
+        let groups = RowGroups::new(factory, &file, schema.fields().iter().cloned().collect(), max_rows);
+        Ok((ParquetRows { file, next: 0, partial, target }, groups))
     }
 }
 
@@ -83,22 +128,41 @@ pub fn one_line(s: &str) -> String {
 }
 
 impl Sink {
-    fn write(&mut self, batch: &RecordBatch) -> Result<(), Failure> {
-        match self {
-            Sink::Ipc(w) => w.write(batch).map_err(|e| write_error(&e.to_string())),
-            Sink::Parquet(p) => p.write(batch),
+    /// Writes a work item's batches: an Arrow stream writes them here; a Parquet file
+    /// takes the row groups they completed (`groups` encoded them).
+    fn write(&mut self, batches: &[RecordBatch], groups: Option<&RowGroups>) -> Result<(), Failure> {
+        match (self, groups) {
+            (Sink::Ipc(w), _) => {
+                for batch in batches {
+                    w.write(batch).map_err(|e| write_error(&e.to_string()))?;
+                }
+                Ok(())
+            }
+            (Sink::Parquet(p), Some(groups)) => {
+                groups.write_ready(&mut p.file, &mut p.next, &p.target.display().to_string())
+            }
+            (Sink::Parquet(_), None) => unreachable!("a Parquet sink comes with its row groups"),
         }
     }
 
-    /// Completes the output: the IPC end marker, or the Parquet footer and the rename
-    /// that makes the file appear under its name.
-    fn finish(self) -> Result<(), Failure> {
-        match self {
-            Sink::Ipc(mut w) => {
+    /// Completes the output: the IPC end marker, or the last row group, the Parquet
+    /// footer and the rename that makes the file appear under its name.
+    fn finish(self, groups: Option<&RowGroups>) -> Result<(), Failure> {
+        match (self, groups) {
+            (Sink::Ipc(mut w), _) => {
                 w.finish().map_err(|e| write_error(&e.to_string()))?;
                 w.into_inner().and_then(|mut o| o.flush().map_err(Into::into)).map_err(|e| write_error(&e.to_string()))
             }
-            Sink::Parquet(p) => p.finish(),
+            (Sink::Parquet(mut p), Some(groups)) => {
+                let target = p.target.display().to_string();
+                if let Err(e) = groups.finish(&mut p.file, &mut p.next, &target) {
+                    let _ = std::fs::remove_file(&p.partial);
+                    return Err(e);
+                }
+                let ParquetRows { file, partial, target, .. } = p;
+                ParquetFile::finish_file(file.close().map(drop), partial, target)
+            }
+            (Sink::Parquet(_), None) => unreachable!("a Parquet sink comes with its row groups"),
         }
     }
 
@@ -106,7 +170,7 @@ impl Sink {
     /// behind as if it were complete.
     fn abandon(self) {
         if let Sink::Parquet(p) = self {
-            p.abandon();
+            let _ = std::fs::remove_file(&p.partial);
         }
     }
 }
@@ -120,8 +184,8 @@ fn write_error(e: &str) -> Failure {
 }
 
 pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
-    if args.jobs != 1 {
-        return Err(Failure::usage("--jobs applies to text, JSON and binary output, not arrow or parquet"));
+    if !args.delimited && args.jobs != 1 {
+        return Err(Failure::usage("--jobs and --keep-going apply to --delimited streams"));
     }
     if args.emit_defaults || args.proto_names {
         return Err(Failure::usage("--emit-defaults and --proto-names apply to JSON output"));
@@ -147,9 +211,14 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         common::note(n);
     }
     let arrow_schema = converter.arrow_schema().clone();
+    let mut groups = None;
     let mut sink = match (args.output, &args.output_file) {
         (Output::Parquet, None) => return Err(Failure::usage("--output parquet needs --output-file FILE")),
-        (Output::Parquet, Some(target)) => Sink::Parquet(ParquetFile::create(target, arrow_schema)?),
+        (Output::Parquet, Some(target)) => {
+            let (rows, encoder) = ParquetFile::create(target, arrow_schema)?.into_row_groups()?;
+            groups = Some(encoder);
+            Sink::Parquet(rows)
+        }
         (_, target) => {
             let out: Box<dyn Write> = match target {
                 Some(path) => Box::new(std::io::BufWriter::new(
@@ -165,9 +234,9 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             Sink::Ipc(StreamWriter::try_new(out, &arrow_schema).map_err(|e| write_error(&e.to_string()))?)
         }
     };
-    match convert(args, &converter, &mut sink) {
+    match convert(args, &converter, &mut sink, groups.as_ref()) {
         Ok(failed) => {
-            sink.finish()?;
+            sink.finish(groups.as_ref())?;
             if failed > 0 {
                 return Err(Failure::input(format!("{failed} record(s) did not decode and were skipped")));
             }
@@ -180,56 +249,159 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     }
 }
 
-/// Decodes the input into batches and writes them; returns how many records were skipped
-/// (with --keep-going).
-fn convert(args: &DecodeArgs, converter: &Converter, sink: &mut Sink) -> Result<u64, Failure> {
+/// Records in one work item at most: its rows make one record batch (fewer if some fail
+/// with --keep-going), so that the batches, and the files, do not depend on --jobs.
+fn job_records(args: &DecodeArgs) -> usize {
+    args.batch_size.max(1)
+}
+
+/// One work item: a run of records read from the stream, and the batch(es) a worker
+/// converted them to. Items are recycled, buffers and all.
+#[derive(Default)]
+struct Job {
+    /// The item's number in the stream, from 0 (the order its row groups are encoded in).
+    item: u64,
+    bytes: Vec<u8>,
+    /// Each record, with its start in `bytes`.
+    records: Vec<(RecordInfo, usize)>,
+    /// Bytes of the stream read once this item was read.
+    offset: u64,
+    /// A framing or read error right after these records: the stream stops there.
+    end: Option<Failure>,
+    /// The item's rows: one batch, or more where a batch filled up ([`BatchBuilder::is_full`]).
+    batches: Vec<RecordBatch>,
+    /// Records that failed, with --keep-going: their error lines.
+    errors: Vec<String>,
+    /// The error that fails the run (without --keep-going, the first bad record).
+    fatal: Option<Failure>,
+}
+
+/// Decodes the input into batches (on `--jobs` threads, each batch from a run of
+/// `--batch-size` records) and writes them in input order; returns how many records were
+/// skipped (with --keep-going).
+fn convert(
+    args: &DecodeArgs,
+    converter: &Converter,
+    sink: &mut Sink,
+    groups: Option<&RowGroups>,
+) -> Result<u64, Failure> {
     let name = input_name(&args.input).to_owned();
     let type_name = converter.decoder().descriptor().full_name().to_owned();
-    let batch_size = args.batch_size.max(1);
-    let mut builder = converter.builder();
-    let mut failed = 0;
     if !args.delimited {
         let bytes = common::read_input(&args.input)?;
+        let mut builder = converter.builder();
         builder.append(&bytes).map_err(|e| Failure::input(format!("{name}: cannot decode as {type_name}: {e}")))?;
-        sink.write(&builder.finish().map_err(|e| Failure::input(e.to_string()))?)?;
+        let batches = [builder.finish().map_err(|e| Failure::input(e.to_string()))?];
+        if let Some(groups) = groups {
+            groups.encode(0, &batches);
+        }
+        sink.write(&batches, groups)?;
         return Ok(0);
     }
+    let jobs = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
     let (input, size) = common::open_input(&args.input)?;
     let mut progress = Progress::new(args.progress, size);
     let mut reader = RecordReader::new(input, &name, &type_name);
-    let mut buf = Vec::new();
-    let mut records = 0u64;
-    let result = (|| {
-        loop {
-            buf.clear();
-            let Some(info) = reader.next_into(&mut buf)? else { break };
-            records += 1;
-            if let Err(e) = builder.append(&buf) {
-                let line = format!(
-                    "{name}: record {}: cannot decode as {type_name}: {e} (record starts at byte offset {} of the stream)",
-                    info.number, info.data_offset
-                );
-                if !args.keep_going {
-                    return Err(Failure::input(line));
-                }
+    let (mut items, mut records, mut failed) = (0u64, 0u64, 0u64);
+    let limit = job_records(args);
+    let result = pool::ordered(
+        jobs,
+        |job: &mut Job| {
+            job.item = items;
+            items += 1;
+            Ok(fill(&mut reader, job, limit))
+        },
+        || converter.builder(),
+        |builder, job| {
+            convert_job(builder, job, args.keep_going, &name, &type_name);
+            if let Some(groups) = groups {
+                groups.encode(job.item, &job.batches);
+            }
+        },
+        |job| {
+            for line in job.errors.drain(..) {
                 progress.interrupt();
                 eprintln!("protojit: {line}");
                 failed += 1;
             }
-            if builder.len() >= batch_size || builder.is_full() {
-                sink.write(&builder.finish().map_err(|e| Failure::input(e.to_string()))?)?;
-                progress.update(records, reader.offset());
+            if let Some(e) = job.fatal.take() {
+                return Err(e);
             }
-        }
-        if !builder.is_empty() {
-            sink.write(&builder.finish().map_err(|e| Failure::input(e.to_string()))?)?;
-        }
-        progress.update(records, reader.offset());
-        Ok(())
-    })();
+            sink.write(&job.batches, groups)?;
+            records += job.records.len() as u64;
+            progress.update(records, job.offset);
+            match job.end.take() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        },
+    );
     match &result {
         Ok(()) => progress.finish(),
         Err(_) => progress.interrupt(),
     }
     result.map(|()| failed)
+}
+
+/// Reads the next run of records into `job` (emptied first): `limit` records, or fewer
+/// where they hold half of [`MAX_BATCH_INPUT`] bytes (the size at which a batch builder
+/// is full). Returns whether more may follow.
+fn fill(reader: &mut RecordReader<Box<dyn std::io::Read>>, job: &mut Job, limit: usize) -> bool {
+    job.bytes.clear();
+    job.records.clear();
+    job.end = None;
+    let more = loop {
+        if job.records.len() >= limit || job.bytes.len() >= MAX_BATCH_INPUT / 2 {
+            break true;
+        }
+        let start = job.bytes.len();
+        match reader.next_into(&mut job.bytes) {
+            Ok(Some(info)) => job.records.push((info, start)),
+            Ok(None) => break false,
+            Err(e) => {
+                job.end = Some(e);
+                break false;
+            }
+        }
+    };
+    job.offset = reader.offset();
+    more
+}
+
+/// Converts a work item's records into its batches (emptied first).
+fn convert_job(builder: &mut BatchBuilder<'_>, job: &mut Job, keep_going: bool, name: &str, type_name: &str) {
+    job.batches.clear();
+    job.errors.clear();
+    job.fatal = None;
+    let finish = |builder: &mut BatchBuilder<'_>| builder.finish().map_err(|e| Failure::input(e.to_string()));
+    for &(info, start) in &job.records {
+        if let Err(e) = builder.append(&job.bytes[start..start + info.len]) {
+            let line = format!(
+                "{name}: record {}: cannot decode as {type_name}: {e} (record starts at byte offset {} of the stream)",
+                info.number, info.data_offset
+            );
+            if !keep_going {
+                // The rows before it in this batch are dropped, as the whole output is.
+                let _ = builder.finish();
+                job.fatal = Some(Failure::input(line));
+                return;
+            }
+            job.errors.push(line);
+        }
+        if builder.is_full() {
+            match finish(builder) {
+                Ok(batch) => job.batches.push(batch),
+                Err(e) => {
+                    job.fatal = Some(e);
+                    return;
+                }
+            }
+        }
+    }
+    if !builder.is_empty() {
+        match finish(builder) {
+            Ok(batch) => job.batches.push(batch),
+            Err(e) => job.fatal = Some(e),
+        }
+    }
 }

@@ -10,14 +10,16 @@ use protojit::{Arena, DecodeError, Decoder, FieldPath, JsonOptions, MessageRef, 
 
 use crate::args::{DecodeArgs, Output};
 use crate::common::{self, input_name, Failure, Out};
+use crate::pool;
 use crate::progress::Progress;
 use crate::stream::{RecordInfo, RecordReader};
 
-/// Input bytes per thread in one batch of a stream: bounds memory (batch input plus its
-/// output) while keeping the per-batch thread start-up negligible.
-const BATCH_BYTES: usize = 1 << 20;
-/// Records per thread in one batch.
-const BATCH_RECORDS: usize = 1 << 14;
+/// Input bytes in one batch of a stream (a work item for one thread): small enough that
+/// the threads share the last batches evenly and memory stays bounded (a few batches per
+/// thread are in flight), large enough that handing one over costs nothing in comparison.
+const BATCH_BYTES: usize = 1 << 18;
+/// Records in one batch.
+const BATCH_RECORDS: usize = 1 << 12;
 
 pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
     if matches!(args.output, Output::Arrow | Output::Parquet) {
@@ -101,7 +103,7 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
             .decode(&bytes, &arena)
             .map_err(|e| Failure::input(format!("{name}: cannot decode as {type_name}: {e}")))?;
         let mut buf = Vec::new();
-        format.record(&msg, 1, &mut buf).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+        format.record(&msg, 1, &mut buf, &mut String::new()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
         out.write(format.open())?;
         out.write(&buf)?;
         out.write(format.close(true))?;
@@ -153,12 +155,13 @@ impl Format {
         }
     }
 
-    /// Appends record `number` (from 1) to `out`; an error is a message that has no JSON form.
-    fn record(&self, msg: &MessageRef<'_>, number: u64, out: &mut Vec<u8>) -> Result<(), String> {
+    /// Appends record `number` (from 1) to `out`; an error is a message that has no JSON
+    /// form. `scratch` is a string to print into, reused from record to record.
+    fn record(&self, msg: &MessageRef<'_>, number: u64, out: &mut Vec<u8>, scratch: &mut String) -> Result<(), String> {
         let json_err =
             |e: protojit::JsonError| format!("{} has no proto3 JSON form: {e}", msg.descriptor().full_name());
         if !self.select.is_empty() {
-            let mut line = String::new();
+            let line = scratch;
             for path in &self.select {
                 let mut err = None;
                 path.for_each(msg, |v| {
@@ -167,9 +170,9 @@ impl Format {
                     }
                     line.clear();
                     match self.output {
-                        Output::Text => text_value(&v, &mut line),
+                        Output::Text => text_value(&v, line),
                         _ => match v.to_json_string(&self.json) {
-                            Ok(s) => line = s,
+                            Ok(s) => *line = s,
                             Err(e) => err = Some(e),
                         },
                     }
@@ -184,12 +187,12 @@ impl Format {
         }
         match self.output {
             Output::Text => {
-                let mut s = String::new();
+                scratch.clear();
                 if self.delimited {
-                    writeln!(s, "# record {number}").unwrap();
+                    writeln!(scratch, "# record {number}").unwrap();
                 }
-                msg.write_text_format(&mut s);
-                out.extend_from_slice(s.as_bytes());
+                msg.write_text_format(scratch);
+                out.extend_from_slice(scratch.as_bytes());
             }
             Output::Json | Output::Jsonl => {
                 if self.array() {
@@ -236,7 +239,7 @@ fn text_value(v: &Value<'_>, out: &mut String) {
         Value::String(s) => write_text_string(s.as_bytes(), out),
         Value::Bytes(b) => write_text_string(b, out),
         Value::Enum(e) => match e.name() {
-            Some(name) => out.push_str(&name),
+            Some(name) => out.push_str(name),
             None => write!(out, "{}", e.number).unwrap(),
         },
         Value::Message(m) => {
@@ -296,7 +299,7 @@ struct Stream<'x> {
     keep_going: bool,
 }
 
-/// What one thread made of a run of records.
+/// What a worker made of a batch of records.
 #[derive(Default)]
 struct ChunkOut {
     /// The printed records, back to back.
@@ -305,7 +308,7 @@ struct ChunkOut {
     ends: Vec<usize>,
     /// Records that failed (in order): their error lines.
     errors: Vec<String>,
-    /// Without --keep-going: the chunk stopped at this record's error.
+    /// Without --keep-going: the batch stopped at this record's error.
     fatal: Option<String>,
 }
 
@@ -317,73 +320,42 @@ struct Tally {
     total: u64,
 }
 
-/// One batch of records read from the stream.
+/// One work item: a run of records read from the stream and what a worker printed of
+/// them. Items are recycled, buffers and all.
 #[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
-    /// Each record, with its range in `bytes`.
+    /// Each record, with its start in `bytes`.
     records: Vec<(RecordInfo, usize)>,
+    /// Bytes of the stream read once this batch was read.
+    offset: u64,
+    /// A framing or read error right after these records: the stream stops there.
+    end: Option<Failure>,
+    out: ChunkOut,
+}
+
+/// A worker's own: the arena records decode into (reset after each) and the string
+/// they print into.
+struct Worker {
+    arena: Arena,
+    scratch: String,
 }
 
 impl Stream<'_> {
+    /// Reads batches on this thread, decodes and prints them on `jobs` workers (on this
+    /// thread alone with one job), and writes their output here in input order: reading,
+    /// decoding and writing overlap, and the workers format into their own buffers.
     fn run(&self, input: Box<dyn Read>, jobs: usize, out: &mut Out, progress: &mut Progress) -> Result<(), Failure> {
         let mut reader = RecordReader::new(input, self.name, self.type_name);
         let mut tally = Tally::default();
         out.write(self.format.open())?;
-        if jobs <= 1 {
-            let mut batch = Batch::default();
-            loop {
-                let (eof, framing) = self.fill(&mut reader, &mut batch, 1);
-                tally.total += batch.records.len() as u64;
-                let results = self.decode_batch(&batch, 1);
-                self.write_results(results, out, progress, &mut tally)?;
-                progress.update(tally.total, reader.offset());
-                if let Some(e) = framing {
-                    out.flush()?;
-                    progress.interrupt();
-                    return Err(e);
-                }
-                if eof {
-                    break;
-                }
-                out.flush()?;
-            }
-        } else {
-            // Batch N decodes on `jobs` threads while this thread reads batch N + 1 and
-            // writes batch N - 1's output, so reading, decoding and writing overlap; output
-            // stays in input order, and an error stops it where it stopped before.
-            std::thread::scope(|s| -> Result<(), Failure> {
-                let mut pending: Option<std::thread::ScopedJoinHandle<'_, (Batch, Vec<ChunkOut>)>> = None;
-                let mut spare = Batch::default();
-                loop {
-                    let mut batch = std::mem::take(&mut spare);
-                    let (eof, framing) = self.fill(&mut reader, &mut batch, jobs);
-                    tally.total += batch.records.len() as u64;
-                    let decoding = s.spawn(move || {
-                        let results = self.decode_batch(&batch, jobs);
-                        (batch, results)
-                    });
-                    if let Some(previous) = pending.take() {
-                        let (done, results) = previous.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                        spare = done;
-                        self.write_results(results, out, progress, &mut tally)?;
-                    }
-                    progress.update(tally.total, reader.offset());
-                    if eof || framing.is_some() {
-                        let (_, results) = decoding.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                        self.write_results(results, out, progress, &mut tally)?;
-                        if let Some(e) = framing {
-                            out.flush()?;
-                            progress.interrupt();
-                            return Err(e);
-                        }
-                        return Ok(());
-                    }
-                    pending = Some(decoding);
-                    out.flush()?;
-                }
-            })?;
-        }
+        pool::ordered(
+            jobs,
+            |batch: &mut Batch| Ok(self.fill(&mut reader, batch)),
+            || Worker { arena: Arena::new(), scratch: String::new() },
+            |worker, batch| self.decode_batch(worker, batch),
+            |batch| self.write_batch(batch, out, progress, &mut tally),
+        )?;
         out.write(self.format.close(tally.printed > 0))?;
         out.flush()?;
         if tally.failed > 0 {
@@ -396,107 +368,92 @@ impl Stream<'_> {
         Ok(())
     }
 
-    /// Reads the next batch of records into `batch` (emptied first): about `jobs` times
-    /// the batch size. Returns whether the stream ended, and a framing error that cut the
-    /// batch short.
-    fn fill(
-        &self,
-        reader: &mut RecordReader<Box<dyn Read>>,
-        batch: &mut Batch,
-        jobs: usize,
-    ) -> (bool, Option<Failure>) {
+    /// Reads the next batch of records into `batch` (emptied first); returns whether
+    /// more may follow (not after the end of the stream or a framing error).
+    fn fill(&self, reader: &mut RecordReader<Box<dyn Read>>, batch: &mut Batch) -> bool {
         batch.bytes.clear();
         batch.records.clear();
-        while batch.bytes.len() < BATCH_BYTES * jobs && batch.records.len() < BATCH_RECORDS * jobs {
+        batch.end = None;
+        let more = loop {
+            if batch.bytes.len() >= BATCH_BYTES || batch.records.len() >= BATCH_RECORDS {
+                break true;
+            }
             let start = batch.bytes.len();
             match reader.next_into(&mut batch.bytes) {
                 Ok(Some(info)) => batch.records.push((info, start)),
-                Ok(None) => return (true, None),
-                Err(e) => return (false, Some(e)),
+                Ok(None) => break false,
+                Err(e) => {
+                    batch.end = Some(e);
+                    break false;
+                }
             }
-        }
-        (false, None)
+        };
+        batch.offset = reader.offset();
+        more
     }
 
-    /// Writes a decoded batch's records in order and reports its failed records; a fatal
-    /// error (without --keep-going) ends the run.
-    fn write_results(
+    /// Writes a decoded batch's records and reports its failed records; a fatal error
+    /// (without --keep-going) or a framing error ends the run after the records before it.
+    fn write_batch(
         &self,
-        results: Vec<ChunkOut>,
+        batch: &mut Batch,
         out: &mut Out,
         progress: &mut Progress,
         tally: &mut Tally,
     ) -> Result<(), Failure> {
-        for chunk in results {
+        tally.total += batch.records.len() as u64;
+        let chunk = &mut batch.out;
+        let separator = self.format.separator();
+        if separator.is_empty() {
+            out.write(&chunk.bytes)?;
+            tally.printed += chunk.ends.len() as u64;
+        } else {
             let mut start = 0;
             for &end in &chunk.ends {
                 if tally.printed > 0 {
-                    out.write(self.format.separator())?;
+                    out.write(separator)?;
                 }
                 out.write(&chunk.bytes[start..end])?;
                 start = end;
                 tally.printed += 1;
             }
-            for line in &chunk.errors {
-                progress.interrupt();
-                eprintln!("protojit: {line}");
-                tally.failed += 1;
-            }
-            if let Some(line) = chunk.fatal {
-                out.flush()?;
-                return Err(Failure::input(line));
-            }
         }
-        Ok(())
+        for line in &chunk.errors {
+            progress.interrupt();
+            eprintln!("protojit: {line}");
+            tally.failed += 1;
+        }
+        if let Some(line) = chunk.fatal.take() {
+            out.flush()?;
+            return Err(Failure::input(line));
+        }
+        progress.update(tally.total, batch.offset);
+        if let Some(e) = batch.end.take() {
+            out.flush()?;
+            progress.interrupt();
+            return Err(e);
+        }
+        // Output appears batch by batch, also when the input trickles in.
+        out.flush()
     }
 
-    /// Decodes a batch on up to `jobs` threads, in contiguous chunks of about equal bytes;
-    /// the results are in input order.
-    fn decode_batch(&self, batch: &Batch, jobs: usize) -> Vec<ChunkOut> {
-        let n = batch.records.len();
-        if jobs <= 1 || n < 2 {
-            return vec![self.decode_chunk(batch, 0..n)];
-        }
-        let per = batch.bytes.len().div_ceil(jobs).max(1);
-        let mut ranges = Vec::with_capacity(jobs);
-        let mut first = 0;
-        let mut acc = 0;
-        for (i, (info, _)) in batch.records.iter().enumerate() {
-            acc += info.len + 1;
-            if acc >= per && ranges.len() + 1 < jobs {
-                ranges.push(first..i + 1);
-                first = i + 1;
-                acc = 0;
-            }
-        }
-        if first < n {
-            ranges.push(first..n);
-        }
-        std::thread::scope(|s| {
-            let mut rest = ranges.into_iter();
-            let head = rest.next().expect("a batch of records has a chunk");
-            let handles: Vec<_> = rest.map(|r| s.spawn(move || self.decode_chunk(batch, r))).collect();
-            let mut results = vec![self.decode_chunk(batch, head)];
-            for h in handles {
-                results.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-            }
-            results
-        })
-    }
-
-    fn decode_chunk(&self, batch: &Batch, range: std::ops::Range<usize>) -> ChunkOut {
-        let mut out = ChunkOut::default();
-        let mut arena = Arena::new();
-        for &(info, start) in &batch.records[range] {
-            let bytes = &batch.bytes[start..start + info.len];
-            let result = match self.decoder.decode(bytes, &arena) {
+    /// Decodes and prints a batch's records into its output (emptied first).
+    fn decode_batch(&self, worker: &mut Worker, batch: &mut Batch) {
+        let Batch { bytes, records, out, .. } = batch;
+        out.bytes.clear();
+        out.ends.clear();
+        out.errors.clear();
+        out.fatal = None;
+        for &(info, start) in records.iter() {
+            let record = &bytes[start..start + info.len];
+            let result = match self.decoder.decode(record, &worker.arena) {
                 Ok(msg) => self
                     .format
-                    .record(&msg, info.number, &mut out.bytes)
+                    .record(&msg, info.number, &mut out.bytes, &mut worker.scratch)
                     .map_err(|e| format!("{}: record {}: {e}", self.name, info.number)),
                 Err(e) => Err(self.decode_error(&info, e)),
             };
-            arena.reset();
+            worker.arena.reset();
             match result {
                 Ok(()) => out.ends.push(out.bytes.len()),
                 Err(line) => {
@@ -511,7 +468,6 @@ impl Stream<'_> {
                 }
             }
         }
-        out
     }
 
     fn decode_error(&self, info: &RecordInfo, e: DecodeError) -> String {

@@ -12,7 +12,10 @@ mod decode_raw;
 mod encode;
 #[cfg(not(all(feature = "columns", feature = "sql")))]
 mod features;
+mod pool;
 mod progress;
+#[cfg(feature = "columns")]
+mod row_groups;
 mod schema_cmd;
 #[cfg(feature = "sql")]
 mod sql;

@@ -19,6 +19,10 @@ pub struct RecordInfo {
 /// Largest record a decoder accepts (4 GiB - 1).
 const MAX_RECORD: u64 = u32::MAX as u64;
 
+/// Bytes read from the input at a time: big reads, and most records found whole in the
+/// buffer (see [`RecordReader::next_into`]).
+const READ_BUFFER: usize = 1 << 18;
+
 /// Reads records from a stream.
 pub struct RecordReader<R: Read> {
     r: BufReader<R>,
@@ -35,7 +39,7 @@ pub struct RecordReader<R: Read> {
 impl<R: Read> RecordReader<R> {
     pub fn new(r: R, name: &str, what: &str) -> Self {
         RecordReader {
-            r: BufReader::with_capacity(1 << 16, r),
+            r: BufReader::with_capacity(READ_BUFFER, r),
             offset: 0,
             records: 0,
             name: name.to_owned(),
@@ -50,6 +54,20 @@ impl<R: Read> RecordReader<R> {
 
     /// Appends the next record's bytes to `buf`; `None` at the end of the stream.
     pub fn next_into(&mut self, buf: &mut Vec<u8>) -> Result<Option<RecordInfo>, Failure> {
+        // The common case: the length prefix and the record are both in the buffer, so
+        // one copy takes them, with no read call per byte of the prefix.
+        if let Some((prefix, len)) = buffered_prefix(self.r.buffer()) {
+            let available = self.r.buffer().len() - prefix;
+            if len <= available as u64 {
+                let len = len as usize;
+                buf.extend_from_slice(&self.r.buffer()[prefix..prefix + len]);
+                self.r.consume(prefix + len);
+                let data_offset = self.offset + prefix as u64;
+                self.offset = data_offset + len as u64;
+                self.records += 1;
+                return Ok(Some(RecordInfo { number: self.records, data_offset, len }));
+            }
+        }
         let number = self.records + 1;
         let prefix_offset = self.offset;
         let Some(len) = self.read_prefix(number)? else { return Ok(None) };
@@ -79,7 +97,8 @@ impl<R: Read> RecordReader<R> {
         Ok(Some(RecordInfo { number, data_offset, len: got }))
     }
 
-    /// Reads a length prefix; `None` at a clean end of the stream.
+    /// Reads a length prefix byte by byte (across buffer refills); `None` at a clean end
+    /// of the stream.
     fn read_prefix(&mut self, number: u64) -> Result<Option<u64>, Failure> {
         let start = self.offset;
         let mut value = 0u64;
@@ -110,4 +129,18 @@ impl<R: Read> RecordReader<R> {
             self.name, self.what
         )))
     }
+}
+
+/// The length prefix at the start of `buf` (its size in bytes and its value) if `buf`
+/// holds all of it and it is a varint of at most 10 bytes; otherwise `None`, and
+/// [`RecordReader::read_prefix`] reads it (and reports what is wrong with it).
+fn buffered_prefix(buf: &[u8]) -> Option<(usize, u64)> {
+    let mut value = 0u64;
+    for (i, &byte) in buf.iter().take(10).enumerate() {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return Some((i + 1, value));
+        }
+    }
+    None
 }
