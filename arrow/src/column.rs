@@ -139,6 +139,9 @@ pub(crate) struct StructCol {
     /// ([`NO_COLUMN`] for none), and its oneof ([`NO_INDEX`] for none).
     pub(crate) column_of: Vec<u32>,
     pub(crate) oneof_of: Vec<u32>,
+    /// The direct path: the columns met in the open row that its end must close (lists,
+    /// maps, messages), each once.
+    pub(crate) touched: Vec<u32>,
 }
 
 /// No column for this slot (an extension, or a field the recursion cut left out).
@@ -151,7 +154,14 @@ impl StructCol {
             column_of[c.si.index()] = ci as u32;
         }
         let oneof_of = layout.slots().iter().map(|s| s.oneof).collect();
-        StructCol { columns, nulls: nullable.then(|| NullBufferBuilder::new(0)), len: 0, column_of, oneof_of }
+        StructCol {
+            columns,
+            nulls: nullable.then(|| NullBufferBuilder::new(0)),
+            len: 0,
+            column_of,
+            oneof_of,
+            touched: Vec::new(),
+        }
     }
 
     pub(crate) fn fields(&self) -> Fields {
@@ -210,6 +220,8 @@ impl StructCol {
 
     /// The finished columns, for a record batch.
     pub(crate) fn finish_columns(&mut self, shared: &[Buffer]) -> Vec<ArrayRef> {
+        // The direct path fills absent rows lazily: every column gets its rows now.
+        self.pad_deep();
         self.len = 0;
         self.columns.iter_mut().map(|c| c.cell.finish(shared)).collect()
     }
@@ -220,13 +232,11 @@ pub(crate) struct ListCol {
     item_field: FieldRef,
     pub(crate) offsets: Vec<i32>,
     pub(crate) item: Cell,
-    /// The direct path: items appended in the current row.
-    pub(crate) count: i32,
 }
 
 impl ListCol {
     pub(crate) fn new(item_field: FieldRef, item: Cell) -> ListCol {
-        ListCol { item_field, offsets: vec![0], item, count: 0 }
+        ListCol { item_field, offsets: vec![0], item }
     }
 
     #[inline]
@@ -268,10 +278,9 @@ pub(crate) struct MapCol {
     pub(crate) offsets: Vec<i32>,
     pub(crate) key: Values,
     pub(crate) value: Cell,
-    /// The direct path: entries appended in the current row, whether the entry being read
-    /// has met its value, and the value an entry without one takes (the value field's
-    /// default: zero, or a closed enum's first value).
-    pub(crate) count: i32,
+    /// The direct path: whether the entry being read has met its value, and the value an
+    /// entry without one takes (the value field's default: zero, or a closed enum's first
+    /// value).
     pub(crate) has_value: bool,
     pub(crate) value_default: Pending,
 }
@@ -284,7 +293,7 @@ impl MapCol {
         value: Cell,
         value_default: Pending,
     ) -> MapCol {
-        MapCol { entries_field, entries, offsets: vec![0], key, value, count: 0, has_value: false, value_default }
+        MapCol { entries_field, entries, offsets: vec![0], key, value, has_value: false, value_default }
     }
 
     fn push(&mut self, v: Value<'_>, cx: &mut RowCx) {

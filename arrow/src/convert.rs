@@ -298,6 +298,8 @@ impl BatchBuilder<'_> {
         self.arena.reset();
         let msg = self.converter.decoder.decode(record, &self.arena)?;
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        // The tree appends to every column: the direct path's lazy columns catch up first.
+        root.pad_deep();
         root.push_message(&msg, &mut self.cx);
         Ok(())
     }
@@ -312,7 +314,7 @@ impl BatchBuilder<'_> {
         let walked = stream(c.schema.layouts(), c.layout, record, &c.options.decode.decode, &mut self.root, &mut cx);
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         if let Ok(std::ops::ControlFlow::Continue(())) = walked {
-            root.flush_row(&mut cx);
+            root.close_row(&mut cx);
             self.cx = cx.row;
             return Ok(());
         }

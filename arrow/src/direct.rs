@@ -3,12 +3,18 @@
 //! Each [`Cell`] is a [`MessageSink`]: the walk hands it the fields of the message it
 //! builds, in wire order, and the cell applies protobuf's rules as the tree would have:
 //!
-//! - a singular scalar keeps its last value ([`Values::pending`]) and is appended when its
-//!   row ends (a null or the default if none came);
+//! - a singular scalar is written at its row as it comes; a second value replaces it (the
+//!   last on the wire wins);
 //! - list items are appended as they come (order is wire order, as in the tree);
-//! - a singular message met twice is merged: both visits go to the same pending row;
+//! - a singular message met twice is merged: both visits write into the same open row;
 //! - a repeated message's element is one row of the item column, closed at its end;
-//! - setting a oneof member clears the other members' pending values.
+//! - setting a oneof member removes the other members' values from the row.
+//!
+//! Columns are filled lazily: a row a field is absent from costs nothing until a later
+//! row of that column gets a value, or the batch finishes; then the rows in between get
+//! the column's fill (null where nullable, else the default), in one `resize`. A row's end
+//! touches only the lists, maps and messages met in it. Records have few of their fields
+//! set, so this is most of what the direct path saves over walking a tree.
 //!
 //! Two cases the builders cannot undo cheaply make the sink stop (`Break`), and the
 //! converter then rolls the row back and converts the record through the tree, counting
@@ -21,12 +27,12 @@ use std::ops::ControlFlow;
 
 use protojit::layers::arena::{MessageSink, SlotIndex, WireValue, NO_INDEX};
 
-use crate::column::{Cell, ListCol, MapCol, StructCol, NO_COLUMN};
-use crate::values::{Pending, RowCx};
+use crate::column::{Cell, MapCol, StructCol, NO_COLUMN};
+use crate::values::RowCx;
 
 /// Entries of one map in one row beyond which the row takes the tree (the duplicate-key
 /// check is quadratic, as the tree's own scan for small maps is).
-pub(crate) const MAP_DIRECT_ENTRIES: i32 = 64;
+pub(crate) const MAP_DIRECT_ENTRIES: usize = 64;
 
 /// What a direct walk shares: the batch's row context and the record its values lie in.
 pub(crate) struct DirectCx<'a> {
@@ -98,6 +104,24 @@ impl<'a> MessageSink<'a> for Cell {
 }
 
 impl StructCol {
+    /// Marks column `ci` as met in the open row (its row end then needs closing); a list's
+    /// or map's offsets are brought up to the open row first.
+    #[inline]
+    fn touch(&mut self, ci: usize) {
+        let row = self.len;
+        let column = &mut self.columns[ci];
+        if column.present {
+            return;
+        }
+        column.present = true;
+        self.touched.push(ci as u32);
+        match &mut column.cell {
+            Cell::List(l) => pad_offsets(&mut l.offsets, row),
+            Cell::Map(m) => pad_offsets(&mut m.offsets, row),
+            _ => {}
+        }
+    }
+
     #[inline]
     fn value(&mut self, cx: &mut DirectCx<'_>, si: SlotIndex, value: WireValue<'_>) -> ControlFlow<()> {
         self.set_oneof(si)?;
@@ -105,12 +129,15 @@ impl StructCol {
         if ci == NO_COLUMN {
             return GO;
         }
+        let row = self.len;
         match &mut self.columns[ci as usize].cell {
-            Cell::Values(v) => v.set_pending(value, cx.record),
-            Cell::List(l) => {
-                if let Cell::Values(v) = &mut l.item {
-                    v.push_wire(value, &cx.row);
-                    l.count += 1;
+            Cell::Values(v) => v.set_at(row, value, &cx.row),
+            Cell::List(_) => {
+                self.touch(ci as usize);
+                if let Cell::List(l) = &mut self.columns[ci as usize].cell {
+                    if let Cell::Values(v) = &mut l.item {
+                        v.push_wire(value, &cx.row);
+                    }
                 }
             }
             _ => {}
@@ -125,9 +152,12 @@ impl StructCol {
         if ci == NO_COLUMN {
             return ControlFlow::Continue(None);
         }
+        let row = self.len;
+        self.touch(ci as usize);
         let column = &mut self.columns[ci as usize];
         if let Cell::Map(m) = &mut column.cell {
-            if m.count >= MAP_DIRECT_ENTRIES {
+            let entries = m.key.len() - *m.offsets.last().expect("offsets start with 0") as usize;
+            if entries >= MAP_DIRECT_ENTRIES {
                 return ControlFlow::Break(());
             }
             m.has_value = false;
@@ -135,12 +165,12 @@ impl StructCol {
             return ControlFlow::Continue(Some(&mut column.cell));
         }
         match &mut column.cell {
-            Cell::List(l) => {
-                l.count += 1;
-                ControlFlow::Continue(Some(&mut l.item))
-            }
+            Cell::List(l) => ControlFlow::Continue(Some(&mut l.item)),
             cell => {
-                column.present = true;
+                // A singular message: its row is this struct's open row.
+                if let Cell::Struct(child) = cell {
+                    child.pad_to(row);
+                }
                 ControlFlow::Continue(Some(cell))
             }
         }
@@ -152,7 +182,8 @@ impl StructCol {
         match &mut self.columns[ci as usize].cell {
             // An element is complete: its row is closed now.
             Cell::List(l) => {
-                l.item.flush_present(cx);
+                let row = l.item.len();
+                l.item.close_present(row, cx);
                 GO
             }
             Cell::Map(m) => m.end_entry(cx),
@@ -160,13 +191,14 @@ impl StructCol {
         }
     }
 
-    /// Slot `si` is being set: if it is a oneof member, the other members are cleared.
+    /// Slot `si` is being set: if it is a oneof member, the other members are removed.
     #[inline]
     fn set_oneof(&mut self, si: SlotIndex) -> ControlFlow<()> {
         let oneof = self.oneof_of[si.index()];
         if oneof == NO_INDEX {
             return GO;
         }
+        let row = self.len;
         for (i, &o) in self.oneof_of.iter().enumerate() {
             let ci = self.column_of[i];
             if o != oneof || i == si.index() || ci == NO_COLUMN {
@@ -174,7 +206,7 @@ impl StructCol {
             }
             let other = &mut self.columns[ci as usize];
             match &mut other.cell {
-                Cell::Values(v) => v.pending = Pending::None,
+                Cell::Values(v) => v.clear_at(row),
                 // A message member met in this row may have appended list items below it:
                 // the tree takes the record.
                 _ if other.present => return ControlFlow::Break(()),
@@ -184,16 +216,23 @@ impl StructCol {
         GO
     }
 
-    /// Closes the current row: every column gets its row (pending values, list and map
-    /// ends, nested rows present or absent), and the struct's validity bit is set.
-    pub(crate) fn flush_row(&mut self, cx: &mut DirectCx<'_>) {
-        for c in &mut self.columns {
+    /// Closes the open row: the lists, maps and messages met in it get their row, and the
+    /// struct's validity bit is set. Columns not met are filled later ([`Self::pad_deep`]).
+    pub(crate) fn close_row(&mut self, cx: &mut DirectCx<'_>) {
+        let row = self.len;
+        for ci in self.touched.drain(..) {
+            let c = &mut self.columns[ci as usize];
+            c.present = false;
             match &mut c.cell {
-                Cell::Values(v) => v.flush_pending(cx.record, &cx.row),
-                Cell::List(l) => l.close_row(),
-                Cell::Map(m) => m.close_row(),
-                cell if std::mem::take(&mut c.present) => cell.flush_present(cx),
-                cell => cell.push_absent(),
+                Cell::List(l) => {
+                    let end = l.item.len() as i32;
+                    l.offsets.push(end);
+                }
+                Cell::Map(m) => {
+                    let end = m.key.len() as i32;
+                    m.offsets.push(end);
+                }
+                cell => cell.close_present(row, cx),
             }
         }
         if let Some(n) = &mut self.nulls {
@@ -202,37 +241,114 @@ impl StructCol {
         self.len += 1;
     }
 
-    /// Drops rows from `rows` on, and every pending value below (a record that failed or
-    /// that the tree takes instead).
+    /// Rows up to `rows` (exclusive) this struct is absent from: null (its columns are
+    /// filled lazily).
+    pub(crate) fn pad_to(&mut self, rows: usize) {
+        if self.len < rows {
+            if let Some(n) = &mut self.nulls {
+                n.append_n_nulls(rows - self.len);
+            }
+            self.len = rows;
+        }
+    }
+
+    /// Fills every column, here and in nested structs, up to its struct's rows: before a
+    /// batch is finished, and before the tree appends a row (it appends to every column).
+    pub(crate) fn pad_deep(&mut self) {
+        let rows = self.len;
+        for c in &mut self.columns {
+            c.cell.pad_to(rows);
+            c.cell.pad_inner();
+        }
+    }
+
+    /// Drops rows from `rows` on, and every pending value and open row below (a record
+    /// that failed, or that the tree takes instead).
     pub(crate) fn truncate(&mut self, rows: usize) {
+        self.touched.clear();
         for c in &mut self.columns {
             c.present = false;
             c.cell.truncate(rows);
         }
         if let Some(n) = &mut self.nulls {
-            n.truncate(rows);
+            if n.len() > rows {
+                n.truncate(rows);
+            }
         }
-        self.len = rows;
+        self.len = self.len.min(rows);
+    }
+}
+
+/// Brings a list's or map's offsets up to row `row` (absent rows: empty): `row + 1`
+/// entries, the last the start of row `row`.
+#[inline]
+fn pad_offsets(offsets: &mut Vec<i32>, row: usize) {
+    if offsets.len() < row + 1 {
+        let last = *offsets.last().expect("offsets start with 0");
+        offsets.resize(row + 1, last);
     }
 }
 
 impl Cell {
-    /// Closes the row of a present message cell (a singular field met in its parent's row,
-    /// or a list element at its end).
-    fn flush_present(&mut self, cx: &mut DirectCx<'_>) {
+    /// Rows (or items) appended so far.
+    fn len(&self) -> usize {
         match self {
-            Cell::Struct(s) => s.flush_row(cx),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.len(),
+            Cell::Struct(s) => s.len,
+            Cell::Time(t) => t.values.len(),
+            Cell::List(l) => l.offsets.len() - 1,
+            Cell::Map(m) => m.offsets.len() - 1,
+        }
+    }
+
+    /// Closes row `row` of a present message cell (a singular field met in its parent's
+    /// row, or a list element or map value at its end).
+    fn close_present(&mut self, row: usize, cx: &mut DirectCx<'_>) {
+        match self {
+            Cell::Struct(s) => {
+                s.pad_to(row);
+                s.close_row(cx);
+            }
             Cell::Time(t) => {
                 let (seconds, nanos) = std::mem::take(&mut t.pending);
+                if t.values.len() < row {
+                    let n = row - t.values.len();
+                    t.values.resize(row, 0);
+                    t.nulls.append_n_nulls(n);
+                }
                 t.push(seconds, nanos, &mut cx.row);
             }
             // A wrapper without its value holds the default.
-            Cell::Wrapper(v, _) => match v.pending {
-                Pending::None => v.push_default(),
-                _ => v.flush_pending(cx.record, &cx.row),
-            },
-            Cell::Marker(v) => v.push_wire(WireValue::Bool(true), &cx.row),
+            Cell::Wrapper(v, _) => v.set_pending_at(row, cx.record, &cx.row),
+            Cell::Marker(v) => v.set_at(row, WireValue::Bool(true), &cx.row),
             Cell::Values(_) | Cell::List(_) | Cell::Map(_) => unreachable!("not a message cell"),
+        }
+    }
+
+    /// Fills this column up to `rows` rows.
+    fn pad_to(&mut self, rows: usize) {
+        match self {
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.pad_to(rows),
+            Cell::Struct(s) => s.pad_to(rows),
+            Cell::Time(t) => {
+                if t.values.len() < rows {
+                    let n = rows - t.values.len();
+                    t.values.resize(rows, 0);
+                    t.nulls.append_n_nulls(n);
+                }
+            }
+            Cell::List(l) => pad_offsets(&mut l.offsets, rows),
+            Cell::Map(m) => pad_offsets(&mut m.offsets, rows),
+        }
+    }
+
+    /// Fills the columns of the structs inside this one (nested, list items, map values).
+    fn pad_inner(&mut self) {
+        match self {
+            Cell::Struct(s) => s.pad_deep(),
+            Cell::List(l) => l.item.pad_inner(),
+            Cell::Map(m) => m.value.pad_inner(),
+            _ => {}
         }
     }
 
@@ -243,31 +359,24 @@ impl Cell {
             Cell::Struct(s) => s.truncate(rows),
             Cell::Time(t) => {
                 t.pending = (0, 0);
-                t.values.truncate(rows);
-                t.nulls.truncate(rows);
+                if t.values.len() > rows {
+                    t.values.truncate(rows);
+                    t.nulls.truncate(rows);
+                }
             }
             Cell::List(l) => {
-                l.count = 0;
                 l.offsets.truncate(rows + 1);
-                let items = l.offsets[rows] as usize;
+                let items = *l.offsets.last().expect("offsets start with 0") as usize;
                 l.item.truncate(items);
             }
             Cell::Map(m) => {
-                m.count = 0;
                 m.has_value = false;
                 m.offsets.truncate(rows + 1);
-                let entries = m.offsets[rows] as usize;
+                let entries = *m.offsets.last().expect("offsets start with 0") as usize;
                 m.key.truncate(entries);
                 m.value.truncate(entries);
             }
         }
-    }
-}
-
-impl ListCol {
-    fn close_row(&mut self) {
-        let last = *self.offsets.last().expect("offsets start with 0");
-        self.offsets.push(last + std::mem::take(&mut self.count));
     }
 }
 
@@ -276,29 +385,24 @@ impl MapCol {
     /// already in this row's entries makes the tree take the record (the last one wins,
     /// in the order of the winners, which appending cannot express).
     fn end_entry(&mut self, cx: &mut DirectCx<'_>) -> ControlFlow<()> {
-        self.key.flush_pending(cx.record, &cx.row);
-        if !std::mem::take(&mut self.has_value) {
-            if let Cell::Values(v) = &mut self.value {
-                v.pending = self.value_default;
-            }
-        }
+        let new = self.key.len();
+        self.key.set_pending_at(new, cx.record, &cx.row);
+        let has_value = std::mem::take(&mut self.has_value);
         match &mut self.value {
-            Cell::Values(v) => v.flush_pending(cx.record, &cx.row),
+            Cell::Values(v) => {
+                if !has_value {
+                    v.pending = self.value_default;
+                }
+                v.set_pending_at(new, cx.record, &cx.row);
+            }
             // A message value met or not: present (an entry's message value is its default
             // message when missing).
-            cell => cell.flush_present(cx),
+            cell => cell.close_present(new, cx),
         }
         let row_start = *self.offsets.last().expect("offsets start with 0") as usize;
-        let new = row_start + self.count as usize;
-        self.count += 1;
         if (row_start..new).any(|i| self.key.same(i, new)) {
             return ControlFlow::Break(());
         }
         GO
-    }
-
-    fn close_row(&mut self) {
-        let last = *self.offsets.last().expect("offsets start with 0");
-        self.offsets.push(last + std::mem::take(&mut self.count));
     }
 }

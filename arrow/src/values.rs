@@ -439,7 +439,7 @@ impl Values {
     }
 
     /// Keeps `value` as the row's value (the last on the wire wins); `record` is the input
-    /// the value's bytes lie in.
+    /// the value's bytes lie in. (Wrappers: appended when their message ends.)
     #[inline]
     pub(crate) fn set_pending(&mut self, value: WireValue<'_>, record: &[u8]) {
         self.pending = match value {
@@ -455,15 +455,94 @@ impl Values {
         };
     }
 
-    /// Appends the row's pending value, or (none met) a null where the column is nullable
-    /// and the default where not; the pending value is then cleared.
+    /// The pending value as row `row` (none: the default, not null), cleared.
     #[inline]
-    pub(crate) fn flush_pending(&mut self, record: &[u8], cx: &RowCx) {
+    pub(crate) fn set_pending_at(&mut self, row: usize, record: &[u8], cx: &RowCx) {
         match std::mem::take(&mut self.pending) {
-            Pending::None if self.nulls.is_some() => self.push_null(),
-            Pending::None => self.push_default(),
-            Pending::Number(v) => self.push_wire(v, cx),
-            Pending::Span(start, len) => self.push_wire(WireValue::Bytes(&record[start..start + len]), cx),
+            Pending::None => {
+                self.pad_to(row);
+                self.push_default();
+            }
+            Pending::Number(v) => self.set_at(row, v, cx),
+            Pending::Span(start, len) => self.set_at(row, WireValue::Bytes(&record[start..start + len]), cx),
+        }
+    }
+
+    /// Rows appended so far (the direct path appends lazily: rows a field was absent from
+    /// are filled in when a later row gets a value, or when the batch finishes).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match &self.data {
+            Data::Bool(b) => b.len(),
+            Data::I32(v) | Data::Enum(v, _) => v.len(),
+            Data::I64(v) => v.len(),
+            Data::U32(v) => v.len(),
+            Data::U64(v) => v.len(),
+            Data::F32(v) => v.len(),
+            Data::F64(v) => v.len(),
+            Data::Text { offsets, .. } => offsets.len() - 1,
+            Data::View(v) => v.views.len(),
+        }
+    }
+
+    /// Makes `value` row `row`: rows before it that have none get the column's fill (null
+    /// where nullable, else the default), and a value already in row `row` is replaced
+    /// (the last on the wire wins).
+    #[inline]
+    pub(crate) fn set_at(&mut self, row: usize, value: WireValue<'_>, cx: &RowCx) {
+        let len = self.len();
+        if len > row {
+            self.drop_row(row);
+        } else if len < row {
+            self.pad_to(row);
+        }
+        self.push_wire(value, cx);
+    }
+
+    /// Removes the value of row `row` if it has one (a oneof member another replaced).
+    #[inline]
+    pub(crate) fn clear_at(&mut self, row: usize) {
+        if self.len() > row {
+            self.drop_row(row);
+        }
+    }
+
+    /// Drops row `row`, the last one.
+    fn drop_row(&mut self, row: usize) {
+        let extra = matches!(&self.data, Data::Enum(keys, dict) if keys[row] as usize >= dict.numbers.len());
+        if extra {
+            // An undeclared enum number the dictionary may hold for this row alone.
+            self.truncate(row);
+        } else {
+            self.cut(row);
+        }
+    }
+
+    /// Fills rows up to `rows` (exclusive) with nulls where nullable, else defaults.
+    pub(crate) fn pad_to(&mut self, rows: usize) {
+        let len = self.len();
+        if len >= rows {
+            return;
+        }
+        let n = rows - len;
+        match &mut self.data {
+            Data::Bool(b) => b.append_n(n, false),
+            Data::I32(v) => v.resize(rows, 0),
+            Data::I64(v) => v.resize(rows, 0),
+            Data::U32(v) => v.resize(rows, 0),
+            Data::U64(v) => v.resize(rows, 0),
+            Data::F32(v) => v.resize(rows, 0.0),
+            Data::F64(v) => v.resize(rows, 0.0),
+            Data::Enum(v, dict) => {
+                // Under a null: key 0 (any key); a field without presence: the enum's 0.
+                let fill = if self.nulls.is_some() { 0 } else { dict.key(0) };
+                v.resize(rows, fill);
+            }
+            Data::Text { offsets, data, .. } => offsets.resize(rows + 1, data.len() as i32),
+            Data::View(v) => v.views.resize(rows, 0),
+        }
+        if let Some(nulls) = &mut self.nulls {
+            nulls.append_n_nulls(n);
         }
     }
 
@@ -472,6 +551,18 @@ impl Values {
     /// added in row order); a view column's own block keeps the dropped bytes unreferenced.
     pub(crate) fn truncate(&mut self, rows: usize) {
         self.pending = Pending::None;
+        if self.len() <= rows {
+            return;
+        }
+        self.cut(rows);
+        if let Data::Enum(keys, dict) = &mut self.data {
+            let used = keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
+            dict.extra.truncate(used.saturating_sub(dict.numbers.len()));
+        }
+    }
+
+    /// Drops the rows from `rows` on (`rows` < len).
+    fn cut(&mut self, rows: usize) {
         if let Some(n) = &mut self.nulls {
             n.truncate(rows);
         }
@@ -488,10 +579,6 @@ impl Values {
                 data.truncate(offsets[rows] as usize);
             }
             Data::View(v) => v.views.truncate(rows),
-        }
-        if let Data::Enum(keys, dict) = &mut self.data {
-            let used = keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
-            dict.extra.truncate(used.saturating_sub(dict.numbers.len()));
         }
     }
 

@@ -1,7 +1,9 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways N [protojit|project2|ptars|decode]`.
+//! convert_profile -- gm1|telemetry|osm_ways N [protojit|tree|project2|project2_tree|ptars|decode]`.
+//! `protojit` and `project2` take the default (direct) path; `tree` and `project2_tree` the
+//! same conversions through a decoded tree (`ArrowOptions::direct` off).
 
-use protojit::{Arena, EngineOptions, EngineKind};
+use protojit::{Arena, EngineKind};
 use protojit_arrow::{ArrowOptions, Converter, EnumColumns};
 use protojit_bench_support::records;
 
@@ -16,14 +18,17 @@ fn main() {
     let arm = args.get(3).map(String::as_str).unwrap_or("protojit");
     let options = ArrowOptions {
         enums: EnumColumns::Number,
-        decode: EngineOptions::default().with_kind(EngineKind::Jit),
+        decode: ArrowOptions::default().decode.with_kind(EngineKind::Jit),
         ..ArrowOptions::default()
     };
     let options = match arm {
         // google_message1: 2 of its 40 top-level fields.
-        "project2" => ArrowOptions { select: Some(vec!["field1".into(), "field2".into()]), ..options },
+        "project2" | "project2_tree" => {
+            ArrowOptions { select: Some(vec!["field1".into(), "field2".into()]), ..options }
+        }
         _ => options,
     };
+    let options = ArrowOptions { direct: !arm.ends_with("tree"), ..options };
     let converter = Converter::new(&set.schema, set.message, &options).unwrap();
     let array59 = protojit_arrow::arrow_array::BinaryArray::from_iter_values(set.records.iter());
     let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
