@@ -3,7 +3,7 @@
 use prost_reflect::MessageDescriptor;
 use protojit_arena::{Arena, DecodeError};
 use protojit_jit::{Engine, EngineStats};
-use protojit_reflect::MessageRef;
+use protojit_reflect::{stream_message, MessageRef, StreamVisitor};
 
 /// Decodes messages of one type. Cheap to share: `Send + Sync`, reusable across threads.
 pub struct Decoder {
@@ -82,5 +82,39 @@ impl Decoder {
     #[inline]
     pub fn decode<'a>(&'a self, input: &'a [u8], arena: &'a Arena) -> Result<MessageRef<'a>, DecodeError> {
         Ok(MessageRef::new(self.engine.decode(input, arena)?))
+    }
+
+    /// Reads `input` without building a tree: `visitor`'s typed callbacks get each value
+    /// as it comes off the wire, in wire order, every occurrence (see [`StreamVisitor`]
+    /// for how that differs from a tree's [`Visitor`](crate::Visitor)). The same checks
+    /// and errors as [`decode`](Self::decode), under the same options. Returns `Break` if
+    /// a callback stopped the walk. The walk is the table interpreter's (compiled
+    /// streaming is not built yet).
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use protojit::{FieldInfo, StreamVisitor};
+    ///
+    /// # let schema = protojit::Schema::from_proto_source("p.proto", "syntax = \"proto3\"; message P { int64 n = 1; string s = 2; }").unwrap();
+    /// let decoder = schema.decoder("P").unwrap();
+    /// struct Sum(i64);
+    /// impl<'a> StreamVisitor<'a> for Sum {
+    ///     fn i64(&mut self, _: FieldInfo<'a>, v: i64) -> ControlFlow<()> {
+    ///         self.0 += v;
+    ///         ControlFlow::Continue(())
+    ///     }
+    /// }
+    /// let mut sum = Sum(0);
+    /// // n = 2, s = "hi", n = 3: both values of `n` come, in wire order.
+    /// decoder.stream(b"\x08\x02\x12\x02hi\x08\x03", &mut sum).unwrap();
+    /// assert_eq!(sum.0, 5);
+    /// ```
+    pub fn stream<'a, V: StreamVisitor<'a>>(
+        &'a self,
+        input: &'a [u8],
+        visitor: &mut V,
+    ) -> Result<std::ops::ControlFlow<()>, DecodeError> {
+        let engine = &self.engine;
+        stream_message(engine.layouts(), engine.root(), input, &engine.options().decode, visitor)
     }
 }

@@ -257,7 +257,8 @@ pub use protojit_jit::{
 pub use protojit_reflect::{
     field, find_field, parse_path, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldName, FieldPath,
     FieldType, HandleError, Json, JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList,
-    MessageRef, Number, PathError, PathErrorKind, PathSegment, Segment, Selector, StrIter, StrList, Value, Visitor,
+    MessageRef, Number, PathError, PathErrorKind, PathSegment, Segment, Selector, StrIter, StrList, StreamVisitor,
+    Value, Visitor,
 };
 pub use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 

@@ -19,6 +19,8 @@
 //! - [`MessageRef::visit`] with a [`Visitor`]: every present field with typed callbacks
 //!   (slices for repeated numbers), no [`Value`] per field: the fastest full read.
 //! - [`MapIndex`] ([`MapRef::index`]): O(1) expected map lookups, last key wins.
+//! - [`stream_message`] with a [`StreamVisitor`]: typed callbacks straight from the wire,
+//!   in wire order, with no tree (and a callback may stop the walk).
 //!
 //! - [`json_to_binary`], [`text_to_binary`]: the other direction, proto3 JSON and text
 //!   format parsed into canonical protobuf binary ([`ParseOptions`], [`ParseError`]).
@@ -37,6 +39,7 @@ mod list;
 mod message;
 mod parse;
 mod path;
+mod stream;
 mod text;
 mod value;
 mod views;
@@ -51,6 +54,7 @@ pub use path::{
 };
 pub use protojit_arena::EnumType;
 pub use protojit_arena::{StrIter, StrList, Texts};
+pub use stream::{stream_message, StreamVisitor};
 pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};
 pub use views::{ListRef, MapRef, MessageRef};

@@ -22,6 +22,12 @@ impl std::fmt::Debug for FieldInfo<'_> {
 }
 
 impl<'a> FieldInfo<'a> {
+    /// Slot `slot` of `layout`.
+    #[inline]
+    pub(crate) fn new(layout: &'a MessageLayout, slot: SlotIndex) -> FieldInfo<'a> {
+        FieldInfo { layout, slot }
+    }
+
     /// The field number.
     #[inline]
     pub fn number(&self) -> u32 {

@@ -1,0 +1,188 @@
+//! The streaming visitor (`Decoder::stream`): on canonical encodings it sees exactly the
+//! values the tree visitor sees (as a multiset: the walk is in wire order, the tree's in
+//! field-number order), it fails exactly where the decoders fail with the same error, and a
+//! callback can stop it.
+
+mod common;
+
+use std::ops::ControlFlow;
+
+use prost::Message as _;
+use protojit::{Arena, Descend, EngineOptions, EnumValue, FieldInfo, MessageRef, Schema, StreamVisitor, Visitor};
+
+/// Every value as `path=value`, `path` the field names from the root.
+#[derive(Default)]
+struct Collect {
+    path: Vec<String>,
+    seen: Vec<String>,
+}
+
+impl Collect {
+    fn push(&mut self, field: FieldInfo<'_>, v: impl std::fmt::Debug) {
+        self.seen.push(format!("{}.{}={v:?}", self.path.join("."), field.name()));
+    }
+    fn sorted(mut self) -> Vec<String> {
+        self.seen.sort();
+        self.seen
+    }
+}
+
+macro_rules! both {
+    ($($name:ident: $t:ty),*) => {
+        impl<'a> Visitor<'a> for Collect {
+            $(fn $name(&mut self, field: FieldInfo<'a>, v: $t) { self.push(field, v) })*
+            fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) {
+                self.push(field, v.number)
+            }
+            fn message(&mut self, field: FieldInfo<'a>, _: MessageRef<'a>) -> Descend {
+                self.seen.push(format!("{}.{}{{", self.path.join("."), field.name()));
+                self.path.push(field.name().to_owned());
+                Descend::Yes
+            }
+            fn end_message(&mut self, _: FieldInfo<'a>, _: MessageRef<'a>) {
+                self.path.pop();
+            }
+        }
+        impl<'a> StreamVisitor<'a> for Collect {
+            $(fn $name(&mut self, field: FieldInfo<'a>, v: $t) -> ControlFlow<()> {
+                self.push(field, v);
+                ControlFlow::Continue(())
+            })*
+            fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) -> ControlFlow<()> {
+                self.push(field, v.number);
+                ControlFlow::Continue(())
+            }
+            fn message(&mut self, field: FieldInfo<'a>) -> ControlFlow<(), Descend> {
+                self.seen.push(format!("{}.{}{{", self.path.join("."), field.name()));
+                self.path.push(field.name().to_owned());
+                ControlFlow::Continue(Descend::Yes)
+            }
+            fn end_message(&mut self, _: FieldInfo<'a>) -> ControlFlow<()> {
+                self.path.pop();
+                ControlFlow::Continue(())
+            }
+        }
+    };
+}
+both!(bool: bool, i32: i32, i64: i64, u32: u32, u64: u64, f32: f32, f64: f64, string: &'a str, bytes: &'a [u8]);
+
+fn reflect_schema() -> Schema {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas");
+    let files = ["everything.proto", "everything3.proto", "reflect_wkt.proto"].map(|f| dir.join(f));
+    Schema::from_proto_files(&files, &[&dir]).expect("the reflection test schemas compile")
+}
+
+fn tree_view(decoder: &protojit::Decoder, bytes: &[u8]) -> Vec<String> {
+    let arena = Arena::new();
+    let mut c = Collect::default();
+    decoder.decode(bytes, &arena).unwrap().visit(&mut c);
+    c.sorted()
+}
+
+fn stream_view(decoder: &protojit::Decoder, bytes: &[u8]) -> Vec<String> {
+    let mut c = Collect::default();
+    assert_eq!(decoder.stream(bytes, &mut c).unwrap(), ControlFlow::Continue(()));
+    assert!(c.path.is_empty(), "every message ended");
+    c.sorted()
+}
+
+#[test]
+fn the_stream_sees_what_the_tree_visitor_sees() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0x57ea_0001);
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let decoder = schema.decoder(root).unwrap();
+        for i in 0..150 {
+            let bytes = common::random_message(&desc, 3, &mut rng).encode_to_vec();
+            let (t, s) = (tree_view(&decoder, &bytes), stream_view(&decoder, &bytes));
+            assert_eq!(s, t, "{root} message {i}");
+        }
+    }
+}
+
+#[test]
+fn the_corpus_streams_as_its_tree_visits() {
+    let Some(dir) = common::corpus_dir("the_corpus_streams_as_its_tree_visits") else { return };
+    for (proto, type_name, file) in common::PAYLOADS {
+        let schema = common::corpus_schema(&dir, proto);
+        let decoder = schema.decoder(type_name).unwrap();
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        // The canonical encoding (the files are, but re-encoding makes sure).
+        let arena = Arena::new();
+        let canonical = decoder.decode(&bytes, &arena).unwrap().encode_to_vec();
+        assert_eq!(stream_view(&decoder, &canonical), tree_view(&decoder, &canonical), "{file}");
+    }
+}
+
+/// Corrupted inputs fail with the decoders' error (kind and offset), both engines agreeing.
+#[test]
+fn the_stream_fails_where_the_decoders_fail() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0x57ea_0002);
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let decoder = schema.decoder_with_options(root, &EngineOptions::default()).unwrap();
+        let (mut accepted, mut rejected) = (0, 0);
+        for _ in 0..300 {
+            let mut b = common::random_message(&desc, 3, &mut rng).encode_to_vec();
+            if b.is_empty() {
+                continue;
+            }
+            match rng.below(2) {
+                0 => {
+                    let i = rng.index(b.len());
+                    b[i] ^= 1 << rng.below(8);
+                }
+                _ => b.truncate(rng.index(b.len())),
+            }
+            let arena = Arena::new();
+            let tree = decoder.decode(&b, &arena).map(|_| ());
+            let streamed = decoder.stream(&b, &mut Collect::default()).map(|_| ());
+            assert_eq!(streamed, tree, "{root}");
+            if tree.is_ok() {
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+        assert!(accepted > 20 && rejected > 20, "{root}: {accepted} accepted, {rejected} rejected");
+    }
+}
+
+/// A callback that breaks stops the walk there.
+#[test]
+fn a_callback_stops_the_walk() {
+    let schema = Schema::from_proto_source(
+        "s.proto",
+        "syntax = \"proto3\"; message S { repeated int32 xs = 1; M m = 2; } message M { int32 a = 1; }",
+    )
+    .unwrap();
+    let decoder = schema.decoder("S").unwrap();
+    struct UpTo(Vec<i32>, usize);
+    impl<'a> StreamVisitor<'a> for UpTo {
+        fn i32(&mut self, _: FieldInfo<'a>, v: i32) -> ControlFlow<()> {
+            self.0.push(v);
+            if self.0.len() == self.1 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    // xs = [1, 2, 3] packed, m { a: 4 }, then a truncated field the walk never reaches.
+    let bytes = b"\x0a\x03\x01\x02\x03\x12\x02\x08\x04\x08";
+    for (n, seen) in [(1, vec![1]), (3, vec![1, 2, 3]), (4, vec![1, 2, 3, 4])] {
+        let mut v = UpTo(Vec::new(), n);
+        assert_eq!(decoder.stream(bytes, &mut v), Ok(ControlFlow::Break(())));
+        assert_eq!(v.0, seen);
+    }
+    // Not stopped: the truncated last field is the decoder's error (its value is missing
+    // at byte 10), after every value before it.
+    let mut v = UpTo(Vec::new(), 100);
+    let arena = Arena::new();
+    let error = decoder.decode(bytes, &arena).unwrap_err();
+    assert_eq!((error.kind, error.offset), (protojit::DecodeErrorKind::Truncated, 10));
+    assert_eq!(decoder.stream(bytes, &mut v), Err(error));
+    assert_eq!(v.0, vec![1, 2, 3, 4]);
+}
