@@ -1,7 +1,12 @@
 //! Protobuf records as Apache Arrow columns: a [`Converter`] maps a message type (or a
 //! projection of its fields) to an Arrow schema and turns serialized records into
-//! [`RecordBatch`]es, decoding each record with protojit and appending it to column
-//! builders. Records come as a slice of buffers ([`Converter::convert`]), an Arrow
+//! [`RecordBatch`]es. By default each record is read straight into the column builders by
+//! protojit's streaming decoder, with no tree in between (the direct path,
+//! [`ConvertPath::DirectInterpreted`]); [`ArrowOptions::direct`] set to `false` decodes
+//! each record into a tree first and reads the columns from it, the path the direct one
+//! is tested against. A record the direct path cannot append exactly (a oneof member
+//! replacing a message member, a map key twice in one record) goes through the tree,
+//! counted in [`BatchStats::tree_records`]; [`Converter::path`] says which path runs. Records come as a slice of buffers ([`Converter::convert`]), an Arrow
 //! `BinaryArray` ([`Converter::convert_binary`], the shape Kafka connectors hand over), a
 //! varint-delimited stream ([`Converter::convert_delimited`], [`DelimitedRecords`]), or one
 //! at a time ([`BatchBuilder::append`]). Records written by Kafka's schema-registry

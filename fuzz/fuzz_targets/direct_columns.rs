@@ -1,0 +1,67 @@
+//! Fuzz target: arbitrary bytes as records of corpus types, converted to Arrow by the direct
+//! path and by the tree path; both must accept and reject the same records with the same
+//! error and build equal batches (a rejected record leaves the batch as it was).
+//!
+//! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run direct_columns` (needs
+//! `../shared/corpus` beside the repository). The first input byte picks the type and the
+//! column options; the rest is split into records at every `0xff 0xfe` pair.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use protojit::Schema;
+use protojit_arrow::{ArrowOptions, Converter, EnumColumns, StringColumns};
+
+const TARGETS: &[(&str, &str)] = &[
+    ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
+    ("benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
+    ("osmformat.proto", "OSMPBF.PrimitiveBlock"),
+    ("vector_tile.proto", "vector_tile.Tile"),
+    ("descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
+];
+
+fn converters() -> &'static Vec<(Converter, Converter)> {
+    static CONVERTERS: OnceLock<Vec<(Converter, Converter)>> = OnceLock::new();
+    CONVERTERS.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+        let mut out = Vec::new();
+        for (file, type_name) in TARGETS {
+            let schema = if file.ends_with(".bin") {
+                Schema::from_descriptor_set(&std::fs::read(dir.join(file)).unwrap()).unwrap()
+            } else {
+                Schema::from_proto_files(&[dir.join(file)], &[&dir]).unwrap()
+            };
+            for (enums, strings) in [
+                (EnumColumns::Dictionary, StringColumns::Offsets),
+                (EnumColumns::Number, StringColumns::Views),
+            ] {
+                let mut options = ArrowOptions { enums, strings, max_recursion: 2, ..ArrowOptions::default() };
+                options.decode = options.decode.with_max_depth(12);
+                let direct = Converter::new(&schema, type_name, &options).unwrap();
+                let tree = Converter::new(&schema, type_name, &ArrowOptions { direct: false, ..options }).unwrap();
+                out.push((direct, tree));
+            }
+        }
+        out
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, input)) = data.split_first() else { return };
+    let (direct, tree) = &converters()[pick as usize % converters().len()];
+    let (mut d, mut t) = (direct.builder(), tree.builder());
+    let mut rest = input;
+    loop {
+        let (record, next) = match rest.windows(2).position(|w| w == [0xff, 0xfe]) {
+            Some(i) => (&rest[..i], Some(&rest[i + 2..])),
+            None => (rest, None),
+        };
+        assert_eq!(d.append(record), t.append(record), "accept/reject or error differs");
+        match next {
+            Some(n) => rest = n,
+            None => break,
+        }
+    }
+    assert_eq!(d.finish().unwrap(), t.finish().unwrap(), "batches differ");
+});
