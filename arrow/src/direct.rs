@@ -198,6 +198,11 @@ impl StructCol {
         if oneof == NO_INDEX {
             return GO;
         }
+        self.clear_oneof(si, oneof)
+    }
+
+    #[cold]
+    fn clear_oneof(&mut self, si: SlotIndex, oneof: u32) -> ControlFlow<()> {
         let row = self.len;
         for (i, &o) in self.oneof_of.iter().enumerate() {
             let ci = self.column_of[i];

@@ -490,6 +490,27 @@ impl Values {
     /// (the last on the wire wins).
     #[inline]
     pub(crate) fn set_at(&mut self, row: usize, value: WireValue<'_>, cx: &RowCx) {
+        // The common case in one match: a number for the next row of a column without
+        // validity (fields without presence: most of proto3).
+        if self.nulls.is_none() {
+            macro_rules! next {
+                ($v:expr, $x:expr) => {
+                    if $v.len() == row {
+                        $v.push($x);
+                        return;
+                    }
+                };
+            }
+            match (&mut self.data, value) {
+                (Data::I32(v), WireValue::I32(x) | WireValue::Enum(x)) => next!(v, x),
+                (Data::I64(v), WireValue::I64(x)) => next!(v, x),
+                (Data::U32(v), WireValue::U32(x)) => next!(v, x),
+                (Data::U64(v), WireValue::U64(x)) => next!(v, x),
+                (Data::F32(v), WireValue::F32(x)) => next!(v, x),
+                (Data::F64(v), WireValue::F64(x)) => next!(v, x),
+                _ => {}
+            }
+        }
         let len = self.len();
         if len > row {
             self.drop_row(row);
