@@ -147,7 +147,7 @@ impl Sink {
 
     /// Completes the output: the IPC end marker, or the last row group, the Parquet
     /// footer and the rename that makes the file appear under its name.
-    fn finish(self, groups: Option<&RowGroups>) -> Result<(), Failure> {
+    fn finish(self, groups: Option<&RowGroups>, jobs: usize) -> Result<(), Failure> {
         match (self, groups) {
             (Sink::Ipc(mut w), _) => {
                 w.finish().map_err(|e| write_error(&e.to_string()))?;
@@ -155,7 +155,7 @@ impl Sink {
             }
             (Sink::Parquet(mut p), Some(groups)) => {
                 let target = p.target.display().to_string();
-                if let Err(e) = groups.finish(&mut p.file, &mut p.next, &target) {
+                if let Err(e) = groups.finish(&mut p.file, &mut p.next, &target, jobs) {
                     let _ = std::fs::remove_file(&p.partial);
                     return Err(e);
                 }
@@ -236,7 +236,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     };
     match convert(args, &converter, &mut sink, groups.as_ref()) {
         Ok(failed) => {
-            sink.finish(groups.as_ref())?;
+            sink.finish(groups.as_ref(), jobs(args))?;
             if failed > 0 {
                 return Err(Failure::input(format!("{failed} record(s) did not decode and were skipped")));
             }
@@ -246,6 +246,15 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             sink.abandon();
             Err(e)
         }
+    }
+}
+
+/// Threads to convert on (`--jobs`, 0 = one per CPU).
+fn jobs(args: &DecodeArgs) -> usize {
+    if args.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        args.jobs
     }
 }
 
@@ -298,7 +307,7 @@ fn convert(
         sink.write(&batches, groups)?;
         return Ok(0);
     }
-    let jobs = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
+    let jobs = jobs(args);
     let (input, size) = common::open_input(&args.input)?;
     let mut progress = Progress::new(args.progress, size);
     let mut reader = RecordReader::new(input, &name, &type_name);
@@ -316,6 +325,9 @@ fn convert(
             convert_job(builder, job, args.keep_going, &name, &type_name);
             if let Some(groups) = groups {
                 groups.encode(job.item, &job.batches);
+                // Encoded, the batches are done with: freed here, where they were made,
+                // their memory serves this thread's next batch.
+                job.batches.clear();
             }
         },
         |job| {

@@ -6,6 +6,7 @@ use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use protojit_arrow::arrow_schema::FieldRef;
@@ -222,16 +223,33 @@ impl RowGroups {
     }
 
     /// After the last item: closes the last, partly filled row group and appends what
-    /// remains to `file`.
-    pub fn finish(&self, file: &mut SerializedFileWriter<File>, next: &mut usize, target: &str) -> Result<(), Failure> {
-        for (column, lane) in self.lanes.iter().enumerate() {
+    /// remains to `file`. Closing a column encodes and compresses its last pages (all of
+    /// them, for a column whose pages never filled), so the columns close on `jobs`
+    /// threads.
+    pub fn finish(
+        &self,
+        file: &mut SerializedFileWriter<File>,
+        next: &mut usize,
+        target: &str,
+        jobs: usize,
+    ) -> Result<(), Failure> {
+        let taken = AtomicUsize::new(0);
+        let close = || loop {
+            let column = taken.fetch_add(1, Ordering::Relaxed);
+            let Some(lane) = self.lanes.get(column) else { return };
             let mut lane = lock(lane);
             if lane.rows > 0 {
                 if let Err(e) = self.close_lane(&mut lane, column) {
                     lock(&self.failed).get_or_insert(e);
                 }
             }
-        }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..jobs.min(self.lanes.len()) {
+                s.spawn(close);
+            }
+            close();
+        });
         self.write_ready(file, next, target)
     }
 }
@@ -366,7 +384,7 @@ mod tests {
             }
         });
         let mut next = 0;
-        groups.finish(&mut file, &mut next, "got.parquet").unwrap();
+        groups.finish(&mut file, &mut next, "got.parquet", 2).unwrap();
         file.close().unwrap();
         let (want, got) = (std::fs::read(&want_path).unwrap(), std::fs::read(&got_path).unwrap());
         let _ = std::fs::remove_dir_all(&dir);
