@@ -8,8 +8,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use protojit::{EngineOptions, EngineKind};
-use protojit_arrow::{ArrowOptions, Converter, EnumColumns};
+use protojit::EngineKind;
+use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns};
 use protojit_bench_support::records::{self, RecordSet};
 
 fn sets() -> Vec<RecordSet> {
@@ -29,18 +29,24 @@ fn bench(c: &mut Criterion) {
         let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
         let options = ArrowOptions {
             enums: EnumColumns::Number,
-            decode: EngineOptions::default().with_kind(EngineKind::Jit),
+            decode: ArrowOptions::default().decode.with_kind(EngineKind::Jit),
             ..ArrowOptions::default()
         };
         let converter = Converter::new(&set.schema, set.message, &options).unwrap();
+        let tree = Converter::new(&set.schema, set.message, &ArrowOptions { direct: false, ..options }).unwrap();
+        // No silent fallback: each arm runs the path it is named after.
+        assert_eq!(converter.path(), &ConvertPath::DirectInterpreted);
+        assert!(matches!(tree.path(), ConvertPath::Tree(_)));
         let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
         let config = ptars_core::PtarsConfig::default();
-        // Same rows and columns from both (a check, not a timing).
+        // Same rows and columns from all (a check, not a timing).
         let ours = converter.convert_binary(&array59).unwrap();
+        assert_eq!(ours, tree.convert_binary(&array59).unwrap(), "{}", set.name);
         let theirs = ptars_core::binary_array_to_record_batch_direct(&array60, &desc, &config).unwrap();
         assert_eq!(ours.num_rows(), theirs.num_rows());
         assert_eq!(ours.num_columns(), theirs.num_columns(), "{}", set.name);
         g.bench_function("protojit", |b| b.iter(|| black_box(converter.convert_binary(&array59).unwrap())));
+        g.bench_function("protojit_tree", |b| b.iter(|| black_box(tree.convert_binary(&array59).unwrap())));
         g.bench_function("ptars", |b| {
             b.iter(|| black_box(ptars_core::binary_array_to_record_batch_direct(&array60, &desc, &config).unwrap()))
         });

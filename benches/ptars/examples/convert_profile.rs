@@ -30,6 +30,9 @@ fn main() {
     };
     let options = ArrowOptions { direct: !arm.ends_with("tree"), ..options };
     let converter = Converter::new(&set.schema, set.message, &options).unwrap();
+    // No silent fallback: the arms measure the path they name.
+    let direct = matches!(converter.path(), protojit_arrow::ConvertPath::DirectInterpreted);
+    assert_eq!(direct, !arm.ends_with("tree"), "{arm}: {}", converter.path());
     let array59 = protojit_arrow::arrow_array::BinaryArray::from_iter_values(set.records.iter());
     let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
     let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
