@@ -116,6 +116,22 @@ impl ProtobufFormat {
     pub fn arrow_schema(&self) -> &SchemaRef {
         &self.arrow
     }
+
+    /// The schema the message type comes from.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// How records map to columns (`select` is always `None`).
+    pub fn arrow_options(&self) -> &ArrowOptions {
+        &self.options
+    }
+
+    /// The format a scan's `FileSource` reads, when it is this format's source (`None` for
+    /// other sources), so that plan serializers can carry it to other processes.
+    pub fn of_source(source: &dyn FileSource) -> Option<&ProtobufFormat> {
+        source.downcast_ref::<ProtobufSource>()?.format.as_deref()
+    }
 }
 
 #[async_trait]

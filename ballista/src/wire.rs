@@ -1,0 +1,164 @@
+//! The messages protojit's codecs write into Ballista's plans: a protobuf format (descriptor-set bytes, message type, options), a table and a scan.
+
+use std::str::FromStr;
+
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion_proto::protobuf::FileScanExecConf;
+use prost::Message;
+use protojit::Schema;
+use protojit_arrow::{ArrowOptions, EnumColumns, Framing, StringColumns};
+use protojit_sql::ProtobufFormat;
+
+/// Leads a table written by [`crate::ProtojitLogicalCodec`], so that its decoder tells it
+/// apart from the tables of the codec it wraps.
+pub(crate) const TABLE_TAG: &[u8] = b"protojit.table\0";
+/// Leads a scan written by [`crate::ProtojitPhysicalCodec`].
+pub(crate) const SCAN_TAG: &[u8] = b"protojit.scan\0";
+
+/// A [`ProtobufFormat`]: everything an executor needs to rebuild it, the schema included
+/// (as a FileDescriptorSet), so that no process but the client reads schema files.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct FormatNode {
+    /// The records' message type (full name).
+    #[prost(string, tag = "1")]
+    pub message_type: String,
+    /// The schema, a serialized FileDescriptorSet.
+    #[prost(bytes = "vec", tag = "2")]
+    pub descriptor_set: Vec<u8>,
+    /// DataFusion's name of the files' compression (`UNCOMPRESSED`, `GZIP`, …).
+    #[prost(string, tag = "3")]
+    pub compression: String,
+    /// Schema-registry framing on every record.
+    #[prost(bool, tag = "4")]
+    pub schema_registry: bool,
+    /// With schema-registry framing: the schema id column's name.
+    #[prost(string, optional, tag = "5")]
+    pub schema_id_column: Option<String>,
+    /// Enums as numbers rather than dictionaries of names.
+    #[prost(bool, tag = "6")]
+    pub enum_numbers: bool,
+    /// Strings and bytes as views rather than offsets.
+    #[prost(bool, tag = "7")]
+    pub string_views: bool,
+    /// ArrowOptions::max_recursion.
+    #[prost(uint64, tag = "8")]
+    pub max_recursion: u64,
+    /// ArrowOptions::well_known_types.
+    #[prost(bool, tag = "9")]
+    pub well_known_types: bool,
+    /// ArrowOptions::direct.
+    #[prost(bool, tag = "10")]
+    pub direct: bool,
+}
+
+/// A listing table of protobuf files (its schema travels beside it in the plan).
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct TableNode {
+    #[prost(message, optional, tag = "1")]
+    pub format: Option<FormatNode>,
+    /// The table's locations (URLs: a file, a directory or a glob each).
+    #[prost(string, repeated, tag = "2")]
+    pub paths: Vec<String>,
+    /// The names of the partition columns (their types are the plan's schema's).
+    #[prost(string, repeated, tag = "3")]
+    pub partition_columns: Vec<String>,
+    /// The extension files must have ("" for every file).
+    #[prost(string, tag = "4")]
+    pub file_extension: String,
+}
+
+/// A scan of protobuf files: the format and DataFusion's own description of the scan
+/// (files, projection, limit, partition columns).
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct ScanNode {
+    #[prost(message, optional, tag = "1")]
+    pub format: Option<FormatNode>,
+    #[prost(message, optional, tag = "2")]
+    pub conf: Option<FileScanExecConf>,
+}
+
+/// The wire form of `format`. Fails for decode options other than the default, which
+/// this message does not carry (a scan elsewhere would decode differently).
+pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
+    let options = format.arrow_options();
+    if options.decode != ArrowOptions::default().decode {
+        return Err(DataFusionError::NotImplemented(format!(
+            "a protobuf table of {} has decode options other than the default; they are not carried to a cluster",
+            format.message()
+        )));
+    }
+    let (schema_registry, schema_id_column) = match &options.framing {
+        Framing::Bare => (false, None),
+        Framing::SchemaRegistry { schema_id_column } => (true, schema_id_column.clone()),
+    };
+    let compression = format.compression_type().unwrap_or(FileCompressionType::UNCOMPRESSED);
+    Ok(FormatNode {
+        message_type: format.message().to_owned(),
+        descriptor_set: format.schema().pool().encode_to_vec(),
+        compression: compression_name(compression).to_owned(),
+        schema_registry,
+        schema_id_column,
+        enum_numbers: options.enums == EnumColumns::Number,
+        string_views: options.strings == StringColumns::Views,
+        max_recursion: options.max_recursion as u64,
+        well_known_types: options.well_known_types,
+        direct: options.direct,
+    })
+}
+
+/// The format `node` describes.
+pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat> {
+    let node = node.ok_or_else(|| malformed("a protobuf format without its description"))?;
+    let schema = Schema::from_descriptor_set(&node.descriptor_set)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let framing = match node.schema_registry {
+        false => Framing::Bare,
+        true => Framing::SchemaRegistry { schema_id_column: node.schema_id_column.clone() },
+    };
+    let options = ArrowOptions {
+        select: None,
+        enums: if node.enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
+        strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
+        max_recursion: usize::try_from(node.max_recursion)
+            .map_err(|_| malformed("max_recursion out of range"))?,
+        well_known_types: node.well_known_types,
+        framing,
+        direct: node.direct,
+        ..ArrowOptions::default()
+    };
+    let compression = FileCompressionType::from_str(&node.compression)?;
+    let format = ProtobufFormat::new(&schema, &node.message_type, &options)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    Ok(format.with_compression(compression))
+}
+
+/// DataFusion's name of a compression type, as `FileCompressionType::from_str` reads it.
+fn compression_name(compression: FileCompressionType) -> &'static str {
+    use datafusion::common::parsers::CompressionTypeVariant as V;
+    match compression.get_variant() {
+        V::GZIP => "GZIP",
+        V::BZIP2 => "BZIP2",
+        V::XZ => "XZ",
+        V::ZSTD => "ZSTD",
+        V::UNCOMPRESSED => "UNCOMPRESSED",
+    }
+}
+
+/// A plan part that cannot be read back.
+pub(crate) fn malformed(what: &str) -> DataFusionError {
+    DataFusionError::Internal(format!("protojit plan node: {what}"))
+}
+
+/// `message` after `tag`, or `None` when `buf` is not one of ours.
+pub(crate) fn decode_tagged<M: Message + Default>(buf: &[u8], tag: &[u8]) -> Option<DfResult<M>> {
+    let body = buf.strip_prefix(tag)?;
+    Some(M::decode(body).map_err(|e| malformed(&e.to_string())))
+}
+
+/// `message` after `tag`, appended to `buf`.
+pub(crate) fn encode_tagged(message: &impl Message, tag: &[u8], buf: &mut Vec<u8>) {
+    buf.extend_from_slice(tag);
+    message.encode(buf).expect("a Vec grows as needed");
+}
