@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
+use ballista_core::registry::BallistaFunctionRegistry;
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
@@ -96,6 +97,12 @@ pub async fn run_executor(options: &ExecutorOptions) -> Result<(), ClusterError>
         work_dir: options.work_dir.as_ref().map(|d| d.display().to_string()),
         override_logical_codec: Some(Arc::new(ProtojitLogicalCodec::new())),
         override_physical_codec: Some(Arc::new(ProtojitPhysicalCodec::new())),
+        // Ballista's default registry has DataFusion's core functions only; a client's
+        // session also plans the nested ones (cardinality, array_*, …), so tasks using
+        // them would fail to decode. The executor takes a default session's functions.
+        override_function_registry: Some(Arc::new(BallistaFunctionRegistry::from(
+            &SessionStateBuilder::new().with_default_features().build(),
+        ))),
         ..ExecutorProcessConfig::default()
     };
     if let Some(vcores) = options.vcores {

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
@@ -83,10 +83,14 @@ impl LogicalExtensionCodec for ProtojitLogicalCodec {
         let format = format_from(node.format.as_ref())?;
         let file_schema = format.arrow_schema().clone();
         let paths = node.paths.iter().map(ListingTableUrl::parse).collect::<DfResult<Vec<_>>>()?;
+        if node.partition_columns.len() != node.partition_types.len() {
+            return Err(malformed("partition columns without their types"));
+        }
         let partition_columns = node
             .partition_columns
             .iter()
-            .map(|name| Ok((name.clone(), schema.field_with_name(name)?.data_type().clone())))
+            .zip(&node.partition_types)
+            .map(|(name, arrow)| Ok((name.clone(), DataType::try_from(arrow)?)))
             .collect::<DfResult<Vec<_>>>()?;
         let options = ListingOptions::new(Arc::new(format))
             .with_file_extension(node.file_extension)
@@ -112,6 +116,11 @@ impl LogicalExtensionCodec for ProtojitLogicalCodec {
             format: Some(format_node(table.format())?),
             paths: listing.table_paths().iter().map(|p| p.as_str().to_owned()).collect(),
             partition_columns: options.table_partition_cols.iter().map(|(name, _)| name.clone()).collect(),
+            partition_types: options
+                .table_partition_cols
+                .iter()
+                .map(|(_, data_type)| data_type.try_into())
+                .collect::<Result<Vec<_>, _>>()?,
             file_extension: options.file_extension.clone(),
         };
         encode_tagged(&message, TABLE_TAG, buf);

@@ -23,4 +23,4 @@ mod wire;
 pub use cluster::{connect, run_executor, run_scheduler, ExecutorOptions, SchedulerOptions};
 pub use codec::{ProtojitLogicalCodec, ProtojitPhysicalCodec};
 pub use error::ClusterError;
-pub use table::{register_protobuf_cluster_format, ProtobufClusterTable};
+pub use table::{plain_type, register_protobuf_cluster_format, ProtobufClusterTable};

@@ -12,7 +12,37 @@ const USAGE: &str = "usage:
   protojit-ballista executor [--bind HOST] [--external-host HOST] [--port PORT] [--grpc-port PORT]
                              [--scheduler HOST:PORT] [--vcores N] [--work-dir DIR]
       defaults: --bind 127.0.0.1 --port 50051 --grpc-port 50052 --scheduler 127.0.0.1:50050
-Ballista's endpoints carry no authentication: bind to 127.0.0.1, or to a private network.";
+Ballista's endpoints carry no authentication: bind to 127.0.0.1, or to a private network.
+Log records go to stderr; PROTOJIT_BALLISTA_LOG=error|warn|info|debug|trace picks the level (default warn).";
+
+/// Ballista's log records on stderr, one line each, at the level PROTOJIT_BALLISTA_LOG names.
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            eprintln!("{} {}: {}", record.level(), record.target(), record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+fn start_logging() -> Result<(), String> {
+    let level = match std::env::var("PROTOJIT_BALLISTA_LOG") {
+        Ok(name) => name.parse::<log::LevelFilter>().map_err(|_| {
+            format!("PROTOJIT_BALLISTA_LOG='{name}': expected off, error, warn, info, debug or trace")
+        })?,
+        Err(_) => log::LevelFilter::Warn,
+    };
+    log::set_logger(&StderrLog).map_err(|e| e.to_string())?;
+    log::set_max_level(level);
+    Ok(())
+}
 
 /// What the command line asks for.
 enum Command {
@@ -72,6 +102,10 @@ fn main() -> ExitCode {
     if matches!(args.first().map(String::as_str), Some("-h" | "--help")) {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
+    }
+    if let Err(e) = start_logging() {
+        eprintln!("protojit-ballista: {e}");
+        return ExitCode::from(2);
     }
     let command = match parse(&args) {
         Ok(c) => c,

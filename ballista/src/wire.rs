@@ -5,7 +5,7 @@ use std::str::FromStr;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion_proto::protobuf::FileScanExecConf;
+use datafusion_proto::protobuf::{ArrowType, FileScanExecConf};
 use prost::Message;
 use protojit::Schema;
 use protojit_arrow::{ArrowOptions, EnumColumns, Framing, StringColumns};
@@ -61,9 +61,12 @@ pub(crate) struct TableNode {
     /// The table's locations (URLs: a file, a directory or a glob each).
     #[prost(string, repeated, tag = "2")]
     pub paths: Vec<String>,
-    /// The names of the partition columns (their types are the plan's schema's).
+    /// The names of the partition columns.
     #[prost(string, repeated, tag = "3")]
     pub partition_columns: Vec<String>,
+    /// Their types in the listing table (the plan's schema has the plain ones).
+    #[prost(message, repeated, tag = "5")]
+    pub partition_types: Vec<ArrowType>,
     /// The extension files must have ("" for every file).
     #[prost(string, tag = "4")]
     pub file_extension: String,

@@ -81,6 +81,15 @@ impl Cluster {
     }
 }
 
+/// A temporary directory, removed when the test ends, passing or not.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
 /// `n` ports that were free a moment ago (each bound to port 0, then released together).
 fn free_ports(n: usize) -> Vec<u16> {
     let listeners: Vec<TcpListener> =
@@ -134,6 +143,7 @@ async fn protobuf_tables_on_a_two_executor_cluster() {
     let dir = std::env::temp_dir().join(format!("protojit-ballista-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("temp directory");
+    let _cleanup = TempDir(dir.clone());
 
     // The schema lives in a directory that is removed once the tables exist: the scheduler
     // and the executors get it from the plans, as FileDescriptorSet bytes.
@@ -218,9 +228,10 @@ async fn protobuf_tables_on_a_two_executor_cluster() {
         Err(e) => {
             let text = e.to_string();
             assert!(text.contains("bad.bin"), "the cluster's error does not name the file: {text}");
+            eprintln!("the cluster's error: {text}");
         }
     }
 
+    // The processes stop before their directories go (locals drop in reverse order).
     drop(cluster);
-    fs::remove_dir_all(&dir).expect("remove the temp directory");
 }

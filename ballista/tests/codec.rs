@@ -41,6 +41,10 @@ fn fixture(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     (dir, proto)
 }
 
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 async fn create(ctx: &SessionContext, dir: &Path, proto: &Path) {
     let sql = format!(
         "CREATE EXTERNAL TABLE telemetry STORED AS PROTOBUF LOCATION '{}/' \
@@ -74,12 +78,14 @@ async fn plans_round_trip_through_bytes() {
     let physical_codec = ProtojitPhysicalCodec::new();
     for (query, logical, physical, results) in originals {
         let bytes = logical_plan_to_bytes_with_extension_codec(&logical, &logical_codec).expect("logical plan encodes");
+        assert!(contains(&bytes, b"protojit.table\0"), "{query}: the table is not protojit's codec's");
         let decoded = logical_plan_from_bytes_with_extension_codec(&bytes, &fresh.task_ctx(), &logical_codec)
             .expect("logical plan decodes");
         let again = fresh.execute_logical_plan(decoded).await.expect("plan").collect().await.expect("run");
         assert_same(&format!("{query} (logical plan through bytes)"), &again, &results);
 
         let bytes = physical_plan_to_bytes_with_extension_codec(physical, &physical_codec).expect("physical plan encodes");
+        assert!(contains(&bytes, b"protojit.scan\0"), "{query}: the scan is not protojit's codec's");
         let decoded = physical_plan_from_bytes_with_extension_codec(&bytes, &fresh.task_ctx(), &physical_codec)
             .expect("physical plan decodes");
         let again = collect(decoded, fresh.task_ctx()).await.expect("run");

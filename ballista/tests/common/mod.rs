@@ -10,6 +10,7 @@ use datafusion::arrow::util::display::array_value_to_string;
 use prost::Message;
 use prost_reflect::{DynamicMessage, MapKey, Value};
 use protojit::Schema;
+use protojit_ballista::plain_type;
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -71,11 +72,14 @@ pub fn write_records(schema: &Schema, path: &Path, n: usize, seed: u64) {
 fn columns(batches: &[RecordBatch]) -> (Vec<String>, Vec<ArrayRef>) {
     let schema = batches.first().expect("at least one batch").schema();
     let all = concat_batches(&schema, batches).expect("batches share a schema");
-    (schema.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect(), all.columns().to_vec())
+    // Types compare without dictionaries: a cluster's results arrive over Arrow Flight,
+    // which hydrates them (see ProtobufClusterTable).
+    let fields = schema.fields().iter().map(|f| format!("{}: {}", f.name(), plain_type(f.data_type()))).collect();
+    (fields, all.columns().to_vec())
 }
 
-/// Asserts the cluster's result equals the local one: same columns, integers and strings
-/// exactly, floats within 1e-9 relative.
+/// Asserts the cluster's result equals the local one: same columns (up to dictionary
+/// encoding), integers and strings exactly, floats within 1e-9 relative.
 pub fn assert_same(query: &str, cluster: &[RecordBatch], local: &[RecordBatch]) {
     let rows = |b: &[RecordBatch]| b.iter().map(RecordBatch::num_rows).sum::<usize>();
     assert!(rows(local) > 0, "{query}: the local result is empty, so the comparison would prove nothing");
