@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
@@ -28,7 +29,6 @@ use datafusion_proto::physical_plan::to_proto::serialize_file_scan_config;
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
-use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use protojit_sql::ProtobufFormat;
 
 use crate::table::ProtobufClusterTable;

@@ -34,9 +34,9 @@ impl log::Log for StderrLog {
 
 fn start_logging() -> Result<(), String> {
     let level = match std::env::var("PROTOJIT_BALLISTA_LOG") {
-        Ok(name) => name.parse::<log::LevelFilter>().map_err(|_| {
-            format!("PROTOJIT_BALLISTA_LOG='{name}': expected off, error, warn, info, debug or trace")
-        })?,
+        Ok(name) => name
+            .parse::<log::LevelFilter>()
+            .map_err(|_| format!("PROTOJIT_BALLISTA_LOG='{name}': expected off, error, warn, info, debug or trace"))?,
         Err(_) => log::LevelFilter::Warn,
     };
     log::set_logger(&StderrLog).map_err(|e| e.to_string())?;

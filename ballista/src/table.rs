@@ -151,11 +151,10 @@ pub fn register_protobuf_cluster_format(ctx: &SessionContext, factory: ProtobufF
     let state = ctx.state_ref();
     let mut state = state.write();
     let key = FORMAT_NAME.to_uppercase();
-    let inner = state
-        .table_factories()
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| DataFusionError::Internal(format!("register_protobuf_format registered no '{key}' factory")))?;
+    let inner =
+        state.table_factories().get(&key).cloned().ok_or_else(|| {
+            DataFusionError::Internal(format!("register_protobuf_format registered no '{key}' factory"))
+        })?;
     state.table_factories_mut().insert(key, Arc::new(ClusterTableFactory { inner }));
     Ok(())
 }

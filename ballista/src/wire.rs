@@ -114,8 +114,8 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
 /// The format `node` describes.
 pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat> {
     let node = node.ok_or_else(|| malformed("a protobuf format without its description"))?;
-    let schema = Schema::from_descriptor_set(&node.descriptor_set)
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let schema =
+        Schema::from_descriptor_set(&node.descriptor_set).map_err(|e| DataFusionError::External(Box::new(e)))?;
     let framing = match node.schema_registry {
         false => Framing::Bare,
         true => Framing::SchemaRegistry { schema_id_column: node.schema_id_column.clone() },
@@ -124,8 +124,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         select: None,
         enums: if node.enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
-        max_recursion: usize::try_from(node.max_recursion)
-            .map_err(|_| malformed("max_recursion out of range"))?,
+        max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
         framing,
         direct: node.direct,

@@ -84,7 +84,8 @@ async fn plans_round_trip_through_bytes() {
         let again = fresh.execute_logical_plan(decoded).await.expect("plan").collect().await.expect("run");
         assert_same(&format!("{query} (logical plan through bytes)"), &again, &results);
 
-        let bytes = physical_plan_to_bytes_with_extension_codec(physical, &physical_codec).expect("physical plan encodes");
+        let bytes =
+            physical_plan_to_bytes_with_extension_codec(physical, &physical_codec).expect("physical plan encodes");
         assert!(contains(&bytes, b"protojit.scan\0"), "{query}: the scan is not protojit's codec's");
         let decoded = physical_plan_from_bytes_with_extension_codec(&bytes, &fresh.task_ctx(), &physical_codec)
             .expect("physical plan decodes");

@@ -115,4 +115,3 @@ pub fn assert_same(query: &str, cluster: &[RecordBatch], local: &[RecordBatch]) 
         }
     }
 }
-
