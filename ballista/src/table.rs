@@ -49,7 +49,7 @@ impl ProtobufClusterTable {
             )));
         }
         let schema = Arc::new(Schema::new_with_metadata(
-            table.schema().fields().iter().map(|f| plain_field(f)).collect::<Vec<_>>(),
+            table.schema().fields().iter().map(plain_field).collect::<Vec<_>>(),
             table.schema().metadata().clone(),
         ));
         Ok(ProtobufClusterTable { inner: table, schema })
@@ -133,7 +133,7 @@ pub fn plain_type(data_type: &DataType) -> DataType {
         DataType::ListView(item) => DataType::ListView(plain_field(item)),
         DataType::LargeListView(item) => DataType::LargeListView(plain_field(item)),
         DataType::FixedSizeList(item, n) => DataType::FixedSizeList(plain_field(item), *n),
-        DataType::Struct(fields) => DataType::Struct(fields.iter().map(|f| plain_field(f)).collect()),
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(plain_field).collect()),
         DataType::Map(entries, sorted) => DataType::Map(plain_field(entries), *sorted),
         other => other.clone(),
     }
