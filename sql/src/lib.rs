@@ -65,7 +65,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Both run in one process; Ballista needs extension codecs this crate does not provide yet.
+//! Both run in one process; the `protojit-ballista` crate (`ballista/`, outside the workspace)
+//! adds the plan codecs that run these tables on a Ballista cluster.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
