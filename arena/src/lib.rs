@@ -23,8 +23,9 @@
 //!   limits: depth and UTF-8), the correctness
 //!   oracle of the compiled decoder and its fallback; it needs no code generator, so
 //!   everything that only reads or re-decodes trees depends on this crate alone.
-//! - [`stream`] / [`MessageSink`]: the same checks without a tree, each value handed to a
-//!   sink in wire order (the direct path to Arrow columns reads records through it).
+//! - [`stream`]: the same checks without a tree, each value handed to a
+//!   [`MessageSink`](stream::MessageSink) in wire order (the direct path to Arrow columns
+//!   and the streaming visitor read records through it).
 //!
 //! # Invariants
 //!
@@ -60,7 +61,7 @@ mod owned;
 mod raw;
 pub mod runtime;
 mod scalar;
-mod stream;
+pub mod stream;
 mod varint;
 pub mod wire;
 
@@ -81,7 +82,6 @@ pub use layout::{
 pub use owned::OwnedTree;
 pub use raw::{RawStr, RawVec};
 pub use scalar::{Scalar, SlotMismatch};
-pub use stream::{stream, MessageSink, WireValue};
 
 /// The largest effective [`DecodeOptions::max_depth`].
 pub const MAX_DEPTH_LIMIT: u32 = 1000;

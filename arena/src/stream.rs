@@ -41,7 +41,7 @@ pub enum WireValue<'a> {
     Bytes(&'a [u8]),
 }
 
-/// Receives a message's fields from [`stream`], in wire order. Slots are those of the
+/// Receives a message's fields from [`walk`], in wire order. Slots are those of the
 /// message's [`MessageLayout`]; every element of a repeated field (packed or not) is one
 /// [`value`](Self::value) call. `Break` from any callback stops the walk.
 pub trait MessageSink<'a> {
@@ -63,7 +63,7 @@ pub trait MessageSink<'a> {
 
 /// Decodes `buf` as a message of layout `root`, handing its fields to `sink`. Returns
 /// `Break` if a callback stopped the walk (the rest of the input is then not checked).
-pub fn stream<'a, S: MessageSink<'a>>(
+pub fn walk<'a, S: MessageSink<'a>>(
     layouts: &'a Layouts,
     root: LayoutIndex,
     buf: &'a [u8],

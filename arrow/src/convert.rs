@@ -8,7 +8,8 @@ use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, Recor
 use arrow_buffer::Buffer;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
-use protojit::layers::arena::{stream, LayoutIndex};
+use protojit::layers::arena::stream::walk;
+use protojit::layers::arena::LayoutIndex;
 use protojit::{Arena, DecodeError, Decoder, Schema, Utf8Check};
 
 use crate::column::Cell;
@@ -311,7 +312,7 @@ impl BatchBuilder<'_> {
         let rows = self.len();
         let before = self.cx.stats;
         let mut cx = DirectCx { row: std::mem::take(&mut self.cx), record };
-        let walked = stream(c.schema.layouts(), c.layout, record, &c.options.decode.decode, &mut self.root, &mut cx);
+        let walked = walk(c.schema.layouts(), c.layout, record, &c.options.decode.decode, &mut self.root, &mut cx);
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         if let Ok(std::ops::ControlFlow::Continue(())) = walked {
             root.close_row(&mut cx);

@@ -25,7 +25,8 @@
 
 use std::ops::ControlFlow;
 
-use protojit::layers::arena::{MessageSink, SlotIndex, WireValue, NO_INDEX};
+use protojit::layers::arena::stream::{MessageSink, WireValue};
+use protojit::layers::arena::{SlotIndex, NO_INDEX};
 
 use crate::column::{Cell, MapCol, StructCol, NO_COLUMN};
 use crate::values::RowCx;

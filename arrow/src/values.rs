@@ -11,7 +11,8 @@ use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer
 use arrow_schema::DataType;
 use prost_reflect::EnumDescriptor;
 use protojit::layers::arena::field::Bytes;
-use protojit::layers::arena::{Access, BlockRef, MessageLayout, SlotIndex, WireValue};
+use protojit::layers::arena::stream::WireValue;
+use protojit::layers::arena::{Access, BlockRef, MessageLayout, SlotIndex};
 use protojit::Value;
 
 /// Counters a batch reports besides its rows.

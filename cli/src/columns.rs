@@ -14,7 +14,7 @@ use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{ArrowOptions, BatchBuilder, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
 
 use crate::args::{DecodeArgs, Output};
-use crate::common::{self, input_name, Failure};
+use crate::common::{self, input_name, one_line, Failure};
 use crate::pool;
 use crate::progress::Progress;
 use crate::row_groups::RowGroups;
@@ -120,11 +120,6 @@ impl ParquetFile {
         let groups = RowGroups::new(factory, &file, schema.fields().iter().cloned().collect(), max_rows);
         Ok((ParquetRows { file, next: 0, partial, target }, groups))
     }
-}
-
-/// A library error (which may span lines) on one line.
-pub fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl Sink {

@@ -165,3 +165,8 @@ fn decoder_with(
 pub fn resolve(schema: &Schema, type_name: &str) -> Result<String, Failure> {
     schema.resolve_type(type_name).map_err(|e| Failure::usage(e.to_string()))
 }
+
+/// A library error (which may span lines) on one line.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

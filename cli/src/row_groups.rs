@@ -16,8 +16,7 @@ use protojit_arrow::parquet::arrow::arrow_writer::{
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::RecordBatch;
 
-use crate::columns::one_line;
-use crate::common::Failure;
+use crate::common::{one_line, Failure};
 
 /// Encodes record batches into Parquet column chunks, a row group at a time, from any
 /// number of threads; [`RowGroups::write_ready`] appends the finished row groups to the

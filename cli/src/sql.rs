@@ -15,8 +15,8 @@ use protojit_sql::datafusion::sql::parser::DFParser;
 use protojit_sql::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory};
 
 use crate::args::{SqlArgs, SqlOutput};
-use crate::columns::{one_line, ParquetFile};
-use crate::common::{self, Failure};
+use crate::columns::ParquetFile;
+use crate::common::{self, one_line, Failure};
 
 /// A `--table NAME=TYPE:PATH` argument (PATH: a file, a directory or a glob).
 struct TableArg {

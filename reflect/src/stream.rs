@@ -2,10 +2,8 @@
 
 use std::ops::ControlFlow;
 
-use protojit_arena::{
-    stream, DecodeError, DecodeOptions, EnumType, FieldKind, LayoutIndex, Layouts, MessageLayout, MessageSink,
-    SlotIndex, WireValue,
-};
+use protojit_arena::stream::{walk, MessageSink, WireValue};
+use protojit_arena::{DecodeError, DecodeOptions, EnumType, FieldKind, LayoutIndex, Layouts, MessageLayout, SlotIndex};
 
 use crate::{Descend, EnumValue, FieldInfo};
 
@@ -95,8 +93,8 @@ pub fn stream_message<'a, V: StreamVisitor<'a>>(
     options: &DecodeOptions,
     visitor: &mut V,
 ) -> Result<ControlFlow<()>, DecodeError> {
-    let mut walk = Walk { visitor, layouts, stack: vec![layouts.get(root)] };
-    stream(layouts, root, input, options, &mut walk, &mut ())
+    let mut visit = Walk { visitor, layouts, stack: vec![layouts.get(root)] };
+    walk(layouts, root, input, options, &mut visit, &mut ())
 }
 
 /// The visitor with the layouts of the messages being walked, innermost last.
