@@ -98,8 +98,9 @@ fn lengths_and_tags_past_32_bits_are_not_truncated() {
         (b"\x12\x02\x08\x01\x42\x81\x80\x80\x80\x10\x41", "length prefix past the end of the message at byte offset 5"),
         // Inside a group.
         (b"\x4b\x42\x80\x80\x80\x80\x10\x4c", "length prefix past the end of the message at byte offset 2"),
-        // A 6-byte tag whose field number is 2^32 + 1: used to print `1: 1`.
-        (b"\x88\x80\x80\x80\x80\x01\x01", "field number larger than 536870911 at byte offset 0"),
+        // A 6-byte tag (its field number would be 2^32 + 1): used to print `1: 1`; protobuf
+        // reads at most 5 bytes of a tag.
+        (b"\x88\x80\x80\x80\x80\x01\x01", "tag longer than 5 bytes at byte offset 0"),
     ];
     for (bytes, want) in rejected {
         let out = run(protojit().arg("decode-raw"), Some(bytes));
