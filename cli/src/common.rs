@@ -167,6 +167,7 @@ pub fn resolve(schema: &Schema, type_name: &str) -> Result<String, Failure> {
 }
 
 /// A library error (which may span lines) on one line.
+#[cfg(feature = "columns")]
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
