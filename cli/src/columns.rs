@@ -205,6 +205,8 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     for n in converter.notes() {
         common::note(n);
     }
+    // Which path fills the columns: directly from the wire, or through a tree (and why).
+    common::note(&format!("records become columns by the {} path", converter.path()));
     let arrow_schema = converter.arrow_schema().clone();
     let mut groups = None;
     let mut sink = match (args.output, &args.output_file) {
