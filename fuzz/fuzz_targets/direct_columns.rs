@@ -3,35 +3,26 @@
 //! error and build equal batches (a rejected record leaves the batch as it was).
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run direct_columns` (needs
-//! `../shared/corpus` beside the repository). The first input byte picks the type and the
-//! column options; the rest is split into records at every `0xff 0xfe` pair.
+//! `../shared/corpus` beside the repository). The first input byte picks the type (one of
+//! `common::TARGETS`) and the column options; the rest is split into records at every
+//! `0xff 0xfe` pair.
 #![no_main]
+
+mod common;
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use protojit::Schema;
 use protojit_arrow::{ArrowOptions, Converter, EnumColumns, StringColumns};
 
-const TARGETS: &[(&str, &str)] = &[
-    ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
-    ("benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
-    ("osmformat.proto", "OSMPBF.PrimitiveBlock"),
-    ("vector_tile.proto", "vector_tile.Tile"),
-    ("descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
-];
-
+/// A direct and a tree converter for every type of `common::TARGETS`, under two column
+/// option sets.
 fn converters() -> &'static Vec<(Converter, Converter)> {
     static CONVERTERS: OnceLock<Vec<(Converter, Converter)>> = OnceLock::new();
     CONVERTERS.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
         let mut out = Vec::new();
-        for (file, type_name) in TARGETS {
-            let schema = if file.ends_with(".bin") {
-                Schema::from_descriptor_set(&std::fs::read(dir.join(file)).unwrap()).unwrap()
-            } else {
-                Schema::from_proto_files(&[dir.join(file)], &[&dir]).unwrap()
-            };
+        for (file, type_name) in common::TARGETS {
+            let schema = common::load_schema(file);
             for (enums, strings) in [
                 (EnumColumns::Dictionary, StringColumns::Offsets),
                 (EnumColumns::Number, StringColumns::Views),

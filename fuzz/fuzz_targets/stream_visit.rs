@@ -4,41 +4,16 @@
 //! stream is in wire order).
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run stream_visit` (needs
-//! `../shared/corpus` beside the repository). The first input byte picks the type.
+//! `../shared/corpus` beside the repository). The first input byte picks the type (one of
+//! `common::TARGETS`).
 #![no_main]
 
+mod common;
+
 use std::ops::ControlFlow;
-use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use protojit::{Arena, Decoder, Descend, EngineKind, EngineOptions, FieldInfo, MessageRef, Schema, StreamVisitor, Visitor};
-
-const TARGETS: &[(&str, &str)] = &[
-    ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2"),
-    ("benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
-    ("osmformat.proto", "OSMPBF.PrimitiveBlock"),
-    ("vector_tile.proto", "vector_tile.Tile"),
-    ("descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
-];
-
-fn decoders() -> &'static Vec<Decoder> {
-    static DECODERS: OnceLock<Vec<Decoder>> = OnceLock::new();
-    DECODERS.get_or_init(|| {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-        TARGETS
-            .iter()
-            .map(|(file, type_name)| {
-                let schema = if file.ends_with(".bin") {
-                    Schema::from_descriptor_set(&std::fs::read(dir.join(file)).unwrap()).unwrap()
-                } else {
-                    Schema::from_proto_files(&[dir.join(file)], &[&dir]).unwrap()
-                };
-                let options = EngineOptions::default().with_max_depth(12).with_kind(EngineKind::Interpreter);
-                schema.decoder_with_options(type_name, &options).unwrap()
-            })
-            .collect()
-    })
-}
+use protojit::{Arena, Descend, FieldInfo, MessageRef, StreamVisitor, Visitor};
 
 /// Every value as (field number, nesting depth, value bits), sorted.
 #[derive(Default)]
@@ -108,7 +83,9 @@ impl<'a> StreamVisitor<'a> for Collect {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else { return };
-    let decoder = &decoders()[pick as usize % TARGETS.len()];
+    // The interpreter of each pair (the stream's walk is interpreted too).
+    let decoders = common::decoders();
+    let decoder = &decoders[pick as usize % decoders.len()].1;
     let arena = Arena::new();
     let decoded = decoder.decode(input, &arena);
     let streamed = decoder.stream(input, &mut Collect::default());
