@@ -4,7 +4,7 @@
 //! Positions are absolute offsets into the whole input, so an error's offset is always
 //! relative to the start of the input, and compiled code can hand any sub-range over.
 
-use crate::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use crate::wire::{self, read_length, read_tag, read_varint, skip_value, zigzag32, zigzag64};
 use crate::{
     runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Repetition, SlotIndex,
     SlotMismatch,
@@ -115,7 +115,7 @@ impl<'a> Interp<'a> {
                 let slot = layout.slot(si);
                 pos = if packed {
                     // The table's packed form is a repeated packable slot.
-                    let (start, stop) = self.length(&self.buf[..end], pos + 1, end)?;
+                    let (start, stop) = read_length(&self.buf[..end], pos + 1, end)?;
                     self.run(block, si, slot, start, stop)?
                 } else {
                     self.value(block, si, slot, pos, pos + 1, end, depth)?
@@ -256,7 +256,7 @@ impl<'a> Interp<'a> {
                 Ok(pos + 8)
             }
             FieldKind::String | FieldKind::Bytes => {
-                let (start, stop) = self.length(buf, pos, end)?;
+                let (start, stop) = read_length(buf, pos, end)?;
                 let bytes = &self.buf[start..stop];
                 if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) && !runtime::is_utf8(bytes) {
                     return Err(DecodeError::new(K::InvalidUtf8, pos));
@@ -266,7 +266,7 @@ impl<'a> Interp<'a> {
                 Ok(stop)
             }
             FieldKind::Message => {
-                let (start, stop) = self.length(buf, pos, end)?;
+                let (start, stop) = read_length(buf, pos, end)?;
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos));
                 }
@@ -290,16 +290,6 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// Reads a length prefix at `pos`: the value's `(start, end)`.
-    #[inline]
-    fn length(&self, buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
-        let (len, start) = read_varint(buf, pos)?;
-        if len > (end - start) as u64 {
-            return Err(DecodeError::new(K::LengthOutOfBounds, pos));
-        }
-        Ok((start, start + len as usize))
-    }
-
     /// Decodes a packed run of slot `si` whose length prefix is at `pos`.
     pub fn packed(
         &self,
@@ -312,7 +302,7 @@ impl<'a> Interp<'a> {
         if slot.repetition == Repetition::Singular || !slot.kind.is_packable() {
             return Err(DecodeError::new(K::Internal, pos));
         }
-        let (start, stop) = self.length(&self.buf[..end], pos, end)?;
+        let (start, stop) = read_length(&self.buf[..end], pos, end)?;
         self.run(block, si, slot, start, stop)
     }
 

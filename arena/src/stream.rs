@@ -11,7 +11,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::wire::{self, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use crate::wire::{self, read_length, read_tag, read_varint, skip_value, zigzag32, zigzag64};
 use crate::{
     runtime, DecodeError, DecodeErrorKind as K, DecodeOptions, FieldKind, FieldSlot, LayoutIndex, Layouts,
     MessageLayout, Repetition, SlotIndex, Utf8Check,
@@ -146,7 +146,7 @@ impl<'a> Walk<'a> {
             if let Some((si, packed)) = layout.one_byte_tag(buf[pos]) {
                 let slot = layout.slot(si);
                 pos = if packed {
-                    let (start, stop) = length(buf, pos + 1, end)?;
+                    let (start, stop) = read_length(buf, pos + 1, end)?;
                     self.run(layout, sink, cx, si, slot, start, stop)?
                 } else {
                     self.value(layout, sink, cx, si, slot, pos, pos + 1, end, depth)?
@@ -168,7 +168,7 @@ impl<'a> Walk<'a> {
                     continue;
                 }
                 if wt == wire::LEN && slot.repetition == Repetition::Repeated && slot.kind.is_packable() {
-                    let (start, stop) = length(buf, next, end)?;
+                    let (start, stop) = read_length(buf, next, end)?;
                     pos = self.run(layout, sink, cx, si, slot, start, stop)?;
                     continue;
                 }
@@ -207,7 +207,7 @@ impl<'a> Walk<'a> {
                 (fixed64(slot.kind, b), pos + 8)
             }
             FieldKind::String | FieldKind::Bytes => {
-                let (start, stop) = length(buf, pos, end)?;
+                let (start, stop) = read_length(buf, pos, end)?;
                 let bytes = &self.buf[start..stop];
                 if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) && !runtime::is_utf8(bytes) {
                     return Err(DecodeError::new(K::InvalidUtf8, pos).into());
@@ -216,7 +216,7 @@ impl<'a> Walk<'a> {
             }
             FieldKind::Message | FieldKind::Group => {
                 let group = slot.kind == FieldKind::Group;
-                let (start, stop) = if group { (pos, end) } else { length(buf, pos, end)? };
+                let (start, stop) = if group { (pos, end) } else { read_length(buf, pos, end)? };
                 if depth >= self.max_depth {
                     return Err(DecodeError::new(K::DepthLimitExceeded, tag_pos).into());
                 }
@@ -293,16 +293,6 @@ impl<'a> Walk<'a> {
         }
         Ok(stop)
     }
-}
-
-/// Reads a length prefix at `pos`: the value's `(start, end)`.
-#[inline]
-fn length(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
-    let (len, start) = read_varint(buf, pos)?;
-    if len > (end - start) as u64 {
-        return Err(DecodeError::new(K::LengthOutOfBounds, pos));
-    }
-    Ok((start, start + len as usize))
 }
 
 #[inline]

@@ -118,6 +118,17 @@ fn read_varint_slow(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError>
     Err(DecodeError::new(DecodeErrorKind::VarintTooLong, pos))
 }
 
+/// Reads a length prefix at `buf[pos]` of a value that must end by `end`: the value's
+/// `(start, end)`, or `LengthOutOfBounds` at the prefix.
+#[inline]
+pub fn read_length(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
+    let (len, start) = read_varint(buf, pos)?;
+    if len > (end - start) as u64 {
+        return Err(DecodeError::new(DecodeErrorKind::LengthOutOfBounds, pos));
+    }
+    Ok((start, start + len as usize))
+}
+
 /// Reads a tag at `buf[pos]`: `(field number, wire type, next position)`, checking the
 /// number (1..=2^29-1) and the wire type (0..=5).
 #[inline]
