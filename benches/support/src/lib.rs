@@ -41,6 +41,7 @@ pub mod gen {
 pub mod parse;
 pub mod records;
 pub mod rounds;
+pub mod stream_sum;
 mod rust_protobuf;
 pub use rust_protobuf::{rp_checksum, RustProtobuf};
 
