@@ -25,11 +25,25 @@ pub struct SchedulerOptions {
     pub external_host: Option<String>,
     /// The gRPC port (default 50050).
     pub port: u16,
+    /// Seconds without a heartbeat after which an executor counts as lost: its running
+    /// tasks, and finished ones whose shuffle output a running stage still needs, are
+    /// scheduled again on the others (Ballista's default 180). Keep it above the
+    /// executors' `heartbeat_interval_seconds`; jobs fail when no executor is left this long.
+    pub executor_timeout_seconds: u64,
+    /// Seconds between checks for lost executors (Ballista's default 15; below
+    /// `executor_timeout_seconds`).
+    pub expire_interval_seconds: u64,
 }
 
 impl Default for SchedulerOptions {
     fn default() -> Self {
-        SchedulerOptions { bind_host: "127.0.0.1".into(), external_host: None, port: 50050 }
+        SchedulerOptions {
+            bind_host: "127.0.0.1".into(),
+            external_host: None,
+            port: 50050,
+            executor_timeout_seconds: 180,
+            expire_interval_seconds: 15,
+        }
     }
 }
 
@@ -52,6 +66,8 @@ pub struct ExecutorOptions {
     pub vcores: Option<usize>,
     /// Where shuffle files are written (default: a new temporary directory).
     pub work_dir: Option<PathBuf>,
+    /// Seconds between heartbeats to the scheduler (Ballista's default 60).
+    pub heartbeat_interval_seconds: u64,
 }
 
 impl Default for ExecutorOptions {
@@ -65,6 +81,7 @@ impl Default for ExecutorOptions {
             scheduler_port: 50050,
             vcores: None,
             work_dir: None,
+            heartbeat_interval_seconds: 60,
         }
     }
 }
@@ -78,6 +95,10 @@ pub async fn run_scheduler(options: &SchedulerOptions) -> Result<(), ClusterErro
         .with_hostname(options.external_host.as_deref().unwrap_or(&options.bind_host))
         .with_port(options.port);
     config.bind_host = options.bind_host.clone();
+    config.executor_timeout_seconds = options.executor_timeout_seconds;
+    // Jobs fail once no executor has been left for as long as one may go silent.
+    config.no_executors_grace_period_seconds = options.executor_timeout_seconds;
+    config.expire_dead_executor_interval_seconds = options.expire_interval_seconds;
     config.override_logical_codec = Some(Arc::new(ProtojitLogicalCodec::new()));
     config.override_physical_codec = Some(Arc::new(ProtojitPhysicalCodec::new()));
     let cluster = BallistaCluster::new_from_config(&config).await?;
@@ -95,6 +116,7 @@ pub async fn run_executor(options: &ExecutorOptions) -> Result<(), ClusterError>
         scheduler_host: options.scheduler_host.clone(),
         scheduler_port: options.scheduler_port,
         work_dir: options.work_dir.as_ref().map(|d| d.display().to_string()),
+        executor_heartbeat_interval_seconds: options.heartbeat_interval_seconds,
         override_logical_codec: Some(Arc::new(ProtojitLogicalCodec::new())),
         override_physical_codec: Some(Arc::new(ProtojitPhysicalCodec::new())),
         // Ballista's default registry has DataFusion's core functions only; a client's
@@ -116,7 +138,13 @@ pub async fn run_executor(options: &ExecutorOptions) -> Result<(), ClusterError>
 /// protojit's codecs and `STORED AS PROTOBUF` registered (see
 /// [`crate::register_protobuf_cluster_format`]; call it with the factory of your choice).
 pub async fn connect(url: &str) -> Result<SessionContext, ClusterError> {
-    let config = SessionConfig::new_with_ballista()
+    connect_with_config(url, SessionConfig::new_with_ballista()).await
+}
+
+/// [`connect`] with a session configuration of one's own (target partitions, batch
+/// size, …; start from `SessionConfig::new_with_ballista()`); protojit's codecs are added.
+pub async fn connect_with_config(url: &str, config: SessionConfig) -> Result<SessionContext, ClusterError> {
+    let config = config
         .with_ballista_logical_extension_codec(Arc::new(ProtojitLogicalCodec::new()))
         .with_ballista_physical_extension_codec(Arc::new(ProtojitPhysicalCodec::new()));
     let state = SessionStateBuilder::new().with_config(config).with_default_features().build();

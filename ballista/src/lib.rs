@@ -4,7 +4,7 @@
 //!   tables and scans (`codec`; their wire messages in `wire`).
 //! - [`ProtobufClusterTable`], [`register_protobuf_cluster_format`]: a protobuf listing
 //!   table the codecs can ship, and `STORED AS PROTOBUF` making it (`table`).
-//! - [`run_scheduler`], [`run_executor`], [`connect`]: the processes and the client
+//! - [`run_scheduler`], [`run_executor`], [`connect`], [`connect_with_config`]: the processes and the client
 //!   session (`cluster`); the `protojit-ballista` binary runs the processes.
 //!
 //! Files are read by the process that scans them: every executor (and the scheduler,
@@ -20,7 +20,7 @@ mod error;
 mod table;
 mod wire;
 
-pub use cluster::{connect, run_executor, run_scheduler, ExecutorOptions, SchedulerOptions};
+pub use cluster::{connect, connect_with_config, run_executor, run_scheduler, ExecutorOptions, SchedulerOptions};
 pub use codec::{ProtojitLogicalCodec, ProtojitPhysicalCodec};
 pub use error::ClusterError;
 pub use table::{plain_type, register_protobuf_cluster_format, ProtobufClusterTable};

@@ -1,12 +1,12 @@
-//! A real Ballista cluster runs protojit's SQL tables: a scheduler and two executors, each its own `protojit-ballista` process on 127.0.0.1, answer an aggregate, a join of two protobuf tables and a filter + projection exactly as a local session does, and a malformed record fails the query naming its file.
+//! A real Ballista cluster runs protojit's SQL tables: a scheduler and two executors, each its own `protojit-ballista` process on 127.0.0.1, answer an aggregate, a join of two protobuf tables and a filter + projection exactly as a local session does, as does `protojit-ballista sql --cluster` (the command behind `protojit sql --cluster`), and a malformed record fails the query naming its file.
 
-use std::fs::{self, File};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::csv;
 use datafusion::physical_plan::displayable;
 use datafusion::prelude::SessionContext;
 use protojit::Schema;
@@ -14,122 +14,13 @@ use protojit_ballista::{connect, register_protobuf_cluster_format};
 use protojit_sql::{register_protobuf_format, ProtobufFormatFactory};
 
 mod common;
+mod harness;
 use common::{assert_same, write_records};
+use harness::{run_bounded, start_cluster, TempDir};
 
-/// How long the cluster may take to come up, and a query to finish, before the test
-/// fails instead of hanging (guards against a stuck cluster, not performance checks).
-const START_LIMIT: Duration = Duration::from_secs(60);
+/// How long a query may take before the test fails instead of hanging (guards against a
+/// stuck cluster, not a performance check).
 const QUERY_LIMIT: Duration = Duration::from_secs(300);
-
-/// The cluster's processes: killed and reaped when the test ends, passing or not.
-struct Cluster {
-    children: Vec<(String, Child)>,
-    logs: PathBuf,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for (_, child) in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Cluster {
-    fn spawn(&mut self, name: &str, args: &[String]) {
-        let log = File::create(self.logs.join(format!("{name}.log"))).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_protojit-ballista"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log file"))
-            .stderr(log)
-            .spawn()
-            .expect("protojit-ballista starts");
-        self.children.push((name.to_owned(), child));
-    }
-
-    /// Every process's log, for a failure message.
-    fn logs(&self) -> String {
-        self.children
-            .iter()
-            .map(|(name, _)| {
-                let text = fs::read_to_string(self.logs.join(format!("{name}.log"))).unwrap_or_default();
-                format!("--- {name} ---\n{text}")
-            })
-            .collect()
-    }
-
-    /// Waits until `port` accepts connections; fails if a process exits or the limit passes.
-    fn wait_for(&mut self, port: u16, deadline: Instant) {
-        let address: SocketAddr = ([127, 0, 0, 1], port).into();
-        loop {
-            if TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_ok() {
-                return;
-            }
-            for (name, child) in &mut self.children {
-                if let Ok(Some(status)) = child.try_wait() {
-                    let name = name.clone();
-                    panic!("{name} exited ({status}) before the cluster came up\n{}", self.logs());
-                }
-            }
-            if Instant::now() > deadline {
-                panic!("port {port} did not open within {START_LIMIT:?}\n{}", self.logs());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-/// A temporary directory, removed when the test ends, passing or not.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `n` ports that were free a moment ago (each bound to port 0, then released together).
-fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<TcpListener> =
-        (0..n).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port")).collect();
-    listeners.iter().map(|l| l.local_addr().expect("bound address").port()).collect()
-}
-
-/// Starts a scheduler and two executors; returns the cluster and the scheduler's port.
-fn start_cluster(dir: &Path) -> (Cluster, u16) {
-    let logs = dir.join("logs");
-    fs::create_dir_all(&logs).expect("log directory");
-    let ports = free_ports(5);
-    let mut cluster = Cluster { children: Vec::new(), logs };
-    let deadline = Instant::now() + START_LIMIT;
-    cluster.spawn("scheduler", &["scheduler".into(), "--port".into(), ports[0].to_string()]);
-    cluster.wait_for(ports[0], deadline);
-    for (i, pair) in ports[1..].chunks(2).enumerate() {
-        let work = dir.join(format!("work-{i}"));
-        fs::create_dir_all(&work).expect("work directory");
-        let args = [
-            "executor",
-            "--port",
-            &pair[0].to_string(),
-            "--grpc-port",
-            &pair[1].to_string(),
-            "--scheduler",
-            &format!("127.0.0.1:{}", ports[0]),
-            "--vcores",
-            "2",
-            "--work-dir",
-            &work.display().to_string(),
-        ]
-        .map(String::from);
-        cluster.spawn(&format!("executor-{i}"), &args);
-    }
-    for &port in &ports[1..] {
-        cluster.wait_for(port, deadline);
-    }
-    (cluster, ports[0])
-}
 
 async fn run(ctx: &SessionContext, query: &str) -> datafusion::error::Result<Vec<RecordBatch>> {
     match tokio::time::timeout(QUERY_LIMIT, async { ctx.sql(query).await?.collect().await }).await {
@@ -140,10 +31,8 @@ async fn run(ctx: &SessionContext, query: &str) -> datafusion::error::Result<Vec
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protobuf_tables_on_a_two_executor_cluster() {
-    let dir = std::env::temp_dir().join(format!("protojit-ballista-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("temp directory");
-    let _cleanup = TempDir(dir.clone());
+    let temp = TempDir::new("cluster");
+    let dir = temp.0.clone();
 
     // The schema lives in a directory that is removed once the tables exist: the scheduler
     // and the executors get it from the plans, as FileDescriptorSet bytes.
@@ -177,8 +66,8 @@ async fn protobuf_tables_on_a_two_executor_cluster() {
     bad.extend_from_slice(&tail);
     fs::write(dir.join("broken/bad.bin"), bad).expect("write bad.bin");
 
-    let (cluster, port) = start_cluster(&dir);
-    let remote = connect(&format!("df://127.0.0.1:{port}")).await.expect("client session");
+    let cluster = start_cluster(&dir, &[], &[]);
+    let remote = connect(&cluster.url()).await.expect("client session");
     register_protobuf_cluster_format(&remote, ProtobufFormatFactory::new()).expect("cluster format");
     let local = SessionContext::new();
     register_protobuf_format(&local, ProtobufFormatFactory::new()).expect("local format");
@@ -193,6 +82,50 @@ async fn protobuf_tables_on_a_two_executor_cluster() {
             ctx.sql(&create).await.unwrap_or_else(|e| panic!("{create}: {e}"));
         }
     }
+
+    // `protojit-ballista sql --cluster` (what `protojit sql --cluster` runs): a --table
+    // directory with Hive partitions, then CREATE EXTERNAL TABLE and a join in the same
+    // query text; its CSV is the local session's, statement after statement.
+    let aggregate = |t: &str| {
+        format!(
+            "SELECT status, day, COUNT(*) AS records, SUM(cardinality(samples)) AS samples, \
+             MIN(device) AS first_device, COUNT(DISTINCT device) AS devices \
+             FROM {t} GROUP BY status, day ORDER BY status, day"
+        )
+    };
+    let join = |t: &str, f: &str| {
+        format!(
+            "SELECT t.device, COUNT(*) AS pairs, SUM(cardinality(f.samples)) AS fleet_samples \
+             FROM {t} t JOIN {f} f ON t.device = f.device GROUP BY t.device ORDER BY t.device"
+        )
+    };
+    let statements = [
+        aggregate("t"),
+        format!(
+            "CREATE EXTERNAL TABLE f STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'protojit.samples.Batch')",
+            dir.join("fleet").display()
+        ),
+        join("t", "f"),
+    ];
+    let table = format!("t=protojit.samples.Batch:{}/", dir.join("telemetry").display());
+    let url = cluster.url();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_protojit-ballista"));
+    command.args(["sql", "--cluster", &url, "--proto"]).arg(&proto).args(["--table", &table, "-o", "csv"]);
+    command.arg(statements.join("; "));
+    let out = tokio::task::spawn_blocking(move || run_bounded(&mut command, QUERY_LIMIT)).await.expect("sql runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "protojit-ballista sql: {}: {stderr}\n{}", out.status, cluster.logs());
+    let mut want = Vec::new();
+    for local_query in [aggregate("telemetry"), join("telemetry", "fleet")] {
+        let batches = run(&local, &local_query).await.unwrap_or_else(|e| panic!("{local_query} (local): {e}"));
+        let mut w = csv::WriterBuilder::new().with_header(true).build(&mut want);
+        for b in &batches {
+            w.write(b).expect("CSV");
+        }
+    }
+    assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&want), "stderr: {stderr}");
+    assert!(want.len() > 200, "the local CSV is too short to compare: {}", String::from_utf8_lossy(&want));
+
     fs::remove_dir_all(&schema_dir).expect("remove the schema");
 
     let queries = [
