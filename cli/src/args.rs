@@ -91,7 +91,9 @@ Examples:
     \"SELECT user, SUM(bytes) AS total FROM events GROUP BY user ORDER BY total DESC LIMIT 10\"
   # nested fields are struct columns; CSV or Parquet out
   protojit sql --proto ev.proto --table e=Event:e.bin -o csv \"SELECT e.payload['kind'] AS kind, COUNT(*) FROM e GROUP BY 1\"
-  protojit sql --proto ev.proto --table e=Event:e.bin -o parquet --output-file out.parquet \"SELECT * FROM e\"";
+  protojit sql --proto ev.proto --table e=Event:e.bin -o parquet --output-file out.parquet \"SELECT * FROM e\"
+  # the same query on a Ballista cluster (protojit-ballista scheduler|executor; see --cluster)
+  protojit sql --cluster df://127.0.0.1:50050 --proto ev.proto --table e=Event:/data/e/ \"SELECT COUNT(*) FROM e\"";
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -301,6 +303,13 @@ pub struct SqlArgs {
     /// Decode engine (see `protojit decode --help`).
     #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
+    /// Run the statements on a Ballista cluster, its scheduler at df://HOST:PORT: the
+    /// command is handed to the `protojit-ballista` executable ($PROTOJIT_BALLISTA, else
+    /// the one beside this executable, else on PATH; `cargo install --path ballista`
+    /// installs it). Every executor must read the tables' files under the same paths;
+    /// output table, csv or json.
+    #[arg(long, value_name = "df://HOST:PORT")]
+    pub cluster: Option<String>,
 }
 
 #[cfg(feature = "sql")]

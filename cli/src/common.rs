@@ -105,6 +105,12 @@ pub fn set_verbose(yes: bool) {
     VERBOSE.store(yes, Ordering::Relaxed);
 }
 
+/// Whether `-v`/`--verbose` was given (`sql --cluster` passes it on).
+#[cfg(feature = "sql")]
+pub fn verbose() -> bool {
+    VERBOSE.load(Ordering::Relaxed)
+}
+
 /// Prints `protojit: note: {message}` on stderr with `--verbose`; nothing otherwise.
 pub fn note(message: &str) {
     if VERBOSE.load(Ordering::Relaxed) {

@@ -19,6 +19,8 @@ mod row_groups;
 mod schema_cmd;
 #[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "sql")]
+mod sql_cluster;
 mod stream;
 
 use std::process::ExitCode;

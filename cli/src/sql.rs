@@ -40,6 +40,9 @@ fn parse_table(arg: &str) -> Result<TableArg, Failure> {
 }
 
 pub fn run(args: &SqlArgs) -> Result<(), Failure> {
+    if let Some(url) = &args.cluster {
+        return crate::sql_cluster::hand_over(args, url);
+    }
     if args.output == SqlOutput::Parquet && args.output_file.is_none() {
         return Err(Failure::usage("--output parquet needs --output-file FILE"));
     }

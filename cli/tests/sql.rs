@@ -1,6 +1,7 @@
 //! `protojit sql`: results in every format (table, CSV, JSON, Parquet read back), directories
 //! with partition columns, `CREATE EXTERNAL TABLE` and several statements, and one-line errors
-//! (bad query, missing file, bad --table, a record that does not decode, a cut file).
+//! (bad query, missing file, bad --table, a record that does not decode, a cut file);
+//! `--cluster` handing the command to `protojit-ballista`, or saying how to get it.
 
 mod support;
 
@@ -11,9 +12,16 @@ use support::*;
 const N: u32 = 20_000;
 
 fn sql(tmp: &TempDir, input: &std::path::Path, extra: &[&str], query: &str) -> std::process::Output {
+    run(&mut sql_command(tmp, input, extra, query), None)
+}
+
+/// `protojit sql --proto sample.proto --table r=sample.Reading:INPUT EXTRA… QUERY`.
+fn sql_command(tmp: &TempDir, input: &std::path::Path, extra: &[&str], query: &str) -> std::process::Command {
     let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
     let table = format!("r=sample.Reading:{}", input.display());
-    run(protojit().arg("sql").arg("--proto").arg(proto).args(["--table", &table]).args(extra).arg(query), None)
+    let mut command = protojit();
+    command.arg("sql").arg("--proto").arg(proto).args(["--table", &table]).args(extra).arg(query);
+    command
 }
 
 #[test]
@@ -139,4 +147,60 @@ fn sql_reads_directories_and_creates_tables() {
 fn sql_help_has_examples() {
     let text = String::from_utf8(ok(&run(protojit().args(["sql", "--help"]), None))).unwrap();
     assert!(text.contains("Examples:\n") && text.contains("\n  protojit sql "), "{text}");
+}
+
+#[test]
+fn sql_cluster_without_protojit_ballista_says_how_to_get_it() {
+    let tmp = TempDir::new("sql-cluster-missing");
+    let input = tmp.write("in.bin", &stream(3));
+    let missing = tmp.path("no-protojit-ballista-here");
+    let out = run(
+        sql_command(&tmp, &input, &["--cluster", "df://127.0.0.1:50050"], "SELECT 1")
+            .env("PROTOJIT_BALLISTA", &missing),
+        None,
+    );
+    let line = fails(&out, 2);
+    assert!(line.contains(&format!("PROTOJIT_BALLISTA={}", missing.display())), "{line}");
+    assert!(line.contains("cargo install --path ballista"), "{line}");
+}
+
+/// `--cluster` hands the command to `protojit-ballista sql`: its arguments arrive in that
+/// command's spelling, and its exit status, stdout and stderr are protojit's.
+#[cfg(unix)]
+#[test]
+fn sql_cluster_hands_the_command_to_protojit_ballista() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("sql-cluster");
+    let input = tmp.write("in.bin", &stream(3));
+    let script = tmp.write(
+        "fake-protojit-ballista",
+        b"#!/bin/sh\nprintf '%s\\n' \"$@\"\necho 'from the cluster command' >&2\nexit 7\n",
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let query = "SELECT COUNT(*) FROM r; SELECT -1";
+    let extra = ["--cluster", "df://10.0.0.5:50050", "-o", "json", "--partitions", "3", "-I", "inc"];
+    let out = run(sql_command(&tmp, &input, &extra, query).arg("-v").env("PROTOJIT_BALLISTA", &script), None);
+    assert_eq!(out.status.code(), Some(7), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out), "from the cluster command\n");
+    let proto = tmp.path("sample.proto");
+    let table = format!("r=sample.Reading:{}", input.display());
+    let expect = [
+        "sql",
+        "--cluster",
+        "df://10.0.0.5:50050",
+        "--proto",
+        proto.to_str().unwrap(),
+        "-I",
+        "inc",
+        "--table",
+        &table,
+        "-o",
+        "json",
+        "--partitions",
+        "3",
+        "--verbose",
+        "--",
+        query,
+    ];
+    assert_eq!(stdout(&out), expect.map(|a| format!("{a}\n")).concat());
 }
