@@ -3,7 +3,7 @@
 //! calls through the entry table) before the timed loop; `PROTOJIT_PROFILE_STATS=1` prints
 //! each type's tier afterwards; `PROTOJIT_PROFILE_FRESH=1` decodes into a new arena each time.
 //!
-//! `cargo run --release --example profile -- SCHEMA.proto TYPE INPUT [jit|interp] [ITERATIONS]`
+//! `cargo run --release --example profile -- SCHEMA.proto|SET.fds TYPE INPUT [jit|interp] [ITERATIONS]`
 //! Set `PERF_BUILDID_DIR=1` so `perf report` can name the compiled functions.
 
 use protojit::{Arena, EngineKind, EngineOptions, Schema};
@@ -19,8 +19,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => EngineKind::Jit,
     };
     let iterations: usize = rest.get(1).map_or(Ok(1000), |n| n.parse())?;
-    let dir = std::path::Path::new(proto).parent().unwrap_or(std::path::Path::new("."));
-    let schema = Schema::from_proto_files(&[proto], &[dir])?;
+    // A `.proto` file, or any other file as a descriptor set (`.fds`, `.pb`, …).
+    let schema = if proto.ends_with(".proto") {
+        let dir = std::path::Path::new(proto).parent().unwrap_or(std::path::Path::new("."));
+        Schema::from_proto_files(&[proto], &[dir])?
+    } else {
+        Schema::from_descriptor_set_files(&[proto])?
+    };
     let mut options = EngineOptions::default().with_kind(engine);
     if std::env::var_os("PROTOJIT_PROFILE_WARM").is_some() {
         // Steady state of tiering: every type hot at once, compiled before the timing.
