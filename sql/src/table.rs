@@ -10,6 +10,8 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::stats::Precision;
+use datafusion::common::Statistics;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, TableType};
@@ -175,6 +177,14 @@ impl TableProvider for ProtobufTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    /// The row count is exact: the records were framed when the table was opened. (Column
+    /// statistics are unknown; DataFusion 55 leaves this hook to downstream optimizer rules.)
+    fn statistics(&self) -> Option<Statistics> {
+        let mut stats = Statistics::new_unknown(&self.arrow);
+        stats.num_rows = Precision::Exact(self.records.len());
+        Some(stats)
     }
 
     async fn scan(

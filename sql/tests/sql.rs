@@ -62,6 +62,8 @@ fn sql_aggregate_equals_the_trees() {
         let options = TableOptions { partitions, batch_size: 64, arrow };
         let table = ProtobufTable::from_bytes(&schema, "Batch", stream.clone(), &options).unwrap();
         assert_eq!(table.len(), 500);
+        let stats = protojit_sql::datafusion::catalog::TableProvider::statistics(&table).unwrap();
+        assert_eq!(stats.num_rows, protojit_sql::datafusion::common::stats::Precision::Exact(500));
         let batches = rt
             .block_on(async {
                 let ctx = SessionContext::new();
