@@ -105,8 +105,14 @@ pub struct RecordScanner {
     tail: Vec<u8>,
     /// File offset of `tail[0]`.
     tail_offset: u64,
-    /// Records framed so far.
+    /// Records framed so far (walked over or kept).
     framed: u64,
+    /// The byte range of the file this scan owns, when it scans part of one: the records
+    /// whose length prefix starts in it. Records before it are walked over (framed, counted,
+    /// never converted); the first record at or after its end stops the scan.
+    window: Option<Range<u64>>,
+    /// The scan reached its window's end: later bytes are not its own.
+    done: bool,
 }
 
 impl RecordScanner {
@@ -123,7 +129,26 @@ impl RecordScanner {
             tail: Vec::new(),
             tail_offset: 0,
             framed: 0,
+            window: None,
+            done: false,
         }
+    }
+
+    /// This scanner, owning only the records whose length prefix starts in `range` (byte
+    /// offsets of the uncompressed file): what a partition of a file split by byte ranges
+    /// converts. The stream is still pushed from the file's first byte: record boundaries
+    /// are found by walking the length prefixes before the range (no decoding), never
+    /// guessed, so the ranges of one file together convert each record exactly once, and
+    /// record numbers and offsets in errors stay the file's.
+    pub fn with_window(mut self, range: Range<u64>) -> RecordScanner {
+        self.window = Some(range);
+        self
+    }
+
+    /// Whether the scan has passed the end of its window (see [`with_window`](Self::with_window)):
+    /// the stream's remaining bytes need not be pushed.
+    pub fn is_done(&self) -> bool {
+        self.done
     }
 
     /// A scanner over records already framed in one buffer: `records` are the bodies' byte
@@ -153,7 +178,7 @@ impl RecordScanner {
 
     /// Takes in the next bytes of the stream.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), ScanError> {
-        if chunk.is_empty() {
+        if chunk.is_empty() || self.done {
             return Ok(());
         }
         // Appending to the carried-over tail keeps every record in one buffer; the tail is at
@@ -165,6 +190,10 @@ impl RecordScanner {
         let mut at = 0usize;
         loop {
             let offset = base + at as u64;
+            if self.window.as_ref().is_some_and(|w| offset >= w.end) {
+                self.done = true;
+                break;
+            }
             let (length, prefix) = match read_varint(&bytes[at..]) {
                 Varint::Value(v, n) => (v, n),
                 Varint::Incomplete => break,
@@ -191,10 +220,13 @@ impl RecordScanner {
                 break;
             }
             self.framed += 1;
-            records.push_back((start..end, base + start as u64, self.framed));
+            if self.window.as_ref().is_none_or(|w| offset >= w.start) {
+                records.push_back((start..end, base + start as u64, self.framed));
+            }
             at = end;
         }
-        self.tail = bytes[at..].to_vec();
+        // Past the window, the bytes left are other partitions' records: none is carried.
+        self.tail = if self.done { Vec::new() } else { bytes[at..].to_vec() };
         self.tail_offset = base + at as u64;
         if !records.is_empty() {
             bytes.truncate(at);
@@ -337,6 +369,57 @@ mod tests {
             let rows = rows_in_chunks(&data, chunk, 32).unwrap();
             assert_eq!(rows, vec![32, 32, 32, 4], "chunk {chunk}");
         }
+    }
+
+    /// The `a` column of every batch of a windowed scan of `data`.
+    fn window_values(data: &[u8], window: Range<u64>, chunk: usize) -> Result<Vec<i64>, ScanError> {
+        use datafusion::arrow::array::{cast::AsArray, types::Int64Type};
+        let mut s = scanner(7).with_window(window);
+        let mut values = Vec::new();
+        let mut take = |b: RecordBatch| values.extend(b.column(0).as_primitive::<Int64Type>().values().iter());
+        for c in data.chunks(chunk) {
+            if s.is_done() {
+                break;
+            }
+            s.push(c)?;
+            while let Some(b) = s.next_batch(false)? {
+                take(b);
+            }
+        }
+        while let Some(b) = s.next_batch(true)? {
+            take(b);
+        }
+        Ok(values)
+    }
+
+    #[test]
+    fn byte_ranges_split_a_file_into_its_records_exactly_once() {
+        let data = stream(100);
+        let whole: Vec<i64> = (0..100).map(|i| i % 100).collect();
+        let len = data.len() as u64;
+        for parts in [1u64, 2, 3, 5, 16, len] {
+            for chunk in [1, 5, 64, data.len()] {
+                let mut got = Vec::new();
+                for k in 0..parts {
+                    let range = len * k / parts..len * (k + 1) / parts;
+                    got.extend(window_values(&data, range, chunk).unwrap());
+                }
+                assert_eq!(got, whole, "{parts} ranges, chunks of {chunk}");
+            }
+        }
+        // A range past every record's start owns none; the file's errors keep their numbers.
+        assert!(window_values(&data, len - 1..len, 8).unwrap().is_empty());
+        let mut bad = data.clone();
+        bad.extend_from_slice(&[2, 0x08, 0x80]);
+        let e = window_values(&bad, len..len + 3, 4).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("f.bin: record 101 at byte {}: ", len + 1)), "{e}");
+        let e = window_values(&bad[..bad.len() - 1], len..len + 3, 4).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("f.bin: record 101 at byte {len} is truncated")), "{e}");
+        // A range before the bad record never reads it.
+        assert_eq!(
+            window_values(&bad, 0..len / 2, 4).unwrap(),
+            whole[..window_values(&data, 0..len / 2, 4).unwrap().len()]
+        );
     }
 
     #[test]

@@ -138,6 +138,55 @@ fn a_directory_of_files_answers_as_the_same_records_in_memory() {
     assert_eq!(text(&run(&ctx, &format!("{create}; {QUERY}")).unwrap()), memory(&day1));
 }
 
+/// One file split into byte ranges (DataFusion balances partitions by size; here every file
+/// qualifies) answers as the in-memory table: each range converts the records whose length
+/// prefix starts in it, found by walking the prefixes before it. A cut last record is still
+/// an error, from the range that owns it.
+#[test]
+fn one_file_split_into_byte_ranges_converts_each_record_once() {
+    let dir = TempDir::new("split");
+    let bytes = records(0x5_1117, 700);
+    std::fs::write(dir.0.join("one.bin"), &bytes).unwrap();
+    let memory = SessionContext::new();
+    let table = ProtobufTable::from_bytes(&telemetry(), "Batch", bytes.clone(), &TableOptions::default()).unwrap();
+    memory.register_table("t", Arc::new(table)).unwrap();
+    let expected = text(&run(&memory, QUERY).unwrap());
+    let proto = samples().join("telemetry.proto");
+    let create = |dir: &Path| {
+        format!(
+            "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'Batch', 'proto' '{}')",
+            dir.display(),
+            proto.display()
+        )
+    };
+    let split_session = |partitions: usize| {
+        let config = SessionConfig::new()
+            .with_target_partitions(partitions)
+            .with_batch_size(64)
+            .with_repartition_file_scans(true)
+            .with_repartition_file_min_size(1);
+        let ctx = SessionContext::new_with_config(config);
+        register_protobuf_format(&ctx, ProtobufFormatFactory::new()).unwrap();
+        ctx
+    };
+    for partitions in [1, 2, 3, 7] {
+        let ctx = split_session(partitions);
+        assert_eq!(text(&run(&ctx, &format!("{}; {QUERY}", create(&dir.0))).unwrap()), expected, "{partitions}");
+        let plan = text(&run(&ctx, &format!("EXPLAIN {QUERY}")).unwrap());
+        if partitions > 1 {
+            assert!(plan.contains(&format!("one.bin:0..")), "{partitions} partitions, not split: {plan}");
+        }
+        let n = run(&ctx, "SELECT COUNT(*) FROM t").unwrap();
+        assert!(text(&n).contains("| 700 "), "{}", text(&n));
+    }
+    let mut cut = bytes.clone();
+    cut.truncate(cut.len() - 2);
+    std::fs::write(dir.0.join("one.bin"), &cut).unwrap();
+    let e = run(&split_session(3), &format!("{}; {QUERY}", create(&dir.0))).unwrap_err().to_string();
+    assert!(e.contains("one.bin: record 700 at byte"), "{e}");
+    assert!(e.contains("is truncated: the input ends 2 byte(s) short of it"), "{e}");
+}
+
 /// A table whose schema comes from a descriptor set, and one made with a session-wide schema.
 #[test]
 fn descriptor_sets_and_a_session_schema() {
