@@ -183,7 +183,7 @@ impl<'a> Walk<'a> {
 
     /// One non-packed value of slot `si` whose tag (at `tag_pos`) ended at `pos`.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn value<S: MessageSink<'a>>(
         &self,
         layout: &'a MessageLayout,
@@ -236,7 +236,7 @@ impl<'a> Walk<'a> {
                 return Ok(if group { after } else { stop });
             }
             _ => {
-                let (v, next) = read_varint(buf, pos)?;
+                let (v, next) = fast_varint(buf, pos)?;
                 match varint(slot.kind, v) {
                     WireValue::Enum(n) if slot.closed_enum && !layout.closed_enum_has(si, n) => return Ok(next),
                     w => (w, next),
@@ -279,20 +279,59 @@ impl<'a> Walk<'a> {
                     return Err(DecodeError::new(K::Truncated, whole).into());
                 }
             }
-            _ => {
-                let mut p = start;
-                while p < stop {
-                    let (v, next) = read_varint(data, p)?;
-                    match varint(slot.kind, v) {
-                        WireValue::Enum(n) if slot.closed_enum && !layout.closed_enum_has(si, n) => {}
-                        w => go(sink.value(cx, si, w))?,
-                    }
-                    p = next;
+            // One loop per kind, so that the kind's conversion is not matched again per
+            // element and the sink's callback can be specialised to it.
+            _ => match slot.kind {
+                FieldKind::Int32 => varints(data, start, |v| go(sink.value(cx, si, WireValue::I32(v as i32))))?,
+                FieldKind::Int64 => varints(data, start, |v| go(sink.value(cx, si, WireValue::I64(v as i64))))?,
+                FieldKind::Uint32 => varints(data, start, |v| go(sink.value(cx, si, WireValue::U32(v as u32))))?,
+                FieldKind::Sint32 => {
+                    varints(data, start, |v| go(sink.value(cx, si, WireValue::I32(zigzag32(v as u32)))))?
                 }
-            }
+                FieldKind::Sint64 => varints(data, start, |v| go(sink.value(cx, si, WireValue::I64(zigzag64(v)))))?,
+                FieldKind::Bool => varints(data, start, |v| go(sink.value(cx, si, WireValue::Bool(v != 0))))?,
+                FieldKind::Enum if slot.closed_enum => varints(data, start, |v| {
+                    let n = v as i32;
+                    if layout.closed_enum_has(si, n) {
+                        go(sink.value(cx, si, WireValue::Enum(n)))
+                    } else {
+                        Ok(())
+                    }
+                })?,
+                FieldKind::Enum => varints(data, start, |v| go(sink.value(cx, si, WireValue::Enum(v as i32))))?,
+                _ => varints(data, start, |v| go(sink.value(cx, si, WireValue::U64(v))))?,
+            },
         }
         Ok(stop)
     }
+}
+
+/// Reads a varint at `buf[pos]` as [`read_varint`] does (same values, same errors): one
+/// byte inline, then the 8-byte SWAR read where 8 bytes remain, then the byte loop.
+#[inline(always)]
+fn fast_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> {
+    if let Some(&b) = buf.get(pos) {
+        if b < 0x80 {
+            return Ok((u64::from(b), pos + 1));
+        }
+    }
+    match wire::varint_word(buf, pos) {
+        Some(r) => Ok(r),
+        None => read_varint(buf, pos),
+    }
+}
+
+/// Each varint of the packed run `data[start..]` (`data` ends where the run does), handed
+/// to `f`.
+#[inline(always)]
+fn varints(data: &[u8], start: usize, mut f: impl FnMut(u64) -> Result<(), Halt>) -> Result<(), Halt> {
+    let mut p = start;
+    while p < data.len() {
+        let (v, next) = fast_varint(data, p)?;
+        f(v)?;
+        p = next;
+    }
+    Ok(())
 }
 
 #[inline]

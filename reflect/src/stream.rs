@@ -93,33 +93,36 @@ pub fn stream_message<'a, V: StreamVisitor<'a>>(
     options: &DecodeOptions,
     visitor: &mut V,
 ) -> Result<ControlFlow<()>, DecodeError> {
-    let mut visit = Walk { visitor, layouts, stack: vec![layouts.get(root)] };
+    let mut visit = Walk { visitor, layouts, current: layouts.get(root), stack: Vec::new() };
     walk(layouts, root, input, options, &mut visit, &mut ())
 }
 
-/// The visitor with the layouts of the messages being walked, innermost last.
+/// The visitor with the layouts of the messages being walked: the innermost one apart (read
+/// per value), its parents on a stack.
 struct Walk<'a, 'v, V> {
     visitor: &'v mut V,
     layouts: &'a Layouts,
+    current: &'a MessageLayout,
     stack: Vec<&'a MessageLayout>,
 }
 
 impl<'a, V> Walk<'a, '_, V> {
-    #[inline]
+    #[inline(always)]
     fn field(&self, si: SlotIndex) -> FieldInfo<'a> {
-        FieldInfo::new(self.stack.last().expect("the root is on the stack"), si)
+        FieldInfo::new(self.current, si)
     }
 
     fn enum_type(&self, si: SlotIndex) -> Option<&'a EnumType> {
-        let layout = self.stack.last().expect("the root is on the stack");
-        layout.slot_enum(si).map(|e| self.layouts.enum_type(e))
+        self.current.slot_enum(si).map(|e| self.layouts.enum_type(e))
     }
 }
 
 impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
     type Cx = ();
 
-    #[inline]
+    // Always inlined: the walk calls it from a loop per kind, where the match below folds
+    // to the one callback of that kind.
+    #[inline(always)]
     fn value(&mut self, _: &mut (), si: SlotIndex, value: WireValue<'a>) -> ControlFlow<()> {
         let field = self.field(si);
         match value {
@@ -147,7 +150,8 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
         let field = self.field(si);
         match self.visitor.message(field)? {
             Descend::Yes => {
-                self.stack.push(self.layouts.get(LayoutIndex::new(field.slot().child)));
+                self.stack.push(self.current);
+                self.current = self.layouts.get(LayoutIndex::new(field.slot().child));
                 ControlFlow::Continue(Some(self))
             }
             Descend::No => ControlFlow::Continue(None),
@@ -156,7 +160,7 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
 
     #[inline]
     fn end(&mut self, _: &mut (), si: SlotIndex) -> ControlFlow<()> {
-        self.stack.pop();
+        self.current = self.stack.pop().expect("end follows its begin");
         self.visitor.end_message(self.field(si))
     }
 }
