@@ -59,6 +59,74 @@ pub trait MessageSink<'a> {
 
     /// The message begun by [`begin`](Self::begin) (when it returned a sink) ended.
     fn end(&mut self, cx: &mut Self::Cx, si: SlotIndex) -> ControlFlow<()>;
+
+    /// Whether packed runs of varints and fixed-width values come to [`packed`](Self::packed)
+    /// whole rather than as one [`value`](Self::value) call per element (a sink that appends
+    /// a run to one buffer finds the buffer once per run).
+    const WANTS_RUNS: bool = false;
+
+    /// The elements of one packed run of slot `si`, decoded, each a `WireValue` of the slot's
+    /// kind, when [`WANTS_RUNS`](Self::WANTS_RUNS) says so (the elements of a closed enum's
+    /// run still come one `value` call each, its undeclared values left out). The walk
+    /// checks whatever of the run the sink leaves unread; a malformed element ends the
+    /// iterator, and the walk then fails with its error.
+    fn packed<I: Iterator<Item = WireValue<'a>>>(
+        &mut self,
+        cx: &mut Self::Cx,
+        si: SlotIndex,
+        values: I,
+    ) -> ControlFlow<()> {
+        for v in values {
+            self.value(cx, si, v)?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Where a packed run's varints stand: the next one's offset, and the error that ended the
+/// run early, if one did.
+struct RunState {
+    pos: usize,
+    error: Option<DecodeError>,
+}
+
+/// The varints of a packed run, each converted by `convert` to the slot kind's
+/// [`WireValue`], for [`MessageSink::packed`]: ends at the run's end or at a malformed varint
+/// (kept in the state). One type per kind, so that the conversion is not matched per element.
+struct RunVarints<'d, 's, F> {
+    data: &'d [u8],
+    state: &'s mut RunState,
+    convert: F,
+}
+
+impl<'d, F: Fn(u64) -> WireValue<'d>> Iterator for RunVarints<'d, '_, F> {
+    type Item = WireValue<'d>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<WireValue<'d>> {
+        let pos = self.state.pos;
+        if pos >= self.data.len() {
+            return None;
+        }
+        match fast_varint(self.data, pos) {
+            Ok((v, next)) => {
+                self.state.pos = next;
+                Some((self.convert)(v))
+            }
+            Err(e) => {
+                self.state.pos = self.data.len();
+                self.state.error = Some(e);
+                None
+            }
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        // Each varint takes 1 to 10 bytes.
+        let left = self.data.len().saturating_sub(self.state.pos);
+        (left.div_ceil(10), Some(left))
+    }
 }
 
 /// Decodes `buf` as a message of layout `root`, handing its fields to `sink`. Returns
@@ -260,6 +328,9 @@ impl<'a> Walk<'a> {
         stop: usize,
     ) -> Result<usize, Halt> {
         let data = &self.buf[..stop];
+        if S::WANTS_RUNS && !(slot.kind == FieldKind::Enum && slot.closed_enum) {
+            return self.whole_run(sink, cx, si, slot, data, start);
+        }
         match slot.kind.fixed_width() {
             4 => {
                 let whole = start + (stop - start) / 4 * 4;
@@ -301,6 +372,71 @@ impl<'a> Walk<'a> {
                 FieldKind::Enum => varints(data, start, |v| go(sink.value(cx, si, WireValue::Enum(v as i32))))?,
                 _ => varints(data, start, |v| go(sink.value(cx, si, WireValue::U64(v))))?,
             },
+        }
+        Ok(stop)
+    }
+}
+
+impl<'a> Walk<'a> {
+    /// A packed run handed to [`MessageSink::packed`] whole (`data` ends where it does);
+    /// the same values and errors as the per-element loops of [`run`](Self::run).
+    fn whole_run<S: MessageSink<'a>>(
+        &self,
+        sink: &mut S,
+        cx: &mut S::Cx,
+        si: SlotIndex,
+        slot: &FieldSlot,
+        data: &'a [u8],
+        start: usize,
+    ) -> Result<usize, Halt> {
+        let stop = data.len();
+        match slot.kind.fixed_width() {
+            4 => {
+                let whole = start + (stop - start) / 4 * 4;
+                let kind = slot.kind;
+                let values = data[start..whole].chunks_exact(4).map(|b| fixed32(kind, b.try_into().unwrap()));
+                go(sink.packed(cx, si, values))?;
+                if whole != stop {
+                    return Err(DecodeError::new(K::Truncated, whole).into());
+                }
+            }
+            8 => {
+                let whole = start + (stop - start) / 8 * 8;
+                let kind = slot.kind;
+                let values = data[start..whole].chunks_exact(8).map(|b| fixed64(kind, b.try_into().unwrap()));
+                go(sink.packed(cx, si, values))?;
+                if whole != stop {
+                    return Err(DecodeError::new(K::Truncated, whole).into());
+                }
+            }
+            _ => {
+                let mut state = RunState { pos: start, error: None };
+                // One arm per kind: the sink's loop is specialised to the kind's conversion.
+                // What the sink leaves unread is still checked.
+                macro_rules! run {
+                    ($convert:expr) => {{
+                        let flow = sink.packed(cx, si, RunVarints { data, state: &mut state, convert: $convert });
+                        if flow.is_continue() {
+                            RunVarints { data, state: &mut state, convert: $convert }.for_each(drop);
+                        }
+                        flow
+                    }};
+                }
+                let flow = match slot.kind {
+                    FieldKind::Int32 => run!(|v: u64| WireValue::I32(v as i32)),
+                    FieldKind::Int64 => run!(|v: u64| WireValue::I64(v as i64)),
+                    FieldKind::Uint32 => run!(|v: u64| WireValue::U32(v as u32)),
+                    FieldKind::Sint32 => run!(|v: u64| WireValue::I32(zigzag32(v as u32))),
+                    FieldKind::Sint64 => run!(|v: u64| WireValue::I64(zigzag64(v))),
+                    FieldKind::Bool => run!(|v: u64| WireValue::Bool(v != 0)),
+                    FieldKind::Enum => run!(|v: u64| WireValue::Enum(v as i32)),
+                    _ => run!(|v: u64| WireValue::U64(v)),
+                };
+                if let Some(e) = state.error {
+                    return Err(e.into());
+                }
+                go(flow)?;
+            }
         }
         Ok(stop)
     }

@@ -102,9 +102,64 @@ impl<'a> MessageSink<'a> for Cell {
             _ => GO,
         }
     }
+
+    const WANTS_RUNS: bool = true;
+
+    #[inline]
+    fn packed<I: Iterator<Item = WireValue<'a>>>(
+        &mut self,
+        cx: &mut DirectCx<'a>,
+        si: SlotIndex,
+        values: I,
+    ) -> ControlFlow<()> {
+        match self {
+            Cell::Struct(s) => s.packed(cx, si, values),
+            _ => {
+                for v in values {
+                    self.value(cx, si, v)?;
+                }
+                GO
+            }
+        }
+    }
 }
 
 impl StructCol {
+    /// A packed run of slot `si`: into its list column's values in one pass (the column
+    /// found, its row touched, its buffer matched once per run, not per element).
+    #[inline]
+    fn packed<'a>(
+        &mut self,
+        cx: &mut DirectCx<'a>,
+        si: SlotIndex,
+        values: impl Iterator<Item = WireValue<'a>>,
+    ) -> ControlFlow<()> {
+        self.set_oneof(si)?;
+        let ci = self.column_of[si.index()];
+        if ci == NO_COLUMN {
+            // Not selected: the walk checks the run.
+            return GO;
+        }
+        if matches!(self.columns[ci as usize].cell, Cell::List(_)) {
+            self.touch(ci as usize);
+        }
+        match &mut self.columns[ci as usize].cell {
+            Cell::List(l) => {
+                if let Cell::Values(v) = &mut l.item {
+                    v.extend_wire(values, &cx.row);
+                }
+            }
+            // A packed run of a singular field (protobuf accepts one): the last element wins.
+            Cell::Values(v) => {
+                if let Some(last) = values.last() {
+                    v.set_at(self.len, last, &cx.row);
+                }
+            }
+            _ => {}
+        }
+        GO
+    }
+
     /// Marks column `ci` as met in the open row (its row end then needs closing); a list's
     /// or map's offsets are brought up to the open row first.
     #[inline]

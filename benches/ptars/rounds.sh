@@ -4,7 +4,8 @@
 # same conversions through a decoded tree), in interleaved rounds of whole processes: each arm converts its record set
 # N times in one process; the same arm's N = 1 run is subtracted, so set-up (record
 # generation, schema load, compilation) cancels. Prints medians and per-round ratios.
-#   bash benches/ptars/rounds.sh [ROUNDS]      (from the repository root; needs ../shared/corpus)
+#   bash benches/ptars/rounds.sh [ROUNDS]      (from the repository root; needs ../shared/corpus;
+#                                               SETS='osm_ways mvt_features' picks record sets)
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds=${1:-7}
@@ -12,8 +13,9 @@ CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-../../target} cargo build -q --release --ex
 bin=${CARGO_TARGET_DIR:-../../target}/release/examples/convert_profile
 out=$(mktemp)
 elapsed() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); echo "$e - $s" | bc; }
-for set in gm1 telemetry osm_ways; do
-  n=41; [ "$set" = osm_ways ] && n=400
+sets=${SETS:-gm1 telemetry osm_ways mvt_features}
+for set in $sets; do
+  n=41; [ "$set" = osm_ways ] && n=400; [ "$set" = mvt_features ] && n=100
   for _ in $(seq "$rounds"); do
     for arm in protojit tree ptars project2 project2_tree decode; do
       [ "$set" != gm1 ] && [[ "$arm" == project2* ]] && continue
@@ -31,7 +33,7 @@ for line in open(sys.argv[1]):
     d[(s, a)].append(float(t))
 for (s, a), v in sorted(d.items()):
     print(f"{s:10} {a:9} median {statistics.median(v):.3f} s (min {min(v):.3f}, max {max(v):.3f})")
-for s in ["gm1", "telemetry", "osm_ways"]:
+for s in sorted({s for s, _ in d}):
     r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "ptars")])]
     print(f"{s}: protojit speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
     r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "tree")])]
@@ -40,7 +42,7 @@ for s in ["gm1", "telemetry", "osm_ways"]:
     print(f"{s}: tree speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
     r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "decode")])]
     print(f"{s}: direct speed / decode-alone speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-for arm in ["project2", "project2_tree"]:
+for arm in [a for a in ["project2", "project2_tree"] if ("gm1", a) in d]:
     r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "protojit")])]
     print(f"gm1: 2-column projection ({arm}) time / all columns (direct): median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
 PY

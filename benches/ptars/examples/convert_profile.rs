@@ -1,5 +1,5 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways N [protojit|tree|project2|project2_tree|ptars|decode]`.
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|tree|project2|project2_tree|ptars|decode]`.
 //! `protojit` and `project2` take the default (direct) path; `tree` and `project2_tree` the
 //! same conversions through a decoded tree (`ArrowOptions::direct` off).
 
@@ -12,6 +12,7 @@ fn main() {
     let set = match args.get(1).map(String::as_str).unwrap_or("gm1") {
         "telemetry" => records::telemetry(10_000),
         "osm_ways" => records::osm_ways().expect("shared corpus"),
+        "mvt_features" => records::mvt_features().expect("shared corpus"),
         _ => records::gm1(10_000).expect("shared corpus"),
     };
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);

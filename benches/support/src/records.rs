@@ -63,6 +63,32 @@ pub fn osm_ways() -> Option<RecordSet> {
     Some(RecordSet { name: "osm_ways", schema, message: "OSMPBF.Way", records })
 }
 
+/// Every feature of the corpus's four vector tiles (Chicago, San Francisco, Astana and the
+/// vector-tile-js fixture), each a `vector_tile.Tile.Feature` record: an id, packed tags and
+/// geometry, a geometry type (a closed enum). A feature stream as a tile server's consumer
+/// would meet it.
+pub fn mvt_features() -> Option<RecordSet> {
+    let dir = protojit_corpus::shared_corpus_dir()?;
+    let schema = crate::shared_schema("vector_tile.proto");
+    let desc = schema.pool().get_message_by_name("vector_tile.Tile")?;
+    let mut records = Vec::new();
+    for tile in [
+        "mvt-chicago-13-2101-3044.mvt",
+        "mvt-sanfrancisco-15-5238-12666.mvt",
+        "mvt-osmqa-astana-12-2860-1368.mvt",
+        "vector-tile-js-14-8801-5371.vector.pbf",
+    ] {
+        let bytes = std::fs::read(dir.join(tile)).ok()?;
+        let tile = DynamicMessage::decode(desc.clone(), bytes.as_slice()).ok()?;
+        for layer in tile.get_field_by_name("layers")?.as_list()? {
+            for feature in layer.as_message()?.get_field_by_name("features")?.as_list()? {
+                records.push(feature.as_message()?.encode_to_vec());
+            }
+        }
+    }
+    Some(RecordSet { name: "mvt_features", schema, message: "vector_tile.Tile.Feature", records })
+}
+
 /// The README's telemetry schema (`corpus/samples/telemetry.proto`).
 pub fn telemetry_schema() -> Schema {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/samples");
