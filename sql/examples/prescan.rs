@@ -36,7 +36,10 @@ fn buffered(path: &str) -> std::io::Result<(u64, u64)> {
         while left > 0 {
             let available = r.fill_buf()?.len() as u64;
             if available == 0 {
-                return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, format!("{path}: truncated record {records}")));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("{path}: truncated record {records}"),
+                ));
             }
             let take = available.min(left);
             r.consume(take as usize);
@@ -58,7 +61,10 @@ fn seeking(path: &str) -> std::io::Result<(u64, u64)> {
     while let Some(len) = varint(&mut r)? {
         at = r.stream_position()? + len;
         if at > size {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, format!("{path}: truncated record {records}")));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("{path}: truncated record {records}"),
+            ));
         }
         r.seek(SeekFrom::Start(at))?;
         records += 1;

@@ -41,8 +41,8 @@ pub mod gen {
 pub mod parse;
 pub mod records;
 pub mod rounds;
-pub mod stream_sum;
 mod rust_protobuf;
+pub mod stream_sum;
 pub use rust_protobuf::{rp_checksum, RustProtobuf};
 
 #[allow(clippy::all, deprecated, unused_parens)]
