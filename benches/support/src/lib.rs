@@ -34,6 +34,38 @@ use protojit::{Descend, EnumType, EnumValue, FieldInfo, MapRef, MapWalk, Message
 
 /// The prost structs generated from the benchmark schemas (module per protobuf package).
 #[allow(clippy::all, missing_docs, deprecated, non_camel_case_types)]
+/// The packed-slice callbacks of a checksum [`Visitor`](protojit::Visitor): each element
+/// folded by the visitor's own `add_all(field, values, to_u64)` as the same `u64` (integers
+/// sign-extended, floats as their bits), so that every checksum reads slices alike.
+macro_rules! checksum_slices {
+    () => {
+        fn bools(&mut self, f: FieldInfo<'a>, v: &'a [bool]) {
+            self.add_all(f, v, |x| x as u64)
+        }
+        fn i32s(&mut self, f: FieldInfo<'a>, v: &'a [i32]) {
+            self.add_all(f, v, |x| x as i64 as u64)
+        }
+        fn i64s(&mut self, f: FieldInfo<'a>, v: &'a [i64]) {
+            self.add_all(f, v, |x| x as u64)
+        }
+        fn u32s(&mut self, f: FieldInfo<'a>, v: &'a [u32]) {
+            self.add_all(f, v, |x| x as u64)
+        }
+        fn u64s(&mut self, f: FieldInfo<'a>, v: &'a [u64]) {
+            self.add_all(f, v, |x| x)
+        }
+        fn f32s(&mut self, f: FieldInfo<'a>, v: &'a [f32]) {
+            self.add_all(f, v, |x| x.to_bits() as u64)
+        }
+        fn f64s(&mut self, f: FieldInfo<'a>, v: &'a [f64]) {
+            self.add_all(f, v, |x| x.to_bits())
+        }
+        fn enums(&mut self, f: FieldInfo<'a>, v: &'a [i32], _: &'a EnumType) {
+            self.add_all(f, v, |x| x as i64 as u64)
+        }
+    };
+}
+
 pub mod gen {
     include!(concat!(env!("OUT_DIR"), "/_all.rs"));
 }
@@ -261,30 +293,7 @@ impl<'a> Visitor<'a> for VisitSum {
         }
         MapWalk::Skip
     }
-    fn bools(&mut self, f: FieldInfo<'a>, v: &'a [bool]) {
-        self.add_all(f, v, |x| x as u64)
-    }
-    fn i32s(&mut self, f: FieldInfo<'a>, v: &'a [i32]) {
-        self.add_all(f, v, |x| x as i64 as u64)
-    }
-    fn i64s(&mut self, f: FieldInfo<'a>, v: &'a [i64]) {
-        self.add_all(f, v, |x| x as u64)
-    }
-    fn u32s(&mut self, f: FieldInfo<'a>, v: &'a [u32]) {
-        self.add_all(f, v, |x| x as u64)
-    }
-    fn u64s(&mut self, f: FieldInfo<'a>, v: &'a [u64]) {
-        self.add_all(f, v, |x| x)
-    }
-    fn f32s(&mut self, f: FieldInfo<'a>, v: &'a [f32]) {
-        self.add_all(f, v, |x| x.to_bits() as u64)
-    }
-    fn f64s(&mut self, f: FieldInfo<'a>, v: &'a [f64]) {
-        self.add_all(f, v, |x| x.to_bits())
-    }
-    fn enums(&mut self, f: FieldInfo<'a>, v: &'a [i32], _: &'a EnumType) {
-        self.add_all(f, v, |x| x as i64 as u64)
-    }
+    checksum_slices!();
 }
 
 /// Number of nested messages (groups and map entries included) in a protojit tree: the

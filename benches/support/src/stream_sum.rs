@@ -165,30 +165,7 @@ impl<'a> Visitor<'a> for TreeSum {
         self.add(f, 0);
         Descend::Yes
     }
-    fn bools(&mut self, f: FieldInfo<'a>, v: &'a [bool]) {
-        self.add_all(f, v, |x| x as u64)
-    }
-    fn i32s(&mut self, f: FieldInfo<'a>, v: &'a [i32]) {
-        self.add_all(f, v, |x| x as i64 as u64)
-    }
-    fn i64s(&mut self, f: FieldInfo<'a>, v: &'a [i64]) {
-        self.add_all(f, v, |x| x as u64)
-    }
-    fn u32s(&mut self, f: FieldInfo<'a>, v: &'a [u32]) {
-        self.add_all(f, v, |x| x as u64)
-    }
-    fn u64s(&mut self, f: FieldInfo<'a>, v: &'a [u64]) {
-        self.add_all(f, v, |x| x)
-    }
-    fn f32s(&mut self, f: FieldInfo<'a>, v: &'a [f32]) {
-        self.add_all(f, v, |x| x.to_bits() as u64)
-    }
-    fn f64s(&mut self, f: FieldInfo<'a>, v: &'a [f64]) {
-        self.add_all(f, v, |x| x.to_bits())
-    }
-    fn enums(&mut self, f: FieldInfo<'a>, v: &'a [i32], _: &'a EnumType) {
-        self.add_all(f, v, |x| x as i64 as u64)
-    }
+    checksum_slices!();
 }
 
 /// The checksum of a decoded protojit tree, through [`TreeSum`].
