@@ -443,34 +443,22 @@ impl Values {
     /// column's buffer once for the run rather than once per element as
     /// [`push_wire`](Self::push_wire) does.
     pub(crate) fn extend_wire<'v>(&mut self, values: impl Iterator<Item = WireValue<'v>>, cx: &RowCx) {
-        fn each<'w, T>(
-            out: &mut Vec<T>,
-            values: impl Iterator<Item = WireValue<'w>>,
-            f: impl Fn(WireValue<'w>) -> T,
-        ) -> usize {
-            let before = out.len();
-            out.extend(values.map(f));
-            out.len() - before
-        }
         let other = |v: WireValue<'_>| -> ! { unreachable!("value {v:?} of another kind than its column") };
-        let n = match &mut self.data {
-            Data::I32(out) => each(out, values, |v| match v {
+        let before = self.len();
+        match &mut self.data {
+            Data::I32(out) => out.extend(values.map(|v| match v {
                 WireValue::I32(x) | WireValue::Enum(x) => x,
                 v => other(v),
-            }),
-            Data::I64(out) => each(out, values, |v| if let WireValue::I64(x) = v { x } else { other(v) }),
-            Data::U32(out) => each(out, values, |v| if let WireValue::U32(x) = v { x } else { other(v) }),
-            Data::U64(out) => each(out, values, |v| if let WireValue::U64(x) = v { x } else { other(v) }),
-            Data::F32(out) => each(out, values, |v| if let WireValue::F32(x) = v { x } else { other(v) }),
-            Data::F64(out) => each(out, values, |v| if let WireValue::F64(x) = v { x } else { other(v) }),
-            _ => {
-                // Bools and enum keys: one at a time (strings never come packed).
-                for v in values {
-                    self.push_wire(v, cx);
-                }
-                return;
-            }
-        };
+            })),
+            Data::I64(out) => out.extend(values.map(|v| if let WireValue::I64(x) = v { x } else { other(v) })),
+            Data::U32(out) => out.extend(values.map(|v| if let WireValue::U32(x) = v { x } else { other(v) })),
+            Data::U64(out) => out.extend(values.map(|v| if let WireValue::U64(x) = v { x } else { other(v) })),
+            Data::F32(out) => out.extend(values.map(|v| if let WireValue::F32(x) = v { x } else { other(v) })),
+            Data::F64(out) => out.extend(values.map(|v| if let WireValue::F64(x) = v { x } else { other(v) })),
+            // Bools and enum keys: one at a time (strings never come packed).
+            _ => return values.for_each(|v| self.push_wire(v, cx)),
+        }
+        let n = self.len() - before;
         if let Some(nulls) = &mut self.nulls {
             nulls.append_n_non_nulls(n);
         }
