@@ -34,11 +34,33 @@ use protojit::{Descend, EnumType, EnumValue, FieldInfo, MapRef, MapWalk, Message
 
 /// The prost structs generated from the benchmark schemas (module per protobuf package).
 #[allow(clippy::all, missing_docs, deprecated, non_camel_case_types)]
-/// The packed-slice callbacks of a checksum [`Visitor`](protojit::Visitor): each element
-/// folded by the visitor's own `add_all(field, values, to_u64)` as the same `u64` (integers
-/// sign-extended, floats as their bits), so that every checksum reads slices alike.
-macro_rules! checksum_slices {
+/// The number callbacks of a checksum [`Visitor`](protojit::Visitor), single values and
+/// packed slices: each value folded by the visitor's own `add(field, u64)` /
+/// `add_all(field, values, to_u64)` as the same `u64` (integers sign-extended, floats as
+/// their bits), so that every checksum reads numbers alike.
+macro_rules! checksum_numbers {
     () => {
+        fn bool(&mut self, f: FieldInfo<'a>, v: bool) {
+            self.add(f, v as u64)
+        }
+        fn i32(&mut self, f: FieldInfo<'a>, v: i32) {
+            self.add(f, v as i64 as u64)
+        }
+        fn i64(&mut self, f: FieldInfo<'a>, v: i64) {
+            self.add(f, v as u64)
+        }
+        fn u32(&mut self, f: FieldInfo<'a>, v: u32) {
+            self.add(f, v as u64)
+        }
+        fn u64(&mut self, f: FieldInfo<'a>, v: u64) {
+            self.add(f, v)
+        }
+        fn f32(&mut self, f: FieldInfo<'a>, v: f32) {
+            self.add(f, v.to_bits() as u64)
+        }
+        fn f64(&mut self, f: FieldInfo<'a>, v: f64) {
+            self.add(f, v.to_bits())
+        }
         fn bools(&mut self, f: FieldInfo<'a>, v: &'a [bool]) {
             self.add_all(f, v, |x| x as u64)
         }
@@ -250,27 +272,6 @@ fn map_scalar(v: &Value<'_>) -> u64 {
 }
 
 impl<'a> Visitor<'a> for VisitSum {
-    fn bool(&mut self, f: FieldInfo<'a>, v: bool) {
-        self.add(f, v as u64)
-    }
-    fn i32(&mut self, f: FieldInfo<'a>, v: i32) {
-        self.add(f, v as i64 as u64)
-    }
-    fn i64(&mut self, f: FieldInfo<'a>, v: i64) {
-        self.add(f, v as u64)
-    }
-    fn u32(&mut self, f: FieldInfo<'a>, v: u32) {
-        self.add(f, v as u64)
-    }
-    fn u64(&mut self, f: FieldInfo<'a>, v: u64) {
-        self.add(f, v)
-    }
-    fn f32(&mut self, f: FieldInfo<'a>, v: f32) {
-        self.add(f, v.to_bits() as u64)
-    }
-    fn f64(&mut self, f: FieldInfo<'a>, v: f64) {
-        self.add(f, v.to_bits())
-    }
     fn string(&mut self, f: FieldInfo<'a>, v: &'a str) {
         self.add(f, content_hash(v))
     }
@@ -293,7 +294,7 @@ impl<'a> Visitor<'a> for VisitSum {
         }
         MapWalk::Skip
     }
-    checksum_slices!();
+    checksum_numbers!();
 }
 
 /// Number of nested messages (groups and map entries included) in a protojit tree: the

@@ -131,27 +131,6 @@ impl TreeSum {
 }
 
 impl<'a> Visitor<'a> for TreeSum {
-    fn bool(&mut self, f: FieldInfo<'a>, v: bool) {
-        self.add(f, v as u64)
-    }
-    fn i32(&mut self, f: FieldInfo<'a>, v: i32) {
-        self.add(f, v as i64 as u64)
-    }
-    fn i64(&mut self, f: FieldInfo<'a>, v: i64) {
-        self.add(f, v as u64)
-    }
-    fn u32(&mut self, f: FieldInfo<'a>, v: u32) {
-        self.add(f, v as u64)
-    }
-    fn u64(&mut self, f: FieldInfo<'a>, v: u64) {
-        self.add(f, v)
-    }
-    fn f32(&mut self, f: FieldInfo<'a>, v: f32) {
-        self.add(f, v.to_bits() as u64)
-    }
-    fn f64(&mut self, f: FieldInfo<'a>, v: f64) {
-        self.add(f, v.to_bits())
-    }
     fn string(&mut self, f: FieldInfo<'a>, v: &'a str) {
         self.add(f, bytes_val(v.as_bytes()))
     }
@@ -165,7 +144,7 @@ impl<'a> Visitor<'a> for TreeSum {
         self.add(f, 0);
         Descend::Yes
     }
-    checksum_slices!();
+    checksum_numbers!();
 }
 
 /// The checksum of a decoded protojit tree, through [`TreeSum`].
