@@ -13,7 +13,6 @@
 //! (10^6 bytes per second) on stdout, alone on its line.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use protojit::{Arena, EngineKind, EngineOptions, Schema};
 
@@ -70,27 +69,6 @@ fn main() {
             std::hint::black_box(decoder.decode(&bytes, arena).expect("decode").block().as_ptr());
         }
     };
-    // Calibrate a batch to about 50 ms.
-    let mut n = 1u64;
-    loop {
-        let t = Instant::now();
-        for _ in 0..n {
-            once(&mut arena);
-        }
-        if t.elapsed() >= Duration::from_millis(50) || n >= 1 << 30 {
-            break;
-        }
-        n *= 2;
-    }
-    let mut rates = Vec::new();
-    let start = Instant::now();
-    while rates.len() < 3 || start.elapsed().as_secs_f64() < seconds {
-        let t = Instant::now();
-        for _ in 0..n {
-            once(&mut arena);
-        }
-        rates.push((bytes.len() as f64 * n as f64) / t.elapsed().as_secs_f64() / 1e6);
-    }
-    rates.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!("{:.1}", rates[rates.len() / 2]);
+    let rate = protojit_bench_support::rounds::median_batch_rate(bytes.len() as f64, seconds, || once(&mut arena));
+    println!("{rate:.1}");
 }

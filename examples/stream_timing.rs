@@ -18,7 +18,6 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use protojit::{Arena, EngineKind, EngineOptions, Schema};
 use protojit_bench_support::stream_sum::{prost_sum, tree_sum, Kind, StreamSum};
@@ -91,27 +90,8 @@ fn main() {
         return;
     }
     let len = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) as f64;
-    // Calibrate a batch to about 50 ms.
-    let mut n = 1u64;
-    loop {
-        let t = Instant::now();
-        for _ in 0..n {
-            black_box(run());
-        }
-        if t.elapsed() >= Duration::from_millis(50) || n >= 1 << 30 {
-            break;
-        }
-        n *= 2;
-    }
-    let mut rates = Vec::new();
-    let start = Instant::now();
-    while rates.len() < 3 || start.elapsed().as_secs_f64() < seconds {
-        let t = Instant::now();
-        for _ in 0..n {
-            black_box(run());
-        }
-        rates.push(len * n as f64 / t.elapsed().as_secs_f64() / 1e6);
-    }
-    rates.sort_by(f64::total_cmp);
-    println!("{:.1} {sum}", rates[rates.len() / 2]);
+    let rate = protojit_bench_support::rounds::median_batch_rate(len, seconds, || {
+        black_box(run());
+    });
+    println!("{rate:.1} {sum}");
 }
