@@ -140,25 +140,57 @@ fn load_schema_quietly(args: &SchemaArgs) -> Result<Schema, Failure> {
     }
 }
 
-/// A decoder for `type_name` with the engine flags, for a stream of records.
-pub fn decoder(schema: &Schema, type_name: &str, engine: &EngineArgs) -> Result<Decoder, Failure> {
-    decoder_with(schema, type_name, engine, protojit::Tiering::default())
+/// A decoder for `type_name` with the engine flags, for a stream of records
+/// (`input_bytes`: the stream's size, when known).
+pub fn decoder(
+    schema: &Schema,
+    type_name: &str,
+    engine: &EngineArgs,
+    input_bytes: Option<u64>,
+) -> Result<Decoder, Failure> {
+    let decoder = decoder_with(schema, type_name, engine, protojit::Tiering::default(), input_bytes)?;
+    let auto = decoder.engine().options().kind == protojit::EngineKind::Auto;
+    if let (Some(bytes), true) = (input_bytes, auto && decoder.engine().options().tiering == protojit::Tiering::NEVER) {
+        let (layouts, root) = (decoder.engine().layouts(), decoder.engine().root());
+        note(&format!(
+            "{bytes} bytes of input cannot repay compiling {} (about {} would): decoding on the interpreter",
+            decoder.descriptor().full_name(),
+            protojit::Tiering::repaying_bytes(layouts, root)
+        ));
+    }
+    Ok(decoder)
 }
 
 /// A decoder for one input: tiering compiles only types with enough work in this one
-/// input to repay their compilation (a type costs 1-5 ms to compile, what the interpreter
-/// decodes in about 1-4 MB); smaller inputs stay on the interpreter, with nothing
+/// input to repay their compilation; smaller inputs stay on the interpreter, with nothing
 /// compiling beside them.
-pub fn single_input_decoder(schema: &Schema, type_name: &str, engine: &EngineArgs) -> Result<Decoder, Failure> {
-    decoder_with(schema, type_name, engine, protojit::Tiering { after_decodes: 50_000, after_bytes: 4 << 20 })
+pub fn single_input_decoder(
+    schema: &Schema,
+    type_name: &str,
+    engine: &EngineArgs,
+    input_bytes: Option<u64>,
+) -> Result<Decoder, Failure> {
+    let tiering = protojit::Tiering { after_decodes: 50_000, after_bytes: 4 << 20 };
+    decoder_with(schema, type_name, engine, tiering, input_bytes)
 }
 
+/// A decoder with `tiering`, or with nothing compiled when the input's size is known and
+/// too small to repay compiling the root type (`Tiering::for_input`): when every core
+/// decodes, the compile would take its time from them.
 fn decoder_with(
     schema: &Schema,
     type_name: &str,
     engine: &EngineArgs,
     tiering: protojit::Tiering,
+    input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
+    let mut tiering = tiering;
+    if let (Some(bytes), protojit::EngineKind::Auto) = (input_bytes, engine.engine) {
+        let full = resolve(schema, type_name)?;
+        if let Some(root) = schema.layouts().index_of(&full) {
+            tiering = tiering.for_input(schema.layouts(), root, bytes);
+        }
+    }
     let options = EngineOptions::default()
         .with_kind(engine.engine)
         .with_tiering(tiering)

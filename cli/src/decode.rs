@@ -53,19 +53,31 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         return Err(Failure::usage("refusing to write binary output to a terminal; redirect or pipe it"));
     }
     let schema = common::load_schema(&args.schema)?;
-    let decoder = if args.delimited {
-        common::decoder(&schema, &args.type_name, &args.engine)?
-    } else {
-        common::single_input_decoder(&schema, &args.type_name, &args.engine)?
-    };
-    let type_name = decoder.descriptor().full_name().to_owned();
-    let layouts = decoder.engine().layouts();
-    let root = decoder.engine().root();
+    // Usage errors first (a wrong type name, a bad --select), without waiting for
+    // standard input; then the input is opened (a single message: read) before the
+    // decoder is made, since its size decides whether compiling can pay.
+    let type_name = common::resolve(&schema, &args.type_name)?;
+    let layouts = schema.layouts();
+    let root = layouts
+        .index_of(&type_name)
+        .ok_or_else(|| Failure::usage(format!("{type_name} has no layout in this schema")))?;
     let select = args
         .select
         .iter()
         .map(|p| FieldPath::parse_in(layouts, root, p).map_err(|e| Failure::usage(format!("--select {p}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    let input = if args.delimited {
+        let (reader, size) = common::open_input(&args.input)?;
+        Input::Stream(reader, size)
+    } else {
+        Input::Message(common::read_input(&args.input)?)
+    };
+    let decoder = match &input {
+        Input::Stream(_, size) => common::decoder(&schema, &type_name, &args.engine, *size)?,
+        Input::Message(bytes) => {
+            common::single_input_decoder(&schema, &type_name, &args.engine, Some(bytes.len() as u64))?
+        }
+    };
     let format = Format {
         output: args.output,
         json: JsonOptions::new()
@@ -77,41 +89,50 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
     };
     let name = input_name(&args.input).to_owned();
     let mut out = Out::new();
-    if args.delimited {
-        let jobs = if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
-        let (input, size) = common::open_input(&args.input)?;
-        let mut progress = Progress::new(args.progress, size);
-        let ctx = Stream {
-            decoder: &decoder,
-            format: &format,
-            name: &name,
-            type_name: &type_name,
-            keep_going: args.keep_going,
-        };
-        let result = ctx.run(input, jobs, &mut out, &mut progress);
-        match result {
-            Ok(()) => progress.finish(),
-            // The error line goes on a line of its own.
-            Err(_) => progress.interrupt(),
+    match input {
+        Input::Stream(input, size) => {
+            let jobs =
+                if args.jobs == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { args.jobs };
+            let mut progress = Progress::new(args.progress, size);
+            let ctx = Stream {
+                decoder: &decoder,
+                format: &format,
+                name: &name,
+                type_name: &type_name,
+                keep_going: args.keep_going,
+            };
+            let result = ctx.run(input, jobs, &mut out, &mut progress);
+            match result {
+                Ok(()) => progress.finish(),
+                // The error line goes on a line of its own.
+                Err(_) => progress.interrupt(),
+            }
+            result
         }
-        result
-    } else {
-        let bytes = common::read_input(&args.input)?;
-        let mut progress = Progress::new(args.progress, Some(bytes.len() as u64));
-        let arena = Arena::new();
-        let msg = decoder
-            .decode(&bytes, &arena)
-            .map_err(|e| Failure::input(format!("{name}: cannot decode as {type_name}: {e}")))?;
-        let mut buf = Vec::new();
-        format.record(&msg, 1, &mut buf, &mut String::new()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
-        out.write(format.open())?;
-        out.write(&buf)?;
-        out.write(format.close(true))?;
-        out.flush()?;
-        progress.update(1, bytes.len() as u64);
-        progress.finish();
-        Ok(())
+        Input::Message(bytes) => {
+            let mut progress = Progress::new(args.progress, Some(bytes.len() as u64));
+            let arena = Arena::new();
+            let msg = decoder
+                .decode(&bytes, &arena)
+                .map_err(|e| Failure::input(format!("{name}: cannot decode as {type_name}: {e}")))?;
+            let mut buf = Vec::new();
+            format.record(&msg, 1, &mut buf, &mut String::new()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+            out.write(format.open())?;
+            out.write(&buf)?;
+            out.write(format.close(true))?;
+            out.flush()?;
+            progress.update(1, bytes.len() as u64);
+            progress.finish();
+            Ok(())
+        }
     }
+}
+
+/// What `decode` reads: a stream of delimited records (its size, when known), or one
+/// message, read whole.
+enum Input {
+    Stream(Box<dyn Read>, Option<u64>),
+    Message(Vec<u8>),
 }
 
 /// How each decoded message is printed.
@@ -198,7 +219,7 @@ impl Format {
                 if self.array() {
                     out.push(b'\n');
                 }
-                out.extend_from_slice(msg.to_json_string(&self.json).map_err(json_err)?.as_bytes());
+                msg.write_json(out, &self.json).map_err(json_err)?;
                 if !self.array() {
                     out.push(b'\n');
                 }
@@ -207,7 +228,7 @@ impl Format {
                 if self.array() {
                     out.push(b'\n');
                 }
-                out.extend_from_slice(msg.to_json_string_pretty(&self.json).map_err(json_err)?.as_bytes());
+                msg.write_json_pretty(out, &self.json).map_err(json_err)?;
                 if !self.array() {
                     out.push(b'\n');
                 }

@@ -341,7 +341,7 @@ fn jit(schema: &Schema, type_name: &str, clif: bool, out: &mut String) -> Result
             utf8: crate::args::Utf8::Features,
             no_utf8_check: false,
         };
-        common::decoder(schema, &full, &engine)?.stats().types
+        common::decoder(schema, &full, &engine, None)?.stats().types
     };
     let code: u64 = stats.iter().map(|t| u64::from(t.code_bytes)).sum();
     let time: std::time::Duration = stats.iter().map(|t| t.compile_time).sum();

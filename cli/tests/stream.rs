@@ -10,6 +10,35 @@ use std::process::Stdio;
 
 use support::*;
 
+/// A stream whose size cannot repay compiling its type (`Tiering::for_input`) is decoded on
+/// the interpreter, which --verbose says in one note; `--engine jit` compiles anyway.
+#[test]
+fn small_stream_is_not_compiled_and_says_so() {
+    let tmp = TempDir::new("small_stream");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let stream = generated_stream(1000);
+    let input = tmp.write("stream.bin", &stream);
+    let verbose = |engine: &str| {
+        let mut cmd = protojit();
+        cmd.args(["-v", "decode", "--proto"]).arg(&proto).args([
+            "--type",
+            "Reading",
+            "--delimited",
+            "--engine",
+            engine,
+        ]);
+        run(cmd.arg(&input), None)
+    };
+    let auto = verbose("auto");
+    let err = stderr(&auto);
+    let want = format!("protojit: note: {} bytes of input cannot repay compiling sample.Reading (about ", stream.len());
+    assert!(err.starts_with(&want) && err.ends_with(" would): decoding on the interpreter\n"), "{err:?}");
+    assert_eq!(err.matches('\n').count(), 1, "{err:?}");
+    let jit = verbose("jit");
+    assert_eq!(stderr(&jit), "", "--engine jit decides for itself");
+    assert!(auto.status.success() && !auto.stdout.is_empty() && auto.stdout == ok(&jit));
+}
+
 /// `n` small generated records (ids from 1), as a delimited stream.
 fn generated_stream(n: u32) -> Vec<u8> {
     let mut out = Vec::new();
@@ -71,6 +100,11 @@ fn jobs_2_prints_what_jobs_1_prints_for_100k_records() {
             _ => assert!(one == stream, "--output binary --delimited re-encodes the stream"),
         }
     }
+    // Compiled code on both threads prints the same (this stream alone is too small for
+    // tiering to compile its type: see the next test).
+    let jit = ok(&decode_stream(&proto, &input, &["--output", "text", "--jobs", "2", "--engine", "jit"]));
+    let interp = ok(&decode_stream(&proto, &input, &["--output", "text", "--jobs", "1", "--engine", "interp"]));
+    assert!(jit == interp, "--engine jit --jobs 2 differs from --engine interp");
     // --select, and all CPUs (--jobs 0), the same way.
     let one = ok(&decode_stream(&proto, &input, &["--select", "label", "--select", "counts[\"n\"]"]));
     let all = ok(&decode_stream(&proto, &input, &["--select", "label", "--select", "counts[\"n\"]", "--jobs", "0"]));

@@ -2,7 +2,7 @@
 //! ([`Tiering`]), how Cranelift compiles ([`CompileOptions`]), and one engine's choice of
 //! all that with the wire limits it decodes under ([`EngineOptions`]).
 
-use protojit_arena::{DecodeOptions, Utf8Check};
+use protojit_arena::{DecodeOptions, LayoutIndex, Layouts, Utf8Check};
 
 /// Which engine decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -27,12 +27,15 @@ pub enum EngineKind {
 /// interpreter has decoded `after_decodes` messages of that type, or `after_bytes` bytes
 /// of them, whichever comes first.
 ///
-/// The defaults follow from what compiling costs and saves: about 0.5-2 ms per type on one
-/// core, against about 1.5 ns saved per decoded byte and 0.3 µs per small message, so a
-/// type repays its compilation after some 3,000 messages or 1 MB. Compilation runs beside
-/// the decoding threads, so the thresholds sit below that: a type is queued early enough
-/// that most of a long stream runs compiled, and a one-shot decode never waits. Counting
-/// stops when the type is queued.
+/// The defaults queue a type early, so that most of a long stream runs compiled: the
+/// compile runs on a background thread, and a one-shot decode never waits for it. Counting
+/// stops when the type is queued. What a compile costs and saves (release build, one core
+/// of an AMD EPYC, BENCHMARKS.md): about 0.3 ms per field of the type (0.2-0.65 ms; a
+/// tiered root is compiled twice, alone and then with its children as one module), against
+/// 0.1-0.8 ns saved per decoded byte (0.37 ns on google_message1), so a 40-field type
+/// repays its compile only after tens of megabytes. When every core decodes, the compile
+/// takes its time from them; where the caller knows how much input its decodes will read,
+/// [`for_input`](Self::for_input) leaves out compiles that input cannot repay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiering {
     /// Interpreted decodes of one type that make it hot.
@@ -44,6 +47,54 @@ pub struct Tiering {
 impl Default for Tiering {
     fn default() -> Self {
         Tiering { after_decodes: 1_000, after_bytes: 256 << 10 }
+    }
+}
+
+/// Estimated compile time per field of a type, tiered (alone, then again in its root's
+/// direct-call module): see [`Tiering`].
+const COMPILE_NANOS_PER_FIELD: u64 = 2 * 300_000;
+
+/// Estimated decode time saved per input byte by compiled code over the interpreter, in
+/// thousandths of a nanosecond (0.4 ns: the middle of the corpus's 0.1-0.8 ns).
+const SAVED_PICOS_PER_BYTE: u64 = 400;
+
+impl Tiering {
+    /// Thresholds no type reaches: every type stays on the interpreter.
+    pub const NEVER: Tiering = Tiering { after_decodes: u64::MAX, after_bytes: u64::MAX };
+
+    /// These thresholds for decodes that together read `input_bytes` bytes of `root`
+    /// messages (a file whose size is known), or [`NEVER`](Self::NEVER) when that input is
+    /// smaller than [`repaying_bytes`](Self::repaying_bytes): then compiling would cost
+    /// more CPU time than the compiled code could save, and on a machine whose cores all
+    /// decode it would make the run slower.
+    ///
+    /// ```
+    /// # use protojit_jit::Tiering;
+    /// // A message of 40 int32 fields.
+    /// let fields: String = (1..=40).map(|n| format!("int32 f{n} = {n}; ")).collect();
+    /// let source = format!("syntax = \"proto3\"; message M {{ {fields} }}");
+    /// let layouts = protojit_arena::Layouts::new(&protojit_corpus::pool_from_source("m.proto", &source))?;
+    /// let root = layouts.index_of("M").unwrap();
+    /// // Compiling it repays itself only after some 60 MB of records.
+    /// assert_eq!(Tiering::repaying_bytes(&layouts, root), 60_000_000);
+    /// assert_eq!(Tiering::default().for_input(&layouts, root, 23_000_000), Tiering::NEVER);
+    /// assert_eq!(Tiering::default().for_input(&layouts, root, 230_000_000), Tiering::default());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_input(self, layouts: &Layouts, root: LayoutIndex, input_bytes: u64) -> Tiering {
+        if input_bytes >= Self::repaying_bytes(layouts, root) {
+            self
+        } else {
+            Self::NEVER
+        }
+    }
+
+    /// Bytes of `root` messages a tiered engine must decode before compiling the root type
+    /// can pay for itself, by the estimates in [`Tiering`]'s description. It counts the
+    /// root's own fields only: a lower bound, as the child types it reaches cost more.
+    pub fn repaying_bytes(layouts: &Layouts, root: LayoutIndex) -> u64 {
+        let fields = layouts.get(root).slots().len() as u64;
+        (fields * COMPILE_NANOS_PER_FIELD).saturating_mul(1000) / SAVED_PICOS_PER_BYTE
     }
 }
 

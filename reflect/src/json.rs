@@ -150,15 +150,52 @@ impl<'a> MessageRef<'a> {
     /// the conventions.
     pub fn to_json_string(&self, options: &JsonOptions) -> Result<String, JsonError> {
         let mut out = Vec::new();
-        self.json(options).serialize(&mut serde_json::Serializer::new(&mut out))?;
+        self.write_json(&mut out, options)?;
         Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
     }
 
     /// The message as indented proto3 JSON (two spaces, as `serde_json::to_string_pretty`).
     pub fn to_json_string_pretty(&self, options: &JsonOptions) -> Result<String, JsonError> {
         let mut out = Vec::new();
-        self.json(options).serialize(&mut serde_json::Serializer::pretty(&mut out))?;
+        self.write_json_pretty(&mut out, options)?;
         Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+    }
+
+    /// Appends the message as compact proto3 JSON (what [`to_json_string`](Self::to_json_string)
+    /// returns) to `out`: a buffer reused across messages costs no allocation per message.
+    /// On an error `out` is left as it was.
+    ///
+    /// (Decoding needs the `protojit` facade, which this crate cannot depend on, so this
+    /// example is not compiled here.)
+    /// ```ignore
+    /// # use protojit::{Arena, JsonOptions, Schema};
+    /// let schema = Schema::from_proto_source("t.proto", "syntax = \"proto3\"; message Stop { string name = 1; }")?;
+    /// let decoder = schema.decoder("Stop")?;
+    /// let (arena, mut out) = (Arena::new(), Vec::new());
+    /// for record in [&b"\x0a\x01x"[..], b"\x0a\x01y"] {
+    ///     decoder.decode(record, &arena)?.write_json(&mut out, &JsonOptions::new())?;
+    ///     out.push(b'\n');
+    /// }
+    /// assert_eq!(out, b"{\"name\":\"x\"}\n{\"name\":\"y\"}\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_json(&self, out: &mut Vec<u8>, options: &JsonOptions) -> Result<(), JsonError> {
+        let start = out.len();
+        self.json(options).serialize(&mut serde_json::Serializer::new(&mut *out)).map_err(|e| {
+            out.truncate(start);
+            JsonError::from(e)
+        })
+    }
+
+    /// Appends the message as indented proto3 JSON (what
+    /// [`to_json_string_pretty`](Self::to_json_string_pretty) returns) to `out`; on an error
+    /// `out` is left as it was.
+    pub fn write_json_pretty(&self, out: &mut Vec<u8>, options: &JsonOptions) -> Result<(), JsonError> {
+        let start = out.len();
+        self.json(options).serialize(&mut serde_json::Serializer::pretty(&mut *out)).map_err(|e| {
+            out.truncate(start);
+            JsonError::from(e)
+        })
     }
 
     /// A serde-serializable view of the message with `options` (the `Serialize` impl of
