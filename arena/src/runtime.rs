@@ -8,6 +8,17 @@ pub fn is_utf8(bytes: &[u8]) -> bool {
     is_ascii(bytes) || simdutf8::basic::from_utf8(bytes).is_ok()
 }
 
+/// `bytes` as text if it is valid UTF-8 (the check of [`is_utf8`]): what a decoder that
+/// checked a string hands on, so that no reader checks it again.
+#[inline]
+pub fn utf8(bytes: &[u8]) -> Option<&str> {
+    if is_ascii(bytes) {
+        // SAFETY: every byte is below 0x80 (just checked), and ASCII is valid UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    simdutf8::basic::from_utf8(bytes).ok()
+}
+
 /// Whether every byte is below 0x80, sixteen bytes per step.
 #[inline]
 fn is_ascii(bytes: &[u8]) -> bool {
@@ -45,5 +56,10 @@ mod tests {
         }
         assert!(super::is_utf8("héllo wörld, ünïcode".as_bytes()));
         assert!(!super::is_utf8(&[b'a', 0xff]));
+        for s in ["", "ascii only", "héllo wörld, ünïcode"] {
+            assert_eq!(super::utf8(s.as_bytes()), Some(s));
+        }
+        assert_eq!(super::utf8(&[b'a', 0xff]), None);
+        assert_eq!(super::utf8(&[0xe2, 0x82]), None);
     }
 }

@@ -36,8 +36,10 @@ pub enum WireValue<'a> {
     F64(f64),
     /// An enum's number (declared, or any number of an open enum).
     Enum(i32),
-    /// `string` (checked UTF-8 where the decode options say so) or `bytes`: a view of the
-    /// input.
+    /// A `string` whose UTF-8 the walk checked (the decode options' policy covers the
+    /// field): a view of the input.
+    Str(&'a str),
+    /// `bytes`, or a `string` the decode options leave unchecked: a view of the input.
     Bytes(&'a [u8]),
 }
 
@@ -277,10 +279,14 @@ impl<'a> Walk<'a> {
             FieldKind::String | FieldKind::Bytes => {
                 let (start, stop) = read_length(buf, pos, end)?;
                 let bytes = &self.buf[start..stop];
-                if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) && !runtime::is_utf8(bytes) {
-                    return Err(DecodeError::new(K::InvalidUtf8, pos).into());
+                if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) {
+                    match runtime::utf8(bytes) {
+                        Some(text) => (WireValue::Str(text), stop),
+                        None => return Err(DecodeError::new(K::InvalidUtf8, pos).into()),
+                    }
+                } else {
+                    (WireValue::Bytes(bytes), stop)
                 }
-                (WireValue::Bytes(bytes), stop)
             }
             FieldKind::Message | FieldKind::Group => {
                 let group = slot.kind == FieldKind::Group;

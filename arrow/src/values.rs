@@ -429,8 +429,8 @@ impl Values {
             (Data::F32(v), WireValue::F32(x)) => v.push(x),
             (Data::F64(v), WireValue::F64(x)) => v.push(x),
             (Data::Enum(v, dict), WireValue::Enum(x)) => v.push(dict.key(x)),
-            // Converters decode with UTF-8 checked on every string, so `string` bytes
-            // are text.
+            // `string`s come checked (converters check every one), `bytes` as they are.
+            (Data::Text { .. } | Data::View(_), WireValue::Str(s)) => self.push_bytes(s.as_bytes(), cx),
             (Data::Text { .. } | Data::View(_), WireValue::Bytes(b)) => self.push_bytes(b, cx),
             (_, v) => unreachable!("value {v:?} of another kind than its column"),
         }
@@ -468,8 +468,10 @@ impl Values {
     /// the value's bytes lie in. (Wrappers: appended when their message ends.)
     #[inline]
     pub(crate) fn set_pending(&mut self, value: WireValue<'_>, record: &[u8]) {
+        let span = |b: &[u8]| Pending::Span(b.as_ptr() as usize - record.as_ptr() as usize, b.len());
         self.pending = match value {
-            WireValue::Bytes(b) => Pending::Span(b.as_ptr() as usize - record.as_ptr() as usize, b.len()),
+            WireValue::Str(s) => span(s.as_bytes()),
+            WireValue::Bytes(b) => span(b),
             WireValue::Bool(x) => Pending::Number(WireValue::Bool(x)),
             WireValue::I32(x) => Pending::Number(WireValue::I32(x)),
             WireValue::I64(x) => Pending::Number(WireValue::I64(x)),

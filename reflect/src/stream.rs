@@ -137,6 +137,9 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
                 Some(ty) => self.visitor.enum_value(field, EnumValue::new(n, ty)),
                 None => self.visitor.i32(field, n),
             },
+            // Checked by the walk.
+            WireValue::Str(s) => self.visitor.string(field, s),
+            // A string the decode options leave unchecked: text if it is text.
             WireValue::Bytes(b) if field.kind() == FieldKind::String => match std::str::from_utf8(b) {
                 Ok(s) => self.visitor.string(field, s),
                 Err(_) => self.visitor.bytes(field, b),
