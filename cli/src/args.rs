@@ -233,7 +233,8 @@ pub struct DecodeArgs {
     /// under this name only once it is complete).
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
-    /// With --output arrow or parquet: rows per record batch (and Parquet row group).
+    /// With --output arrow: rows per record batch (Parquet output: row groups of up to
+    /// 1,048,576 rows, the Parquet writer's default, whatever this says).
     #[arg(long, value_name = "ROWS", default_value_t = 8192)]
     pub batch_size: usize,
     #[command(flatten)]
