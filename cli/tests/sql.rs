@@ -204,3 +204,23 @@ fn sql_cluster_hands_the_command_to_protojit_ballista() {
     ];
     assert_eq!(stdout(&out), expect.map(|a| format!("{a}\n")).concat());
 }
+
+/// Repeated fields are list columns and maps map columns, and SQL reaches into them with
+/// DataFusion's nested functions (index, field, key, `cardinality`, `array_has`); `substr`
+/// comes with its Unicode functions. The README's telemetry sample, three times.
+#[test]
+fn sql_reaches_into_lists_maps_and_strings() {
+    let tmp = TempDir::new("sql-nested");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let batch = std::fs::read(root.join("corpus/samples/batch.bin")).unwrap();
+    let input = tmp.write("batches.bin", &delimited([&batch[..], &batch, &batch]));
+    let proto = root.join("corpus/samples/telemetry.proto");
+    let query = "SELECT samples[1]['sensor_id'] AS s1, get_field(samples[2], 'rssi_dbm') AS rssi2, \
+                 labels['site'] AS site, cardinality(samples) AS n, array_has(error_codes, 17) AS has17, \
+                 substr(device, 2, 3) AS sub FROM b";
+    let mut cmd = protojit();
+    cmd.arg("sql").arg("--proto").arg(&proto).arg("--table").arg(format!("b=Batch:{}", input.display()));
+    let csv = stdout(&run(cmd.args(["-o", "csv", query]), None));
+    let row = "1,-71,north field,3,true,ree\n";
+    assert_eq!(csv, format!("s1,rssi2,site,n,has17,sub\n{row}{row}{row}"));
+}
