@@ -61,8 +61,20 @@ fn require(workspace_root: &Path, user: &str, ci: bool) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    /// A workspace root `<tmp>/ws` beside `<tmp>/shared/corpus` (with its README when `with_corpus`).
-    fn workspace(tag: &str, with_corpus: bool) -> PathBuf {
+    /// A workspace root `<tmp>/ws` beside `<tmp>/shared/corpus` (with its README when
+    /// `with_corpus`); all of `<tmp>` is removed when it is dropped, also by a panic.
+    struct Workspace {
+        base: PathBuf,
+        root: PathBuf,
+    }
+
+    impl Drop for Workspace {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.base);
+        }
+    }
+
+    fn workspace(tag: &str, with_corpus: bool) -> Workspace {
         let base = std::env::temp_dir().join(format!("protojit-corpus-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(base.join("ws")).unwrap();
@@ -70,32 +82,30 @@ mod tests {
             std::fs::create_dir_all(base.join("shared/corpus")).unwrap();
             std::fs::write(base.join("shared/corpus").join(MARKER), "corpus").unwrap();
         }
-        base.join("ws")
+        Workspace { root: base.join("ws"), base }
     }
 
     #[test]
     fn present_corpus_is_found_with_or_without_ci() {
-        let root = workspace("present", true);
-        let want = root.join("../shared/corpus").canonicalize().unwrap();
-        assert_eq!(shared_corpus_dir_in(&root), Some(want.clone()));
-        assert_eq!(require(&root, "t", false), Some(want.clone()));
-        assert_eq!(require(&root, "t", true), Some(want));
-        let _ = std::fs::remove_dir_all(root.join(".."));
+        let ws = workspace("present", true);
+        let want = ws.root.join("../shared/corpus").canonicalize().unwrap();
+        assert_eq!(shared_corpus_dir_in(&ws.root), Some(want.clone()));
+        assert_eq!(require(&ws.root, "t", false), Some(want.clone()));
+        assert_eq!(require(&ws.root, "t", true), Some(want));
     }
 
     #[test]
     fn absent_corpus_is_a_skip_outside_ci() {
-        let root = workspace("absent", false);
-        assert_eq!(shared_corpus_dir_in(&root), None);
-        assert_eq!(require(&root, "t", false), None);
-        let _ = std::fs::remove_dir_all(root.join(".."));
+        let ws = workspace("absent", false);
+        assert_eq!(shared_corpus_dir_in(&ws.root), None);
+        assert_eq!(require(&ws.root, "t", false), None);
     }
 
     #[test]
     #[should_panic(expected = "the_test: the shared corpus is not at")]
     fn absent_corpus_fails_under_ci() {
-        let root = workspace("absent-ci", false);
-        require(&root, "the_test", true);
+        let ws = workspace("absent-ci", false);
+        require(&ws.root, "the_test", true);
     }
 
     #[test]
