@@ -149,8 +149,9 @@ pub fn decoder(
     input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
     let decoder = decoder_with(schema, type_name, engine, protojit::Tiering::default(), input_bytes)?;
-    let auto = decoder.engine().options().kind == protojit::EngineKind::Auto;
-    if let (Some(bytes), true) = (input_bytes, auto && decoder.engine().options().tiering == protojit::Tiering::NEVER) {
+    let options = decoder.engine().options();
+    let uncompiled = options.kind == protojit::EngineKind::Auto && options.tiering == protojit::Tiering::NEVER;
+    if let Some(bytes) = input_bytes.filter(|_| uncompiled) {
         let (layouts, root) = (decoder.engine().layouts(), decoder.engine().root());
         note(&format!(
             "{bytes} bytes of input cannot repay compiling {} (about {} would): decoding on the interpreter",
