@@ -128,13 +128,11 @@ impl<'a> MessageRef<'a> {
         if slot.repetition != Repetition::Singular {
             return self.block.vec_len(si) > 0;
         }
-        if !self.block.is_set(si) {
-            return false;
-        }
         if slot.hasbit != protojit_arena::NO_INDEX || slot.oneof != protojit_arena::NO_INDEX || slot.kind.is_message() {
-            return true;
+            return self.block.is_set(si);
         }
-        // No explicit presence: present when not the zero value (bitwise, so -0.0 counts).
+        // No explicit presence (`is_set` would say true): present when not the zero value
+        // (bitwise, so -0.0 counts).
         match slot.kind {
             FieldKind::Bool => self.block.get::<bool>(si),
             FieldKind::String | FieldKind::Bytes => !self.block.get_bytes(si).is_empty(),
