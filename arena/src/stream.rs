@@ -396,25 +396,10 @@ impl<'a> Walk<'a> {
         start: usize,
     ) -> Result<usize, Halt> {
         let stop = data.len();
-        match slot.kind.fixed_width() {
-            4 => {
-                let whole = start + (stop - start) / 4 * 4;
-                let kind = slot.kind;
-                let values = data[start..whole].chunks_exact(4).map(|b| fixed32(kind, b.try_into().unwrap()));
-                go(sink.packed(cx, si, values))?;
-                if whole != stop {
-                    return Err(DecodeError::new(K::Truncated, whole).into());
-                }
-            }
-            8 => {
-                let whole = start + (stop - start) / 8 * 8;
-                let kind = slot.kind;
-                let values = data[start..whole].chunks_exact(8).map(|b| fixed64(kind, b.try_into().unwrap()));
-                go(sink.packed(cx, si, values))?;
-                if whole != stop {
-                    return Err(DecodeError::new(K::Truncated, whole).into());
-                }
-            }
+        let kind = slot.kind;
+        match kind.fixed_width() {
+            4 => fixed_run(sink, cx, si, data, start, |b: [u8; 4]| fixed32(kind, b))?,
+            8 => fixed_run(sink, cx, si, data, start, |b: [u8; 8]| fixed64(kind, b))?,
             _ => {
                 let mut state = RunState { pos: start, error: None };
                 // One arm per kind: the sink's loop is specialised to the kind's conversion.
@@ -446,6 +431,26 @@ impl<'a> Walk<'a> {
         }
         Ok(stop)
     }
+}
+
+/// The `W`-byte values of the packed run `data[start..]` (`data` ends where the run does),
+/// each converted by `convert`, handed to `sink` whole; a partial last value is `Truncated`
+/// at its offset, after the whole ones.
+fn fixed_run<'a, S: MessageSink<'a>, const W: usize>(
+    sink: &mut S,
+    cx: &mut S::Cx,
+    si: SlotIndex,
+    data: &'a [u8],
+    start: usize,
+    convert: impl Fn([u8; W]) -> WireValue<'a>,
+) -> Result<(), Halt> {
+    let whole = start + (data.len() - start) / W * W;
+    let values = data[start..whole].chunks_exact(W).map(|b| convert(b.try_into().unwrap()));
+    go(sink.packed(cx, si, values))?;
+    if whole != data.len() {
+        return Err(DecodeError::new(K::Truncated, whole).into());
+    }
+    Ok(())
 }
 
 /// Reads a varint at `buf[pos]` as [`read_varint`] does (same values, same errors): one
