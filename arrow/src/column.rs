@@ -49,7 +49,7 @@ pub(crate) enum Cell {
 impl Cell {
     /// Appends field `si` of `m` (this cell's field).
     #[inline]
-    fn push_field(&mut self, m: &MessageRef<'_>, si: SlotIndex, cx: &mut RowCx) {
+    pub(crate) fn push_field(&mut self, m: &MessageRef<'_>, si: SlotIndex, cx: &mut RowCx) {
         match self {
             Cell::Values(v) => {
                 if v.is_nullable() && !m.is_present(si) {
@@ -240,7 +240,7 @@ impl ListCol {
     }
 
     #[inline]
-    fn push(&mut self, v: Value<'_>, cx: &mut RowCx) {
+    pub(crate) fn push(&mut self, v: Value<'_>, cx: &mut RowCx) {
         let Value::List(list) = v else { unreachable!("repeated slot") };
         let n = list.len();
         if n > 0 {
@@ -259,7 +259,7 @@ impl ListCol {
         self.offsets.push(last + n as i32);
     }
 
-    fn push_empty(&mut self) {
+    pub(crate) fn push_empty(&mut self) {
         let last = *self.offsets.last().expect("offsets start with 0");
         self.offsets.push(last);
     }

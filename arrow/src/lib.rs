@@ -1,17 +1,22 @@
 //! Protobuf records as Apache Arrow columns: a [`Converter`] maps a message type (or a
 //! projection of its fields) to an Arrow schema and turns serialized records into
-//! [`RecordBatch`]es. By default each record is read straight into the column builders by
-//! protojit's streaming decoder, with no tree in between (the direct path,
-//! [`ConvertPath::DirectInterpreted`]); [`ArrowOptions::direct`] set to `false` decodes
-//! each record into a tree first and reads the columns from it, the path the direct one
-//! is tested against. A record the direct path cannot append exactly (a oneof member
-//! replacing a message member, a map key twice in one record) goes through the tree,
-//! counted in [`BatchStats::tree_records`]; [`Converter::path`] says which path runs. Records come as a slice of buffers ([`Converter::convert`]), an Arrow
-//! `BinaryArray` ([`Converter::convert_binary`], the shape Kafka connectors hand over), a
-//! varint-delimited stream ([`Converter::convert_delimited`], [`DelimitedRecords`]), or one
-//! at a time ([`BatchBuilder::append`]). Records written by Kafka's schema-registry
-//! serializers carry a header before the message: [`Framing::SchemaRegistry`] checks it
-//! against the converter's type, strips it and can keep the schema id as a column.
+//! [`RecordBatch`]es. By default records are decoded a chunk at a time by protojit's
+//! decoder and each column is then filled for the whole chunk in one typed loop
+//! ([`ConvertPath::Chunked`]); [`ArrowOptions::path`] can pick the streaming decoder's
+//! direct appends instead ([`ConvertPath::DirectInterpreted`]: no tree, values appended
+//! as the wire walk meets them; a record it cannot append exactly, such as a oneof member
+//! replacing a message member or a map key twice, goes through the tree, counted in
+//! [`BatchStats::tree_records`]), or the row-by-row tree path ([`ConvertPath::Tree`]), the
+//! oracle both are tested against; [`Converter::path`] says which runs.
+//!
+//! Records come as a slice of buffers ([`Converter::convert`]), an Arrow `BinaryArray`
+//! ([`Converter::convert_binary`], the shape Kafka connectors hand over), a varint-delimited
+//! stream ([`Converter::convert_delimited`], [`DelimitedRecords`]), or through a
+//! [`BatchBuilder`] one at a time ([`BatchBuilder::append`]) or in runs
+//! ([`BatchBuilder::append_many`], which the chunked path needs to decode a chunk at
+//! once). Records written by Kafka's schema-registry serializers carry a header before the
+//! message: [`Framing::SchemaRegistry`] checks it against the converter's type, strips it
+//! and can keep the schema id as a column.
 //!
 //! # The mapping
 //!
@@ -70,6 +75,7 @@ mod delimited;
 mod direct;
 mod error;
 mod framing;
+mod gather;
 mod options;
 mod schema;
 mod select;

@@ -3,6 +3,7 @@
 use protojit::{EngineOptions, Utf8Check};
 
 use crate::framing::Framing;
+use crate::ConvertPath;
 
 /// How enum fields become columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,10 +49,10 @@ pub struct ArrowOptions {
     /// How records are framed (default: bare messages; Kafka's schema-registry framing is
     /// checked and stripped).
     pub framing: Framing,
-    /// Read records straight into the columns (the direct path, default `true`), or
-    /// decode each into a tree first (`false`: the older path, kept as the oracle the
-    /// direct path is tested against). [`Converter::path`](crate::Converter::path) says which runs.
-    pub direct: bool,
+    /// How records become rows (default [`ConvertPath::Chunked`]); the other paths are
+    /// the streaming decoder's direct appends and the row-by-row tree path, the oracle
+    /// the others are tested against. [`Converter::path`](crate::Converter::path) says which runs.
+    pub path: ConvertPath,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8).
@@ -67,7 +68,7 @@ impl Default for ArrowOptions {
             max_recursion: 3,
             well_known_types: true,
             framing: Framing::Bare,
-            direct: true,
+            path: ConvertPath::Chunked,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }

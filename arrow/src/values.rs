@@ -211,7 +211,8 @@ impl Views {
 
     pub(crate) fn finish(&mut self, shared: &[Buffer], nulls: Option<arrow_buffer::NullBuffer>) -> ArrayRef {
         let views = ScalarBuffer::from(std::mem::take(&mut self.views));
-        let mut blocks = vec![Buffer::from_vec(std::mem::take(&mut self.own))];
+        let room = self.own.len();
+        let mut blocks = vec![Buffer::from_vec(std::mem::replace(&mut self.own, Vec::with_capacity(room)))];
         blocks.extend(self.used.drain(..).map(|id| shared[id as usize].clone()));
         if self.utf8 {
             Arc::new(StringViewArray::new(views, blocks, nulls))
@@ -686,7 +687,10 @@ impl Values {
             }
             Data::Text { utf8, offsets, data, .. } => {
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
-                let data = Buffer::from_vec(std::mem::take(data));
+                // The next batch likely holds as many bytes: room for them now saves the
+                // copies of growing step by step (each into fresh, faulting pages).
+                let room = data.len();
+                let data = Buffer::from_vec(std::mem::replace(data, Vec::with_capacity(room)));
                 if *utf8 {
                     // Every string appended came from a `&str`.
                     Arc::new(StringArray::new(offsets, data, nulls))

@@ -1,5 +1,6 @@
-//! The direct path (records read straight into the columns) against the tree path (each
-//! record decoded, then read): equal batches, equal errors, for random records of the
+//! The chunked path (records decoded a chunk at a time, then read column by column) and
+//! the direct path (records read straight into the columns) against the tree path (each
+//! record decoded, then read row by row): equal batches, equal errors, for random records of the
 //! property schemas and their concatenations (which merge messages, switch oneofs and
 //! repeat map keys on the wire), corrupted records, projections, every column option, and
 //! the public corpus; and the records the direct path hands to the tree are counted.
@@ -18,34 +19,62 @@ fn reflect_schema() -> Schema {
     Schema::from_proto_files(&files, &[&dir]).expect("the reflection test schemas compile")
 }
 
-/// The two converters of one type and options: direct (the default) and tree.
-fn pair(schema: &Schema, root: &str, options: &ArrowOptions) -> (Converter, Converter) {
-    let direct = Converter::new(schema, root, options).unwrap();
-    assert_eq!(direct.path(), &ConvertPath::DirectInterpreted);
-    let tree = Converter::new(schema, root, &ArrowOptions { direct: false, ..options.clone() }).unwrap();
-    assert!(matches!(tree.path(), ConvertPath::Tree(_)), "{}", tree.path());
-    (direct, tree)
+/// The three converters of one type and options: chunked (the default), direct and tree.
+struct Paths {
+    chunked: Converter,
+    direct: Converter,
+    tree: Converter,
 }
 
-/// Converts `records` one by one through both converters, skipping the records that fail
-/// (which must fail alike); returns the two batches and how many records the direct path
-/// handed to the tree.
-fn convert_both(
-    direct: &Converter,
-    tree: &Converter,
-    records: &[Vec<u8>],
-    what: &str,
-) -> (RecordBatch, RecordBatch, u64) {
-    let (mut d, mut t) = (direct.builder(), tree.builder());
+fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
+    let chunked = Converter::new(schema, root, options).unwrap();
+    assert_eq!(chunked.path(), ConvertPath::Chunked);
+    let with = |path| Converter::new(schema, root, &ArrowOptions { path, ..options.clone() }).unwrap();
+    let (direct, tree) = (with(ConvertPath::DirectInterpreted), with(ConvertPath::Tree));
+    assert_eq!(direct.path(), ConvertPath::DirectInterpreted);
+    assert_eq!(tree.path(), ConvertPath::Tree);
+    Paths { chunked, direct, tree }
+}
+
+/// The batches of `records` through each path (the records that fail are skipped, and
+/// must fail alike), each asserted equal to the tree's; returns how many records the
+/// direct path handed to the tree. The chunked path appends them once a record at a time
+/// and once in runs (`append_many`, continued past each failure).
+fn convert_all(p: &Paths, records: &[Vec<u8>], what: &str) -> u64 {
+    let (mut d, mut t, mut c) = (p.direct.builder(), p.tree.builder(), p.chunked.builder());
+    let mut tree_errors = Vec::new();
     for (i, r) in records.iter().enumerate() {
-        let (a, b) = (d.append(r), t.append(r));
-        assert_eq!(a, b, "{what}: record {i} [{}]", hex(r));
+        let b = t.append(r);
+        assert_eq!(d.append(r), b, "{what}: record {i} [{}]", hex(r));
+        assert_eq!(c.append(r), b, "{what}: record {i} [{}] (chunked, one by one)", hex(r));
         assert_eq!(d.len(), t.len(), "{what}: record {i}: rows");
+        if let Err(e) = b {
+            tree_errors.push((i, e));
+        }
     }
     let handed = d.stats().tree_records;
     assert_eq!(t.stats().tree_records, 0);
+    assert_eq!(c.stats(), t.stats(), "{what}");
     assert_eq!(d.stats().time_out_of_range, t.stats().time_out_of_range, "{what}");
-    (d.finish().unwrap(), t.finish().unwrap(), handed)
+    let tree = t.finish().unwrap();
+    assert_eq!(d.finish().unwrap(), tree, "{what}: direct");
+    assert_eq!(c.finish().unwrap(), tree, "{what}: chunked, one by one");
+    let mut many = p.chunked.builder();
+    let taken = std::cell::Cell::new(0);
+    let mut it = records.iter().map(|r| r.as_slice()).inspect(|_| taken.set(taken.get() + 1));
+    let mut errors = Vec::new();
+    loop {
+        match many.append_many(&mut it) {
+            Ok(ended) => {
+                assert!(ended, "{what}: the batch is not full");
+                break;
+            }
+            Err(e) => errors.push((taken.get() - 1, e)),
+        }
+    }
+    assert_eq!(errors, tree_errors, "{what}: append_many's errors");
+    assert_eq!(many.finish().unwrap(), tree, "{what}: chunked, in runs");
+    handed
 }
 
 fn hex(b: &[u8]) -> String {
@@ -92,10 +121,7 @@ fn direct_batches_equal_tree_batches_on_random_and_merged_records() {
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let recs = records(&desc, 60, &mut rng);
         for options in options_grid() {
-            let (direct, tree) = pair(&schema, root, &options);
-            let (a, b, h) = convert_both(&direct, &tree, &recs, root);
-            assert_eq!(a, b, "{root} {options:?}");
-            handed += h;
+            handed += convert_all(&paths(&schema, root, &options), &recs, &format!("{root} {options:?}"));
         }
     }
     // Merged records repeat map keys and switch oneofs away from messages: some go to the
@@ -114,9 +140,7 @@ fn projections_read_directly_equal_the_tree() {
     for k in [1usize, 2, 5, 11] {
         let select: Vec<String> = names.iter().step_by(k).cloned().collect();
         let options = ArrowOptions { select: Some(select.clone()), ..ArrowOptions::default() };
-        let (direct, tree) = pair(&schema, root, &options);
-        let (a, b, _) = convert_both(&direct, &tree, &recs, root);
-        assert_eq!(a, b, "{select:?}");
+        convert_all(&paths(&schema, root, &options), &recs, &format!("{select:?}"));
     }
 }
 
@@ -148,9 +172,7 @@ fn corrupted_records_fail_alike_and_leave_no_half_row() {
             recs.push(r.clone());
         }
         for options in options_grid().into_iter().step_by(2) {
-            let (direct, tree) = pair(&schema, root, &options);
-            let (a, b, _) = convert_both(&direct, &tree, &recs, root);
-            assert_eq!(a, b, "{root} {options:?}");
+            convert_all(&paths(&schema, root, &options), &recs, &format!("{root} {options:?}"));
         }
     }
 }
@@ -164,9 +186,7 @@ fn corpus_payloads_read_directly_equal_the_tree() {
         for options in
             [ArrowOptions::default(), ArrowOptions { strings: StringColumns::Views, ..ArrowOptions::default() }]
         {
-            let (direct, tree) = pair(&schema, type_name, &options);
-            let (a, b, handed) = convert_both(&direct, &tree, &[bytes.clone(), bytes.clone()], file);
-            assert_eq!(a, b, "{file}");
+            let handed = convert_all(&paths(&schema, type_name, &options), &[bytes.clone(), bytes.clone()], file);
             assert_eq!(handed, 0, "{file}: records handed to the tree");
         }
     }
@@ -210,10 +230,9 @@ fn wire_order_cases_convert_as_the_tree_does() {
         ("empty record", b"", 0),
     ];
     for options in options_grid() {
-        let (direct, tree) = pair(&schema, "d.Outer", &options);
+        let p = paths(&schema, "d.Outer", &options);
         for (what, record, tree_records) in cases {
-            let (a, b, handed) = convert_both(&direct, &tree, &[record.to_vec()], what);
-            assert_eq!(a, b, "{what} {options:?}");
+            let handed = convert_all(&p, &[record.to_vec()], &format!("{what} {options:?}"));
             assert_eq!(handed, *tree_records, "{what}: records handed to the tree");
         }
     }
@@ -235,11 +254,13 @@ fn a_failed_record_in_a_delimited_stream_is_skipped_whole() {
         protojit::layers::arena::wire::write_varint(&mut stream, r.len() as u64);
         stream.extend_from_slice(r);
     }
-    let (direct, tree) = pair(&schema, root, &ArrowOptions::default());
+    let p = paths(&schema, root, &ArrowOptions::default());
     let batches = |c: &Converter| -> (Vec<RecordBatch>, Vec<String>) {
         let mut it = c.convert_delimited(&stream, 8).keep_going(true);
         let batches = it.by_ref().map(|b: Result<RecordBatch, ConvertError>| b.unwrap()).collect();
         (batches, it.skipped().iter().map(|e| e.to_string()).collect())
     };
-    assert_eq!(batches(&direct), batches(&tree));
+    let tree = batches(&p.tree);
+    assert_eq!(batches(&p.direct), tree);
+    assert_eq!(batches(&p.chunked), tree);
 }

@@ -8,7 +8,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion_proto::protobuf::{ArrowType, FileScanExecConf};
 use prost::Message;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, EnumColumns, Framing, StringColumns};
+use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Framing, StringColumns};
 use protojit_sql::ProtobufFormat;
 
 /// Leads a table written by [`crate::ProtojitLogicalCodec`], so that its decoder tells it
@@ -48,9 +48,10 @@ pub(crate) struct FormatNode {
     /// ArrowOptions::well_known_types.
     #[prost(bool, tag = "9")]
     pub well_known_types: bool,
-    /// ArrowOptions::direct.
-    #[prost(bool, tag = "10")]
-    pub direct: bool,
+    /// ArrowOptions::path: 0 chunked, 1 direct, 2 tree. (Tag 10, a bool for the direct
+    /// path, is retired.)
+    #[prost(uint32, tag = "11")]
+    pub path: u32,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -107,7 +108,11 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
         string_views: options.strings == StringColumns::Views,
         max_recursion: options.max_recursion as u64,
         well_known_types: options.well_known_types,
-        direct: options.direct,
+        path: match options.path {
+            ConvertPath::Chunked => 0,
+            ConvertPath::DirectInterpreted => 1,
+            ConvertPath::Tree => 2,
+        },
     })
 }
 
@@ -127,7 +132,12 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
         framing,
-        direct: node.direct,
+        path: match node.path {
+            0 => ConvertPath::Chunked,
+            1 => ConvertPath::DirectInterpreted,
+            2 => ConvertPath::Tree,
+            _ => return Err(malformed("an unknown conversion path")),
+        },
         ..ArrowOptions::default()
     };
     let compression = FileCompressionType::from_str(&node.compression)?;

@@ -206,7 +206,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         common::note(n);
     }
     // Which path fills the columns: directly from the wire, or through a tree (and why).
-    common::note(&format!("records become columns by the {} path", converter.path()));
+    common::note(&format!("records become columns by the {}", converter.path()));
     let arrow_schema = converter.arrow_schema().clone();
     let mut groups = None;
     let mut sink = match (args.output, &args.output_file) {
@@ -395,27 +395,41 @@ fn convert_job(builder: &mut BatchBuilder<'_>, job: &mut Job, keep_going: bool, 
     job.errors.clear();
     job.fatal = None;
     let finish = |builder: &mut BatchBuilder<'_>| builder.finish().map_err(|e| Failure::input(e.to_string()));
-    for &(info, start) in &job.records {
-        if let Err(e) = builder.append(&job.bytes[start..start + info.len]) {
-            let line = format!(
-                "{name}: record {}: cannot decode as {type_name}: {e} (record starts at byte offset {} of the stream)",
-                info.number, info.data_offset
-            );
-            if !keep_going {
-                // The rows before it in this batch are dropped, as the whole output is.
-                let _ = builder.finish();
-                job.fatal = Some(Failure::input(line));
-                return;
-            }
-            job.errors.push(line);
-        }
-        if builder.is_full() {
-            match finish(builder) {
+    // Records a chunk at a time (`append_many`); the last one taken is the one an error is
+    // about.
+    let mut records = job.records.iter();
+    loop {
+        let mut last = None;
+        let bytes = &job.bytes;
+        let mut taken = records.by_ref().map(|&(info, start)| {
+            last = Some(info);
+            &bytes[start..start + info.len]
+        });
+        let appended = builder.append_many(&mut taken);
+        drop(taken);
+        match appended {
+            Ok(true) => break,
+            Ok(false) => match finish(builder) {
+                // The batch filled up: the next one goes on from the next record.
                 Ok(batch) => job.batches.push(batch),
                 Err(e) => {
                     job.fatal = Some(e);
                     return;
                 }
+            },
+            Err(e) => {
+                let info = last.expect("a record failed, so one was taken");
+                let line = format!(
+                    "{name}: record {}: cannot decode as {type_name}: {e} (record starts at byte offset {} of the stream)",
+                    info.number, info.data_offset
+                );
+                if !keep_going {
+                    // The rows before it in this batch are dropped, as the whole output is.
+                    let _ = builder.finish();
+                    job.fatal = Some(Failure::input(line));
+                    return;
+                }
+                job.errors.push(line);
             }
         }
     }

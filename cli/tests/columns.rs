@@ -102,16 +102,16 @@ fn column_flags_are_checked() {
     assert!(line.starts_with("--output-file applies to --output arrow and parquet"), "{line}");
 }
 
-/// `--verbose` says which path fills the columns: the direct one for this type.
+/// `--verbose` says which path fills the columns: the chunked one by default.
 #[test]
-fn verbose_names_the_direct_path() {
+fn verbose_names_the_columns_path() {
     let tmp = TempDir::new("arrow-path");
     let input = tmp.write("in.bin", &stream(50));
     let out = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow"]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.lines().any(|l| l == "protojit: note: records become columns by the direct (interpreted) path"),
+        stderr.lines().any(|l| l == "protojit: note: records become columns by the chunked path (records decoded a chunk at a time, then read column by column)"),
         "{stderr}"
     );
 }

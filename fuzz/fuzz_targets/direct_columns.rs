@@ -1,6 +1,6 @@
-//! Fuzz target: arbitrary bytes as records of corpus types, converted to Arrow by the direct
-//! path and by the tree path; both must accept and reject the same records with the same
-//! error and build equal batches (a rejected record leaves the batch as it was).
+//! Fuzz target: arbitrary bytes as records of corpus types, converted to Arrow by the
+//! chunked, direct and tree paths; all must accept and reject the same records with the
+//! same error and build equal batches (a rejected record leaves the batch as it was).
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run direct_columns` (needs
 //! `../shared/corpus` beside the repository). The first input byte picks the type (one of
@@ -13,12 +13,12 @@ mod common;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use protojit_arrow::{ArrowOptions, Converter, EnumColumns, StringColumns};
+use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns, StringColumns};
 
 /// A direct and a tree converter for every type of `common::TARGETS`, under two column
 /// option sets.
-fn converters() -> &'static Vec<(Converter, Converter)> {
-    static CONVERTERS: OnceLock<Vec<(Converter, Converter)>> = OnceLock::new();
+fn converters() -> &'static Vec<[Converter; 3]> {
+    static CONVERTERS: OnceLock<Vec<[Converter; 3]>> = OnceLock::new();
     CONVERTERS.get_or_init(|| {
         let mut out = Vec::new();
         for (file, type_name) in common::TARGETS {
@@ -29,9 +29,8 @@ fn converters() -> &'static Vec<(Converter, Converter)> {
             ] {
                 let mut options = ArrowOptions { enums, strings, max_recursion: 2, ..ArrowOptions::default() };
                 options.decode = options.decode.with_max_depth(12);
-                let direct = Converter::new(&schema, type_name, &options).unwrap();
-                let tree = Converter::new(&schema, type_name, &ArrowOptions { direct: false, ..options }).unwrap();
-                out.push((direct, tree));
+                let with = |path| Converter::new(&schema, type_name, &ArrowOptions { path, ..options.clone() }).unwrap();
+                out.push([with(ConvertPath::Chunked), with(ConvertPath::DirectInterpreted), with(ConvertPath::Tree)]);
             }
         }
         out
@@ -40,19 +39,23 @@ fn converters() -> &'static Vec<(Converter, Converter)> {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else { return };
-    let (direct, tree) = &converters()[pick as usize % converters().len()];
-    let (mut d, mut t) = (direct.builder(), tree.builder());
+    let [chunked, direct, tree] = &converters()[pick as usize % converters().len()];
+    let (mut c, mut d, mut t) = (chunked.builder(), direct.builder(), tree.builder());
     let mut rest = input;
     loop {
         let (record, next) = match rest.windows(2).position(|w| w == [0xff, 0xfe]) {
             Some(i) => (&rest[..i], Some(&rest[i + 2..])),
             None => (rest, None),
         };
-        assert_eq!(d.append(record), t.append(record), "accept/reject or error differs");
+        let expected = t.append(record);
+        assert_eq!(d.append(record), expected, "accept/reject or error differs (direct)");
+        assert_eq!(c.append(record), expected, "accept/reject or error differs (chunked)");
         match next {
             Some(n) => rest = n,
             None => break,
         }
     }
-    assert_eq!(d.finish().unwrap(), t.finish().unwrap(), "batches differ");
+    let expected = t.finish().unwrap();
+    assert_eq!(d.finish().unwrap(), expected, "batches differ (direct)");
+    assert_eq!(c.finish().unwrap(), expected, "batches differ (chunked)");
 });

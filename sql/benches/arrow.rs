@@ -37,9 +37,9 @@ fn projection(c: &mut Criterion) {
     let all = Converter::new(&set.schema, set.message, &jit(None)).unwrap();
     let two = Converter::new(&set.schema, set.message, &jit(Some(vec!["field1".into(), "field2".into()]))).unwrap();
     eprintln!("gm1: {} top-level columns; projection keeps 2", all.arrow_schema().fields().len());
-    // No silent fallback: both arms take the direct path.
-    assert_eq!(all.path(), &protojit_arrow::ConvertPath::DirectInterpreted);
-    assert_eq!(two.path(), &protojit_arrow::ConvertPath::DirectInterpreted);
+    // No silent fallback: both arms take the default (chunked) path.
+    assert_eq!(all.path(), protojit_arrow::ConvertPath::Chunked);
+    assert_eq!(two.path(), protojit_arrow::ConvertPath::Chunked);
     g.bench_function("all_columns", |b| {
         b.iter(|| all.convert_delimited(&stream, 8192).map(|r| r.unwrap().num_rows()).sum::<usize>())
     });

@@ -250,22 +250,33 @@ impl RecordScanner {
             return Ok(None);
         }
         let mut builder = self.converter.builder();
-        let mut rows = 0;
-        while rows < self.batch_size && !builder.is_full() {
+        while builder.len() < self.batch_size && !builder.is_full() {
             let Some(segment) = self.segments.front_mut() else { break };
-            let Some((range, offset, record)) = segment.records.pop_front() else {
-                self.segments.pop_front();
-                continue;
-            };
-            self.ready -= 1;
-            if let Err(error) = builder.append_in(&segment.buffer, range) {
+            // The segment's records a chunk at a time (`append_many_in`); the last one
+            // taken is the one an error is about.
+            let want = self.batch_size - builder.len();
+            let before = builder.len();
+            let mut last = None;
+            let queue = &mut segment.records;
+            let mut taken = std::iter::from_fn(|| {
+                let (range, offset, record) = queue.pop_front()?;
+                last = Some((offset, record));
+                Some(range)
+            })
+            .take(want);
+            let appended = builder.append_many_in(&segment.buffer, &mut taken);
+            drop(taken);
+            self.ready -= builder.len() - before;
+            if let Err(error) = appended {
+                self.ready -= 1;
+                let (offset, record) = last.expect("a record failed, so one was taken");
                 return Err(ScanError::Record { source_name: self.source_name.clone(), record, offset, error });
             }
-            rows += 1;
             if segment.records.is_empty() {
                 self.segments.pop_front();
             }
         }
+        let rows = builder.len();
         let arrow = |error| ScanError::Arrow { source_name: self.source_name.clone(), error };
         let batch = builder.finish().map_err(arrow)?;
         // The converter's batches carry its own schema metadata; the scan's schema is the

@@ -33,10 +33,11 @@ fn bench(c: &mut Criterion) {
             ..ArrowOptions::default()
         };
         let converter = Converter::new(&set.schema, set.message, &options).unwrap();
-        let tree = Converter::new(&set.schema, set.message, &ArrowOptions { direct: false, ..options }).unwrap();
+        let tree =
+            Converter::new(&set.schema, set.message, &ArrowOptions { path: ConvertPath::Tree, ..options }).unwrap();
         // No silent fallback: each arm runs the path it is named after.
-        assert_eq!(converter.path(), &ConvertPath::DirectInterpreted);
-        assert!(matches!(tree.path(), ConvertPath::Tree(_)));
+        assert_eq!(converter.path(), ConvertPath::Chunked);
+        assert_eq!(tree.path(), ConvertPath::Tree);
         let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
         let config = ptars_core::PtarsConfig::default();
         // Same rows and columns from all (a check, not a timing).

@@ -1,10 +1,11 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|tree|project2|project2_tree|ptars|decode]`.
-//! `protojit` and `project2` take the default (direct) path; `tree` and `project2_tree` the
-//! same conversions through a decoded tree (`ArrowOptions::direct` off).
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|direct|tree|project2|project2_direct|project2_tree|ptars|decode]`.
+//! `protojit` and `project2` take the default (chunked) path; `direct` and `tree` (and their
+//! `project2_` forms) the same conversions through the streaming decoder's direct appends
+//! and through a tree read row by row.
 
 use protojit::{Arena, EngineKind};
-use protojit_arrow::{ArrowOptions, Converter, EnumColumns};
+use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns};
 use protojit_bench_support::records;
 
 fn main() {
@@ -19,7 +20,12 @@ fn main() {
     let arm = args.get(3).map(String::as_str).unwrap_or("protojit");
     let options = ArrowOptions {
         enums: EnumColumns::Number,
-        decode: ArrowOptions::default().decode.with_kind(EngineKind::Jit),
+        // PJ_INTERP=1: the interpreter decodes (the chunked and tree arms), as a one-shot
+        // CLI conversion starts.
+        decode: ArrowOptions::default().decode.with_kind(match std::env::var_os("PJ_INTERP") {
+            Some(_) => EngineKind::Interpreter,
+            None => EngineKind::Jit,
+        }),
         ..ArrowOptions::default()
     };
     let options = match arm {
@@ -29,11 +35,14 @@ fn main() {
         }
         _ => options,
     };
-    let options = ArrowOptions { direct: !arm.ends_with("tree"), ..options };
-    let converter = Converter::new(&set.schema, set.message, &options).unwrap();
+    let path = match arm {
+        "direct" | "project2_direct" => ConvertPath::DirectInterpreted,
+        "tree" | "project2_tree" => ConvertPath::Tree,
+        _ => ConvertPath::Chunked,
+    };
+    let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options }).unwrap();
     // No silent fallback: the arms measure the path they name.
-    let direct = matches!(converter.path(), protojit_arrow::ConvertPath::DirectInterpreted);
-    assert_eq!(direct, !arm.ends_with("tree"), "{arm}: {}", converter.path());
+    assert_eq!(converter.path(), path, "{arm}");
     let array59 = protojit_arrow::arrow_array::BinaryArray::from_iter_values(set.records.iter());
     let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
     let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
