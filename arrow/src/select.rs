@@ -1,8 +1,9 @@
-//! Projections: `--select a,b.c` paths parsed against the root type, and the pruned schema a projected converter decodes with, so unselected fields are skipped on the wire instead of decoded and dropped.
+//! Projections: `--select a,b.c` paths parsed against the root type, and the pruned schema a projected converter decodes with, so unselected messages and lists are skipped on the wire instead of decoded and dropped.
 
 use std::collections::HashMap;
 
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
+use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FileDescriptorSet};
 use protojit::layers::arena::SlotDescriptor;
 use protojit::{find_field, parse_path, FieldName, PathError, PathErrorKind, PathSegment};
@@ -106,10 +107,11 @@ impl Selection {
 /// Which fields of each message type the pruned schema keeps (`None`: all).
 type Keep = HashMap<String, Option<Vec<u32>>>;
 
-/// A pool in which every message type the selection goes into keeps only the fields some
-/// selection needs (the union over the places the type occurs). Types selected whole, and
-/// everything under them, are kept whole. Unselected fields then decode as unknown fields:
-/// skipped on the wire (a span is noted), never decoded into values.
+/// A pool in which every message type the selection goes into keeps the fields some
+/// selection needs (the union over the places the type occurs) and its singular scalars
+/// (see `prune`). Types selected whole, and everything under them, are kept whole. The
+/// other fields (messages, groups, repeated fields) then decode as unknown fields: skipped
+/// on the wire (a span is noted), never decoded into values.
 pub(crate) fn pruned_pool(root: &MessageDescriptor, sel: &Selection) -> Result<DescriptorPool, ConvertError> {
     let mut keep = Keep::new();
     mark(root, sel, &mut keep);
@@ -167,7 +169,25 @@ fn prune(msg: &mut DescriptorProto, prefix: &str, keep: &Keep) {
         prune(nested, &nested_prefix, keep);
     }
     let Some(Some(numbers)) = keep.get(&full) else { return };
-    msg.field.retain(|f| numbers.contains(&(f.number() as u32)));
+    // An unselected singular scalar stays a field, stored and not read: the decoder (the
+    // compiled one inline) stores it for less than it takes to record an unknown field,
+    // and a later oneof member still clears the selected one, as in the whole message.
+    // Accepting and rejecting are as for an unknown field (a singular value is checked
+    // alike either way); strings become `bytes`, so no unselected string is checked for
+    // UTF-8. Messages, groups and repeated fields go (skipping them unread is cheaper),
+    // except a oneof's message members.
+    msg.field.retain(|f| {
+        numbers.contains(&(f.number() as u32))
+            || (f.label() != Label::Repeated && !matches!(f.r#type(), Type::Message | Type::Group))
+            // A oneof's message members too: setting one clears a selected member.
+            || (f.oneof_index.is_some() && !f.proto3_optional())
+    });
+    for f in &mut msg.field {
+        if !numbers.contains(&(f.number() as u32)) && f.r#type() == Type::String {
+            f.set_type(Type::Bytes);
+            f.default_value = None;
+        }
+    }
     // Oneofs left without members go; the others are renumbered in order (synthetic
     // proto3-optional oneofs stay after the real ones, as protoc wants).
     let used: Vec<bool> =

@@ -1,5 +1,5 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|direct|tree|project2|project2_direct|project2_tree|ptars|decode]`.
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|direct|tree|project2|project2_direct|project2_tree|ptars|decode|scan]`.
 //! `protojit` and `project2` take the default (chunked) path; `direct` and `tree` (and their
 //! `project2_` forms) the same conversions through the streaming decoder's direct appends
 //! and through a tree read row by row.
@@ -30,7 +30,7 @@ fn main() {
     };
     let options = match arm {
         // google_message1: 2 of its 40 top-level fields.
-        "project2" | "project2_tree" => {
+        "project2" | "project2_direct" | "project2_tree" => {
             ArrowOptions { select: Some(vec!["field1".into(), "field2".into()]), ..options }
         }
         _ => options,
@@ -51,6 +51,11 @@ fn main() {
     for _ in 0..n {
         rows += match arm {
             "ptars" => ptars_core::binary_array_to_record_batch_direct(&array60, &desc, &config).unwrap().num_rows(),
+            // The wire-walk floor: every tag read, every value skipped, nothing stored.
+            "scan" => {
+                let scanner = protojit_bench_support::Scanner::new(&desc);
+                set.records.iter().map(|r| scanner.scan(r).is_ok() as usize).sum()
+            }
             "decode" => {
                 let mut arena = Arena::new();
                 let mut k = 0;
