@@ -235,7 +235,7 @@ fn records_done(
 }
 
 /// Appends decoded records to column builders, then finishes them into a batch. Each
-/// record is decoded into the builder's own arena, which is reused record after record.
+/// record (or chunk of records) is decoded into the builder's own arena, reused each time.
 pub struct BatchBuilder<'c> {
     converter: &'c Converter,
     /// The root struct (a [`Cell`], the type the direct path's walk starts from).
