@@ -18,7 +18,7 @@ use crate::direct::DirectCx;
 use crate::error::{AppendError, ConvertError, RecordError};
 use crate::framing::{Framing, FramingCheck};
 use crate::gather::CHUNK_RECORDS;
-use crate::options::{ArrowOptions, StringColumns};
+use crate::options::{ArrowOptions, ConvertPath, StringColumns};
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
 use crate::values::{BatchStats, RowCx, Source};
@@ -39,37 +39,6 @@ pub struct Converter {
     notes: Vec<String>,
     /// Schema-registry framing, if records carry it.
     framing: Option<FramingCheck>,
-}
-
-/// How a converter turns records into rows: [`ArrowOptions::path`] picks it,
-/// [`Converter::path`] reports it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ConvertPath {
-    /// The default: records are decoded a chunk at a time (a few hundred) by the
-    /// converter's decoder (compiled where its engine has compiled the type), then each
-    /// column is filled for the whole chunk in one typed loop, its kind matched once per
-    /// chunk rather than once per row. The values are the tree path's: the same decode,
-    /// the same reads.
-    #[default]
-    Chunked,
-    /// The streaming decoder (interpreted) appends each value to its column as it reads
-    /// it, building no tree. A record it cannot append exactly (a oneof member replacing
-    /// a message member, a map key met twice in one record) goes through the tree
-    /// instead, counted in [`BatchStats::tree_records`].
-    DirectInterpreted,
-    /// Each record decoded into a tree, then its columns read row by row: the oracle the
-    /// other two are tested against.
-    Tree,
-}
-
-impl std::fmt::Display for ConvertPath {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ConvertPath::Chunked => "chunked path (records decoded a chunk at a time, then read column by column)",
-            ConvertPath::DirectInterpreted => "direct path (the streaming decoder, interpreted)",
-            ConvertPath::Tree => "tree path (each record decoded, then read row by row)",
-        })
-    }
 }
 
 impl std::fmt::Debug for Converter {

@@ -82,11 +82,11 @@ mod select;
 mod values;
 mod wkt;
 
-pub use convert::{BatchBuilder, ConvertPath, Converter, DelimitedBatches, MAX_BATCH_INPUT};
+pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use delimited::{DelimitedRecords, Record, StreamError};
 pub use error::{AppendError, ConvertError, RecordError};
 pub use framing::{Framing, FramingError};
-pub use options::{ArrowOptions, EnumColumns, StringColumns};
+pub use options::{ArrowOptions, ConvertPath, EnumColumns, StringColumns};
 pub use values::BatchStats;
 
 /// The Arrow and Parquet crates this one is built on, for callers that need the same

@@ -1,9 +1,8 @@
-//! What a converter is asked for: which fields, how enums, strings and well-known types become columns, and the decoder's options.
+//! What a converter is asked for: which fields, how enums, strings and well-known types become columns, which path turns records into rows, and the decoder's options.
 
 use protojit::{EngineOptions, Utf8Check};
 
 use crate::framing::Framing;
-use crate::ConvertPath;
 
 /// How enum fields become columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,6 +26,37 @@ pub enum StringColumns {
     /// [`BatchBuilder::append_in`](crate::BatchBuilder::append_in), SQL tables) points into that buffer instead of being
     /// copied, and the batch keeps the buffer alive; from other records it is copied.
     Views,
+}
+
+/// How a converter turns records into rows: [`ArrowOptions::path`] picks it,
+/// [`Converter::path`](crate::Converter::path) reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ConvertPath {
+    /// The default: records are decoded a chunk at a time (a few hundred) by the
+    /// converter's decoder (compiled where its engine has compiled the type), then each
+    /// column is filled for the whole chunk in one typed loop, its kind matched once per
+    /// chunk rather than once per row. The values are the tree path's: the same decode,
+    /// the same reads.
+    #[default]
+    Chunked,
+    /// The streaming decoder (interpreted) appends each value to its column as it reads
+    /// it, building no tree. A record it cannot append exactly (a oneof member replacing
+    /// a message member, a map key met twice in one record) goes through the tree
+    /// instead, counted in [`BatchStats::tree_records`](crate::BatchStats::tree_records).
+    DirectInterpreted,
+    /// Each record decoded into a tree, then its columns read row by row: the oracle the
+    /// other two are tested against.
+    Tree,
+}
+
+impl std::fmt::Display for ConvertPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConvertPath::Chunked => "chunked path (records decoded a chunk at a time, then read column by column)",
+            ConvertPath::DirectInterpreted => "direct path (the streaming decoder, interpreted)",
+            ConvertPath::Tree => "tree path (each record decoded, then read row by row)",
+        })
+    }
 }
 
 /// How a [`Converter`](crate::Converter) maps and decodes.
