@@ -32,7 +32,7 @@ pub struct Converter {
     selection: Selection,
     options: ArrowOptions,
     decoder: Decoder,
-    /// The root type's layout in `schema`, for the direct path.
+    /// The root type's layout in `schema`, where the direct path's walk starts.
     layout: LayoutIndex,
     path: ConvertPath,
     arrow: SchemaRef,
@@ -110,8 +110,8 @@ impl Converter {
         &self.notes
     }
 
-    /// The decoder (for its stats: which types run compiled). The direct path does not
-    /// use it; records it hands to the tree do.
+    /// The decoder (for its stats: which types run compiled). The chunked and tree paths
+    /// decode every record with it; the direct path only the records it hands to the tree.
     pub fn decoder(&self) -> &Decoder {
         &self.decoder
     }
