@@ -300,3 +300,26 @@ fn projected_columns_equal_the_whole_conversion() {
         }
     }
 }
+
+/// Records held in an Arrow `BinaryArray` (`convert_binary`, `append_many_in`): long
+/// strings become views into the array's buffer, and every path builds the same batch.
+#[test]
+fn binary_arrays_convert_alike_on_every_path() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0xd1ec_0006);
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let recs = records(&desc, 300, &mut rng);
+        for strings in [StringColumns::Views, StringColumns::Offsets] {
+            let p = paths(&schema, root, &ArrowOptions { strings, ..ArrowOptions::default() });
+            // The records the tree takes (more than a chunk of them), as one array.
+            let mut b = p.tree.builder();
+            let good: Vec<&[u8]> = recs.iter().map(Vec::as_slice).filter(|r| b.append(r).is_ok()).collect();
+            assert!(good.len() > 256, "{root}: {} records", good.len());
+            let array = protojit_arrow::arrow_array::BinaryArray::from_iter_values(good);
+            let tree = p.tree.convert_binary(&array).unwrap();
+            assert_eq!(p.chunked.convert_binary(&array).unwrap(), tree, "{root} {strings:?}: chunked");
+            assert_eq!(p.direct.convert_binary(&array).unwrap(), tree, "{root} {strings:?}: direct");
+        }
+    }
+}
