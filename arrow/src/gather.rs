@@ -2,11 +2,12 @@
 //!
 //! The tree path reads a record's columns row by row: for every row, every column matches
 //! its builder and its slot's kind again (two indirect jumps per value, a `Value` built for
-//! messages and lists). Here the decoder (compiled where the decoder's tier is) first
-//! decodes a chunk of records into one arena, and each column is then filled for the whole
-//! chunk at once: its kind matched once, then a loop of one presence test, one load and one
-//! push per row, over blocks that are still in cache. Messages (singular, and the items of
-//! repeated ones) become the rows of their struct's own column-wise fill. Cells whose rows
+//! messages and lists). Here the decoder (compiled once its engine has compiled the type)
+//! first decodes a chunk of records into one arena, and each column is then filled for the
+//! whole chunk at once: its kind matched once, then a loop of one presence test, one load
+//! and one push per row, over blocks that are still in cache. Messages (singular, and the
+//! items of repeated ones) become the rows of their struct's own column-wise fill; lists of
+//! numbers are copied a row's slice at a time. Cells whose rows
 //! need more than a load (timestamps, wrappers, maps, lists of strings) append row by row
 //! from the same decoded messages, as the tree path does. Values are the tree's values (the
 //! same decoder, the same reads), so the tree path is this one's oracle in the tests.
