@@ -3,15 +3,15 @@
 /// Whether `bytes` is valid UTF-8 (SIMD-accelerated where the host has it).
 #[inline]
 pub fn is_utf8(bytes: &[u8]) -> bool {
-    // Most protobuf strings are short ASCII: a word-at-a-time check settles them without
-    // the SIMD validator's set-up cost.
-    is_ascii(bytes) || simdutf8::basic::from_utf8(bytes).is_ok()
+    utf8(bytes).is_some()
 }
 
-/// `bytes` as text if it is valid UTF-8 (the check of [`is_utf8`]): what a decoder that
-/// checked a string hands on, so that no reader checks it again.
+/// `bytes` as text if it is valid UTF-8: what a decoder that checked a string hands on,
+/// so that no reader checks it again.
 #[inline]
 pub fn utf8(bytes: &[u8]) -> Option<&str> {
+    // Most protobuf strings are short ASCII: a word-at-a-time check settles them without
+    // the SIMD validator's set-up cost.
     if is_ascii(bytes) {
         // SAFETY: every byte is below 0x80 (just checked), and ASCII is valid UTF-8.
         return Some(unsafe { std::str::from_utf8_unchecked(bytes) });

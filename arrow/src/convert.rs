@@ -131,8 +131,7 @@ impl Converter {
             arena: Arena::new(),
             cx: RowCx::default(),
             shared: Vec::new(),
-            input_bytes: 0,
-            schema_ids: Vec::new(),
+            intake: Intake { bytes: 0, schema_ids: self.framing.as_ref().is_some_and(|c| c.column).then(Vec::new) },
         }
     }
 
@@ -141,16 +140,13 @@ impl Converter {
         let mut b = self.builder();
         let mut records = records.into_iter();
         b.reserve(records.size_hint().0);
-        while !records_done(&mut b, |b| b.append_many(&mut records))? {
-            // The batch is full (`MAX_BATCH_INPUT`): more records fail it.
-            if let Some(r) = records.next() {
-                b.append(r).map_err(|source| RecordError {
-                    number: b.len() as u64 + 1,
-                    stream_offset: None,
-                    source,
-                })?;
-            }
-        }
+        b.cx.source = None;
+        // One batch however many records: only `MAX_BATCH_INPUT` stops them (as an error).
+        b.append_all(&mut records, usize::MAX).map_err(|source| RecordError {
+            number: b.len() as u64 + 1,
+            stream_offset: None,
+            source,
+        })?;
         Ok(b.finish()?)
     }
 
@@ -168,15 +164,11 @@ impl Converter {
         }
         let offsets = array.value_offsets();
         let mut records = (0..array.len()).map(|i| offsets[i].as_usize()..offsets[i + 1].as_usize());
-        while !records_done(&mut b, |b| b.append_many_in(array.values(), &mut records))? {
-            if let Some(r) = records.next() {
-                b.append_in(array.values(), r).map_err(|source| RecordError {
-                    number: b.len() as u64 + 1,
-                    stream_offset: None,
-                    source,
-                })?;
-            }
-        }
+        b.append_all_in(array.values(), &mut records, usize::MAX).map_err(|source| RecordError {
+            number: b.len() as u64 + 1,
+            stream_offset: None,
+            source,
+        })?;
         Ok(b.finish()?)
     }
 
@@ -194,15 +186,6 @@ impl Converter {
     }
 }
 
-/// Runs one `append_many` call of `b`: `Ok(true)` when the records ran out, `Ok(false)`
-/// when the batch is full; a failing record is an error numbered from the batch's rows.
-fn records_done(
-    b: &mut BatchBuilder<'_>,
-    append: impl FnOnce(&mut BatchBuilder<'_>) -> Result<bool, AppendError>,
-) -> Result<bool, RecordError> {
-    append(b).map_err(|source| RecordError { number: b.len() as u64 + 1, stream_offset: None, source })
-}
-
 /// Appends decoded records to column builders, then finishes them into a batch. Each
 /// record (or chunk of records) is decoded into the builder's own arena, reused each time.
 pub struct BatchBuilder<'c> {
@@ -213,9 +196,24 @@ pub struct BatchBuilder<'c> {
     cx: RowCx,
     /// Input blocks view columns point into (see [`StringColumns::Views`]).
     shared: Vec<Buffer>,
-    input_bytes: usize,
-    /// Each row's schema id, when the batch has that column.
-    schema_ids: Vec<i32>,
+    intake: Intake,
+}
+
+/// What a batch has taken in: bytes of input (at most [`MAX_BATCH_INPUT`]), and each row's
+/// schema id where the batch has that column.
+struct Intake {
+    bytes: usize,
+    schema_ids: Option<Vec<i32>>,
+}
+
+impl Intake {
+    /// Counts an appended message of `len` bytes with its schema id.
+    fn admitted(&mut self, schema_id: i32, len: usize) {
+        if let Some(ids) = &mut self.schema_ids {
+            ids.push(schema_id);
+        }
+        self.bytes += len;
+    }
 }
 
 impl std::fmt::Debug for BatchBuilder<'_> {
@@ -227,6 +225,9 @@ impl std::fmt::Debug for BatchBuilder<'_> {
 /// Bytes of input one batch may take: Arrow's `Utf8` and `Binary` columns have 32-bit
 /// offsets, and a string column holds at most the input bytes it came from.
 pub const MAX_BATCH_INPUT: usize = 1 << 30;
+
+/// Bytes of input from which a batch is full ([`BatchBuilder::is_full`]).
+const FULL: usize = MAX_BATCH_INPUT / 2;
 
 impl BatchBuilder<'_> {
     /// Decodes `record` and appends it as one row; on error nothing is appended.
@@ -256,28 +257,32 @@ impl BatchBuilder<'_> {
     }
 
     fn push(&mut self, record: &[u8]) -> Result<(), AppendError> {
-        let (schema_id, record) = match &self.converter.framing {
+        self.append_all(&mut std::iter::once(record), usize::MAX).map(drop)
+    }
+
+    /// Strips `record`'s framing and checks the batch's input limit: its schema id (0
+    /// without framing) and the message.
+    fn admit<'r>(&self, record: &'r [u8]) -> Result<(i32, &'r [u8]), AppendError> {
+        let (schema_id, message) = match &self.converter.framing {
             None => (0, record),
             Some(check) => check.strip(record)?,
         };
-        if self.input_bytes + record.len() > MAX_BATCH_INPUT {
+        if self.intake.bytes + message.len() > MAX_BATCH_INPUT {
             return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0).into());
         }
-        match self.converter.path {
-            ConvertPath::DirectInterpreted => self.push_direct(record)?,
-            ConvertPath::Tree => self.push_tree(record)?,
-            ConvertPath::Chunked => {
-                self.arena.reset();
-                let m = self.converter.decoder.decode(record, &self.arena)?;
-                let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
-                root.pad_deep();
-                root.gather(&[Some(m.block())], &mut self.cx);
-            }
+        Ok((schema_id, message))
+    }
+
+    /// Appends one record by the direct or the tree path (the chunked path appends
+    /// through [`push_chunk`](Self::push_chunk)).
+    fn push_one(&mut self, record: &[u8]) -> Result<(), AppendError> {
+        let (schema_id, message) = self.admit(record)?;
+        if self.converter.path == ConvertPath::DirectInterpreted {
+            self.push_direct(message)?;
+        } else {
+            self.push_tree(message)?;
         }
-        if self.converter.framing.as_ref().is_some_and(|c| c.column) {
-            self.schema_ids.push(schema_id);
-        }
-        self.input_bytes += record.len();
+        self.intake.admitted(schema_id, message.len());
         Ok(())
     }
 
@@ -289,7 +294,7 @@ impl BatchBuilder<'_> {
     /// taken from `records` and is not, and the rest are left in `records`.
     pub fn append_many<'r>(&mut self, records: &mut impl Iterator<Item = &'r [u8]>) -> Result<bool, AppendError> {
         self.cx.source = None;
-        self.append_all(records)
+        self.append_all(records, FULL)
     }
 
     /// Like [`append_many`](Self::append_many), for records held in an Arrow buffer, each
@@ -302,14 +307,26 @@ impl BatchBuilder<'_> {
         buffer: &Buffer,
         records: &mut impl Iterator<Item = Range<usize>>,
     ) -> Result<bool, AppendError> {
+        self.append_all_in(buffer, records, FULL)
+    }
+
+    /// [`append_many_in`](Self::append_many_in) until the batch holds `full_at` bytes of
+    /// input.
+    fn append_all_in(
+        &mut self,
+        buffer: &Buffer,
+        records: &mut impl Iterator<Item = Range<usize>>,
+        full_at: usize,
+    ) -> Result<bool, AppendError> {
+        let bytes = buffer.as_slice();
         if self.converter.options.strings != StringColumns::Views {
-            return self.append_many(&mut records.map(|r| &buffer.as_slice()[r]));
+            self.cx.source = None;
+            return self.append_all(&mut records.map(|r| &bytes[r]), full_at);
         }
         let mut records = records.peekable();
         let Some(first) = records.peek().map(|r| r.start) else { return Ok(true) };
         self.share(buffer, first);
-        let bytes = buffer.as_slice();
-        let appended = self.append_all(&mut records.map(|r| &bytes[r]));
+        let appended = self.append_all(&mut records.map(|r| &bytes[r]), full_at);
         self.cx.source = None;
         appended
     }
@@ -333,16 +350,22 @@ impl BatchBuilder<'_> {
         self.cx.source = Some(Source { id: id as u32, start: block.as_ptr() as usize, len: block.len() });
     }
 
-    fn append_all<'r>(&mut self, records: &mut impl Iterator<Item = &'r [u8]>) -> Result<bool, AppendError> {
+    /// Appends records until they end (`true`) or the batch holds `full_at` bytes of input
+    /// (`false`), as [`append_many`](Self::append_many) describes.
+    fn append_all<'r>(
+        &mut self,
+        records: &mut impl Iterator<Item = &'r [u8]>,
+        full_at: usize,
+    ) -> Result<bool, AppendError> {
         loop {
-            if self.is_full() {
+            if self.intake.bytes >= full_at {
                 return Ok(false);
             }
             let more = match self.converter.path {
-                ConvertPath::Chunked => self.push_chunk(records)?,
+                ConvertPath::Chunked => self.push_chunk(records, full_at)?,
                 _ => match records.next() {
                     Some(r) => {
-                        self.push(r)?;
+                        self.push_one(r)?;
                         true
                     }
                     None => false,
@@ -354,38 +377,31 @@ impl BatchBuilder<'_> {
         }
     }
 
-    /// Decodes up to [`CHUNK_RECORDS`] records of `records` into the arena (fewer if the
-    /// batch fills), then appends them column by column; whether `records` may hold more.
-    /// A record that fails is taken and not appended; those before it are.
-    fn push_chunk<'r>(&mut self, records: &mut impl Iterator<Item = &'r [u8]>) -> Result<bool, AppendError> {
+    /// Decodes up to [`CHUNK_RECORDS`] records of `records` into the arena (fewer once the
+    /// batch holds `full_at` bytes of input), then appends them column by column; whether
+    /// `records` may hold more. A record that fails is taken and not appended; those
+    /// before it are.
+    fn push_chunk<'r>(
+        &mut self,
+        records: &mut impl Iterator<Item = &'r [u8]>,
+        full_at: usize,
+    ) -> Result<bool, AppendError> {
         let c = self.converter;
-        let framing_column = c.framing.as_ref().is_some_and(|c| c.column);
         self.arena.reset();
-        let mut rows = Vec::with_capacity(CHUNK_RECORDS);
+        let mut rows = Vec::with_capacity(records.size_hint().0.clamp(1, CHUNK_RECORDS));
         let mut outcome = Ok(true);
-        while rows.len() < CHUNK_RECORDS && !self.is_full() {
+        while rows.len() < CHUNK_RECORDS && self.intake.bytes < full_at {
             let Some(r) = records.next() else {
                 outcome = Ok(false);
                 break;
             };
-            let decoded = match &c.framing {
-                None => Ok((0, r)),
-                Some(check) => check.strip(r).map_err(AppendError::from),
-            }
-            .and_then(|(schema_id, record)| {
-                if self.input_bytes + record.len() > MAX_BATCH_INPUT {
-                    return Err(DecodeError::new(protojit::DecodeErrorKind::LengthOutOfBounds, 0).into());
-                }
-                let m = c.decoder.decode(record, &self.arena)?;
-                Ok((schema_id, record.len(), m))
+            let decoded = self.admit(r).and_then(|(schema_id, message)| {
+                Ok((schema_id, message.len(), c.decoder.decode(message, &self.arena)?))
             });
             match decoded {
                 Ok((schema_id, len, m)) => {
                     rows.push(Some(m.block()));
-                    if framing_column {
-                        self.schema_ids.push(schema_id);
-                    }
-                    self.input_bytes += len;
+                    self.intake.admitted(schema_id, len);
                 }
                 Err(e) => {
                     outcome = Err(e);
@@ -453,7 +469,7 @@ impl BatchBuilder<'_> {
 
     /// Whether the batch holds half of [`MAX_BATCH_INPUT`] or more: time to finish it.
     pub fn is_full(&self) -> bool {
-        self.input_bytes >= MAX_BATCH_INPUT / 2
+        self.intake.bytes >= FULL
     }
 
     /// Counters of the rows appended since the last [`finish`](Self::finish).
@@ -466,13 +482,12 @@ impl BatchBuilder<'_> {
         let rows = self.len();
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         let mut columns = root.finish_columns(&self.shared);
-        if self.converter.framing.as_ref().is_some_and(|c| c.column) {
-            let ids = std::mem::take(&mut self.schema_ids);
-            columns.push(Arc::new(arrow_array::Int32Array::from(ids)));
+        if let Some(ids) = &mut self.intake.schema_ids {
+            columns.push(Arc::new(arrow_array::Int32Array::from(std::mem::take(ids))));
         }
         self.shared.clear();
         self.cx.stats = BatchStats::default();
-        self.input_bytes = 0;
+        self.intake.bytes = 0;
         RecordBatch::try_new_with_options(
             self.converter.arrow.clone(),
             columns,

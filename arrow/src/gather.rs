@@ -82,6 +82,21 @@ impl Column {
     }
 }
 
+/// Appends each row's repeated number field `a` (empty where the row's message is absent)
+/// to the list's offsets and its item values.
+#[inline(always)]
+fn number_lists<T: Scalar>(offsets: &mut Vec<i32>, out: &mut Vec<T>, rows: &[Row<'_>], a: &Access<List<T>>) {
+    offsets.reserve(rows.len());
+    let (base, start) = (*offsets.last().expect("offsets start with 0"), out.len());
+    for r in rows {
+        if let Some(b) = r {
+            out.extend_from_slice(b.slice_at(a).expect(SAME));
+        }
+        // A batch's items are bounded by its input (`MAX_BATCH_INPUT`), so they fit.
+        offsets.push(base + (out.len() - start) as i32);
+    }
+}
+
 impl ListCol {
     /// Appends the repeated message field `a` of each row: the items of the whole chunk
     /// become one column-wise fill of the item struct.
@@ -99,24 +114,7 @@ impl ListCol {
         }
         items.gather(&children, cx);
     }
-}
 
-/// Appends each row's repeated number field `a` (empty where the row's message is absent)
-/// to the list's offsets and its item values.
-#[inline(always)]
-fn number_lists<T: Scalar>(offsets: &mut Vec<i32>, out: &mut Vec<T>, rows: &[Row<'_>], a: &Access<List<T>>) {
-    offsets.reserve(rows.len());
-    let (base, start) = (*offsets.last().expect("offsets start with 0"), out.len());
-    for r in rows {
-        if let Some(b) = r {
-            out.extend_from_slice(b.slice_at(a).expect(SAME));
-        }
-        // A batch's items are bounded by its input (`MAX_BATCH_INPUT`), so they fit.
-        offsets.push(base + (out.len() - start) as i32);
-    }
-}
-
-impl ListCol {
     /// Appends repeated number field `si` of each row when the items are numbers (not
     /// enum keys, bools or text): each row's slice copied whole. `false` (nothing
     /// appended) for other items.
@@ -187,8 +185,7 @@ impl Values {
                 }
             }
             (Read::I32(a), Data::Enum(keys, dict)) => {
-                // Absent under a null: key 0 (any key); a field without presence: the enum's 0.
-                let fill = if nulls.is_some() { 0 } else { dict.key(0) };
+                let fill = dict.fill(nulls.is_some());
                 for r in rows {
                     let (set, key) = match r {
                         Some(b) => {

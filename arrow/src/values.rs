@@ -108,6 +108,16 @@ impl EnumDict {
         }
     }
 
+    /// The key of a row without a value: any key (0) under a null, the enum's 0 in a
+    /// column without nulls (a field without presence).
+    pub(crate) fn fill(&mut self, nullable: bool) -> i32 {
+        if nullable {
+            0
+        } else {
+            self.key(0)
+        }
+    }
+
     pub(crate) fn values(&mut self) -> ArrayRef {
         let extra = std::mem::take(&mut self.extra);
         let names = self.names.iter().cloned().chain(extra.iter().map(|n| n.to_string()));
@@ -211,8 +221,7 @@ impl Views {
 
     pub(crate) fn finish(&mut self, shared: &[Buffer], nulls: Option<arrow_buffer::NullBuffer>) -> ArrayRef {
         let views = ScalarBuffer::from(std::mem::take(&mut self.views));
-        let room = self.own.len();
-        let mut blocks = vec![Buffer::from_vec(std::mem::replace(&mut self.own, Vec::with_capacity(room)))];
+        let mut blocks = vec![Buffer::from_vec(std::mem::take(&mut self.own))];
         blocks.extend(self.used.drain(..).map(|id| shared[id as usize].clone()));
         if self.utf8 {
             Arc::new(StringViewArray::new(views, blocks, nulls))
@@ -584,8 +593,7 @@ impl Values {
             Data::F32(v) => v.resize(rows, 0.0),
             Data::F64(v) => v.resize(rows, 0.0),
             Data::Enum(v, dict) => {
-                // Under a null: key 0 (any key); a field without presence: the enum's 0.
-                let fill = if self.nulls.is_some() { 0 } else { dict.key(0) };
+                let fill = dict.fill(self.nulls.is_some());
                 v.resize(rows, fill);
             }
             Data::Text { offsets, data, .. } => offsets.resize(rows + 1, data.len() as i32),
@@ -687,10 +695,7 @@ impl Values {
             }
             Data::Text { utf8, offsets, data, .. } => {
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
-                // The next batch likely holds as many bytes: room for them now saves the
-                // copies of growing step by step (each into fresh, faulting pages).
-                let room = data.len();
-                let data = Buffer::from_vec(std::mem::replace(data, Vec::with_capacity(room)));
+                let data = Buffer::from_vec(std::mem::take(data));
                 if *utf8 {
                     // Every string appended came from a `&str`.
                     Arc::new(StringArray::new(offsets, data, nulls))

@@ -180,19 +180,25 @@ impl<'a> MessageRef<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_json(&self, out: &mut Vec<u8>, options: &JsonOptions) -> Result<(), JsonError> {
-        let start = out.len();
-        self.json(options).serialize(&mut serde_json::Serializer::new(&mut *out)).map_err(|e| {
-            out.truncate(start);
-            JsonError::from(e)
-        })
+        self.write_json_with(out, options, serde_json::ser::CompactFormatter)
     }
 
     /// Appends the message as indented proto3 JSON (what
     /// [`to_json_string_pretty`](Self::to_json_string_pretty) returns) to `out`; on an error
     /// `out` is left as it was.
     pub fn write_json_pretty(&self, out: &mut Vec<u8>, options: &JsonOptions) -> Result<(), JsonError> {
+        self.write_json_with(out, options, serde_json::ser::PrettyFormatter::new())
+    }
+
+    /// Appends the message to `out` through `formatter`; on an error `out` is left as it was.
+    fn write_json_with(
+        &self,
+        out: &mut Vec<u8>,
+        options: &JsonOptions,
+        formatter: impl serde_json::ser::Formatter,
+    ) -> Result<(), JsonError> {
         let start = out.len();
-        self.json(options).serialize(&mut serde_json::Serializer::pretty(&mut *out)).map_err(|e| {
+        self.json(options).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, formatter)).map_err(|e| {
             out.truncate(start);
             JsonError::from(e)
         })
