@@ -200,7 +200,7 @@ impl Values {
                     }
                 }
             }
-            (Read::Str(a), Data::Text { offsets, data, .. }) => {
+            (Read::Str(a), Data::Text { offsets, data, expect, .. }) => {
                 // Converters decode with UTF-8 checked on every string, so `string` bytes
                 // are text.
                 offsets.reserve(rows.len());
@@ -210,6 +210,18 @@ impl Values {
                     offsets.push(data.len() as i32);
                     if let Some(n) = nulls {
                         n.append(set);
+                    }
+                }
+                // Size the data for the rows still expected at the bytes per row so far (a
+                // sixteenth spare), so that it is copied a few times per batch instead of at
+                // every doubling. At most 8× what it holds: a few long strings early on
+                // must not reserve memory the rest of the batch will not fill.
+                let done = offsets.len() - 1;
+                if done > 0 && *expect > done {
+                    let more = data.len() / done * (*expect - done);
+                    if data.capacity() - data.len() < more {
+                        let more = more.min(8 * data.len());
+                        data.reserve_exact(more + more / 16);
                     }
                 }
             }

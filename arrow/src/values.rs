@@ -160,6 +160,10 @@ pub(crate) enum Data {
         utf8: bool,
         offsets: Vec<i32>,
         data: Vec<u8>,
+        /// The rows this batch is expected to reach ([`Values::reserve`]'s hint, 0 when
+        /// unknown): after a chunk, `data` is sized for them at the chunk's bytes per row,
+        /// instead of doubling (and copying) its way there.
+        expect: usize,
     },
     /// `string` or `bytes` as views ([`StringColumns::Views`](crate::StringColumns)).
     View(Views),
@@ -245,7 +249,7 @@ impl Values {
         Values::new(if views {
             Data::View(Views { utf8, views: Vec::new(), own: Vec::new(), used: Vec::new() })
         } else {
-            Data::Text { utf8, offsets: vec![0], data: Vec::new() }
+            Data::Text { utf8, offsets: vec![0], data: Vec::new(), expect: 0 }
         })
     }
 
@@ -668,7 +672,10 @@ impl Values {
             Data::U64(v) => v.reserve(rows),
             Data::F32(v) => v.reserve(rows),
             Data::F64(v) => v.reserve(rows),
-            Data::Text { offsets, .. } => offsets.reserve(rows),
+            Data::Text { offsets, expect, .. } => {
+                offsets.reserve(rows);
+                *expect = offsets.len() - 1 + rows;
+            }
             Data::View(v) => v.views.reserve(rows),
         }
     }
@@ -693,7 +700,8 @@ impl Values {
                 let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(std::mem::take(v)), nulls);
                 Arc::new(DictionaryArray::<Int32Type>::new(keys, dict.values()))
             }
-            Data::Text { utf8, offsets, data, .. } => {
+            Data::Text { utf8, offsets, data, expect } => {
+                *expect = 0;
                 let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
                 let data = Buffer::from_vec(std::mem::take(data));
                 if *utf8 {

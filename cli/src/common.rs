@@ -148,18 +148,8 @@ pub fn decoder(
     engine: &EngineArgs,
     input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
-    let decoder = decoder_with(schema, type_name, engine, protojit::Tiering::default(), input_bytes)?;
-    let options = decoder.engine().options();
-    let uncompiled = options.kind == protojit::EngineKind::Auto && options.tiering == protojit::Tiering::NEVER;
-    if let Some(bytes) = input_bytes.filter(|_| uncompiled) {
-        let (layouts, root) = (decoder.engine().layouts(), decoder.engine().root());
-        note(&format!(
-            "{bytes} bytes of input cannot repay compiling {} (about {} would): decoding on the interpreter",
-            decoder.descriptor().full_name(),
-            protojit::Tiering::repaying_bytes(layouts, root)
-        ));
-    }
-    Ok(decoder)
+    let tiering = stream_tiering(schema, type_name, engine, protojit::Tiering::default(), input_bytes)?;
+    decoder_with(schema, type_name, engine, tiering)
 }
 
 /// A decoder for one input: tiering compiles only types with enough work in this one
@@ -172,32 +162,72 @@ pub fn single_input_decoder(
     input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
     let tiering = protojit::Tiering { after_decodes: 50_000, after_bytes: 4 << 20 };
-    decoder_with(schema, type_name, engine, tiering, input_bytes)
+    let tiering = match input_bytes {
+        Some(bytes) => tiering_for_input(schema, type_name, engine, tiering, bytes)?,
+        None => tiering,
+    };
+    decoder_with(schema, type_name, engine, tiering)
 }
 
-/// A decoder with `tiering`, or with nothing compiled when the input's size is known and
-/// too small to repay compiling the root type (`Tiering::for_input`): when every core
-/// decodes, the compile would take its time from them.
 fn decoder_with(
     schema: &Schema,
     type_name: &str,
     engine: &EngineArgs,
     tiering: protojit::Tiering,
-    input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
-    let mut tiering = tiering;
-    if let (Some(bytes), protojit::EngineKind::Auto) = (input_bytes, engine.engine) {
-        let full = resolve(schema, type_name)?;
-        if let Some(root) = schema.layouts().index_of(&full) {
-            tiering = tiering.for_input(schema.layouts(), root, bytes);
-        }
-    }
     let options = EngineOptions::default()
         .with_kind(engine.engine)
         .with_tiering(tiering)
         .with_max_depth(engine.max_depth)
         .with_utf8(engine.utf8_check());
     schema.decoder_with_options(type_name, &options).map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// The tiering for a stream of `input_bytes` (when known): [`tiering_for_input`], noted
+/// (`-v`) when it leaves the stream on the interpreter. Decoders and converters alike.
+pub fn stream_tiering(
+    schema: &Schema,
+    type_name: &str,
+    engine: &EngineArgs,
+    tiering: protojit::Tiering,
+    input_bytes: Option<u64>,
+) -> Result<protojit::Tiering, Failure> {
+    let Some(bytes) = input_bytes else { return Ok(tiering) };
+    let fitted = tiering_for_input(schema, type_name, engine, tiering, bytes)?;
+    if fitted != tiering {
+        let full = resolve(schema, type_name)?;
+        let root = schema.layouts().index_of(&full).expect("a type that tiering_for_input resolved");
+        note(&format!(
+            "{bytes} bytes of input cannot repay compiling {full} (about {} would): decoding on the interpreter",
+            protojit::Tiering::repaying_bytes(schema.layouts(), root)
+        ));
+    }
+    Ok(fitted)
+}
+
+/// `tiering`, or nothing compiled when the input (`input_bytes`) is too small to repay
+/// compiling the root type (`Tiering::for_input`): when every core decodes, the compile
+/// would take its time from them.
+fn tiering_for_input(
+    schema: &Schema,
+    type_name: &str,
+    engine: &EngineArgs,
+    tiering: protojit::Tiering,
+    input_bytes: u64,
+) -> Result<protojit::Tiering, Failure> {
+    if engine.engine != protojit::EngineKind::Auto {
+        return Ok(tiering);
+    }
+    let full = resolve(schema, type_name)?;
+    Ok(match schema.layouts().index_of(&full) {
+        Some(root) => tiering.for_input(schema.layouts(), root, input_bytes),
+        None => tiering,
+    })
+}
+
+/// The size of input `input` when it is a regular file (not `-`, not a pipe).
+pub fn input_size(input: &str) -> Option<u64> {
+    (input != "-").then(|| std::fs::metadata(input).ok().filter(|m| m.is_file()).map(|m| m.len())).flatten()
 }
 
 /// Resolves a type name (full, or a unique short name) in `schema`.

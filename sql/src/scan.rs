@@ -250,6 +250,8 @@ impl RecordScanner {
             return Ok(None);
         }
         let mut builder = self.converter.builder();
+        // The rows this batch will hold, so that its columns are sized once.
+        builder.reserve(self.ready.min(self.batch_size));
         while builder.len() < self.batch_size && !builder.is_full() {
             let Some(segment) = self.segments.front_mut() else { break };
             // The segment's records a chunk at a time (`append_many_in`); the last one
