@@ -115,3 +115,23 @@ fn verbose_names_the_columns_path() {
         "{stderr}"
     );
 }
+
+/// With every core converting (`--jobs 0`), a stream too small to repay compiling its type
+/// converts on the interpreter and `-v` says so; with `--jobs 1` the compile may run on an
+/// idle core, so nothing is said. The output is the same.
+#[test]
+fn columns_compile_only_what_the_input_repays_when_every_core_converts() {
+    let tmp = TempDir::new("arrow-tiering");
+    let input = tmp.write("in.bin", &stream(50));
+    let cannot = "bytes of input cannot repay compiling ";
+    let all = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow", "--jobs", "0"]);
+    assert!(all.status.success(), "{all:?}");
+    let notes = String::from_utf8_lossy(&all.stderr);
+    assert_eq!(notes.lines().filter(|l| l.contains(cannot)).count(), 1, "{notes}");
+    assert!(notes.lines().any(|l| l.ends_with("would): decoding on the interpreter")), "{notes}");
+    let one = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow", "--jobs", "1"]);
+    assert!(one.status.success(), "{one:?}");
+    let one_cores = std::thread::available_parallelism().map_or(1, |n| n.get()) == 1;
+    assert_eq!(String::from_utf8_lossy(&one.stderr).contains(cannot), one_cores, "{:?}", one.stderr);
+    assert_eq!(all.stdout, one.stdout);
+}
