@@ -50,8 +50,7 @@ fn fail(case: &Case, arm: &str, what: String) -> ! {
 /// Builds every arm for `case` and checks each against the interpreter before timing.
 fn prepare(case: Case) -> Prepared {
     let opts = EngineOptions::default();
-    let jit =
-        case.schema.decoder_with_options(&case.message, &opts.clone().with_kind(EngineKind::Jit)).expect("jit decoder");
+    let jit = case.schema.decoder_with_options(&case.message, &opts.with_kind(EngineKind::Jit)).expect("jit decoder");
     let interp = case
         .schema
         .decoder_with_options(&case.message, &opts.with_kind(EngineKind::Interpreter))

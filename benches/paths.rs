@@ -92,7 +92,9 @@ fn bench(c: &mut Criterion) {
     let msg: MessageRef<'_> = decoder.decode(&bytes, &arena).expect("decodes");
     let dm = DynamicMessage::decode(desc.clone(), bytes.as_slice()).expect("prost-reflect decodes");
 
-    let cases: [(&str, &str, &'static [(&'static str, bool)]); 3] = [
+    // (name, path, its steps as (field, repeated)).
+    type Case = (&'static str, &'static str, &'static [(&'static str, bool)]);
+    let cases: [Case; 3] = [
         ("field1", "field1", &[("field1", false)]),
         ("group1_field11", "group1[*].field11", &[("group1", true), ("field11", false)]),
         (

@@ -330,7 +330,8 @@ fn main() {
     print!("|---|");
     PAIRS.iter().for_each(|_| print!("---:|"));
     println!();
-    let groups: [(&str, fn(&Measured) -> bool); 3] = [
+    type Group = (&'static str, fn(&Measured) -> bool);
+    let groups: [Group; 3] = [
         ("public corpus without the wrappers", |m| m.shared && !WRAPPERS.contains(&m.name.as_str())),
         ("the three `dataset_*` wrappers", |m| WRAPPERS.contains(&m.name.as_str())),
         ("generated corpus", |m| !m.shared),

@@ -93,8 +93,9 @@ fn bench(c: &mut Criterion) {
         g.finish();
     }
 
-    // Long runs, schema set-up included.
-    let mut streams: Vec<(String, DescriptorPool, Vec<(String, Vec<u8>)>)> = Vec::new();
+    // Long runs, schema set-up included: (name, schema, records as (message type, bytes)).
+    type Stream = (String, DescriptorPool, Vec<(String, Vec<u8>)>);
+    let mut streams: Vec<Stream> = Vec::new();
     if let Some(gm1) = cases.iter().find(|c| c.name == "gm1_proto3") {
         let records = vec![(gm1.message.clone(), gm1.bytes.clone()); 100_000];
         streams.push(("gm1_100k".into(), gm1.schema.pool().clone(), records));

@@ -68,8 +68,9 @@ pub enum SchemaError {
     Editions {
         /// Where the bytes came from.
         origin: String,
-        /// What is not supported, in which file and element, and what to do.
-        source: EditionsError,
+        /// What is not supported, in which file and element, and what to do (boxed: it
+        /// is large, and every `Result` carrying a `SchemaError` would be as large).
+        source: Box<EditionsError>,
     },
 }
 
@@ -522,10 +523,10 @@ fn add_descriptor_set(
         // Bytes the walk finds malformed go to the descriptor library, whose error says more
         // (or which is laxer), unless a file in them declares a syntax it panics on.
         Err(source @ EditionsError::Malformed { .. }) if declares_other_syntax(bytes) => {
-            return Err(SchemaError::Editions { origin: origin.to_owned(), source })
+            return Err(SchemaError::Editions { origin: origin.to_owned(), source: Box::new(source) })
         }
         Err(EditionsError::Malformed { .. }) => return decode_into(pool, bytes, origin),
-        Err(source) => return Err(SchemaError::Editions { origin: origin.to_owned(), source }),
+        Err(source) => return Err(SchemaError::Editions { origin: origin.to_owned(), source: Box::new(source) }),
     };
     decode_into(pool, &lowered.bytes, origin)?;
     let d = lowered.declared;

@@ -122,7 +122,7 @@ fn gen_schema(rng: &mut Rng) -> (Vec<u8>, Vec<Vec<Shape>>) {
             name: Some(format!("M{m}")),
             field: fields,
             options: (message_features != FeatureSet::default())
-                .then(|| MessageOptions { map_entry: None, features: Some(message_features) }),
+                .then_some(MessageOptions { map_entry: None, features: Some(message_features) }),
             ..Default::default()
         });
         shapes.push(own);

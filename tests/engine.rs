@@ -157,7 +157,7 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
     let input = nested(5000);
     let options = EngineOptions::default().with_max_depth(u32::MAX);
     for engine in [EngineKind::Jit, EngineKind::Interpreter] {
-        let decoder = schema.decoder_with_options("Node", &options.clone().with_kind(engine)).unwrap();
+        let decoder = schema.decoder_with_options("Node", &options.with_kind(engine)).unwrap();
         // A spawned thread has the default 2 MiB stack: deep recursion would overflow it.
         let err = std::thread::scope(|s| {
             s.spawn(|| {

@@ -67,7 +67,7 @@ fn extensions_decode_into_slots_and_read_by_full_name() {
         let tag = msg.get_extension("extbase.tag").unwrap().as_message().unwrap();
         assert_eq!(tag.get("label").unwrap().as_str(), Some("t"));
         match msg.get_extension("extbase.shade").unwrap() {
-            Value::Enum(e) => assert_eq!(e.name().as_deref(), Some("SHADE_LIGHT")),
+            Value::Enum(e) => assert_eq!(e.name(), Some("SHADE_LIGHT")),
             other => panic!("shade: {other:?}"),
         }
         assert_eq!(msg.get_extension("extbase.Holder.weight").unwrap().as_f64(), Some(1.5));
@@ -97,7 +97,7 @@ fn absent_extensions_read_as_defaults() {
     let msg = decoder.decode(&[0x08, 0x01], &arena).unwrap();
     assert!(!msg.has_extension("extbase.shade"));
     match msg.get_extension("extbase.shade").unwrap() {
-        Value::Enum(e) => assert_eq!(e.name().as_deref(), Some("SHADE_DARK"), "declared default"),
+        Value::Enum(e) => assert_eq!(e.name(), Some("SHADE_DARK"), "declared default"),
         other => panic!("shade: {other:?}"),
     }
     assert_eq!(msg.get_extension("extbase.names").unwrap().as_list().unwrap().len(), 0);

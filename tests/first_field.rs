@@ -76,7 +76,7 @@ fn first_field_check_and_group_ends_decode_as_the_interpreter_does() {
     let schema = schema();
     let desc = schema.pool().get_message_by_name("ff.Root").unwrap();
     let options = EngineOptions::default();
-    let jit = schema.decoder_with_options("ff.Root", &options.clone().with_kind(EngineKind::Jit)).unwrap();
+    let jit = schema.decoder_with_options("ff.Root", &options.with_kind(EngineKind::Jit)).unwrap();
     let interp = schema.decoder_with_options("ff.Root", &options.with_kind(EngineKind::Interpreter)).unwrap();
     let mut rng = common::Rng(0xf1_257);
     let mut out_of_order = 0;

@@ -34,7 +34,7 @@ fn schema() -> Schema {
 }
 
 fn decoders(schema: &Schema, options: EngineOptions) -> (Decoder, Decoder) {
-    let jit = schema.decoder_with_options("inl.Root", &options.clone().with_kind(EngineKind::Jit)).unwrap();
+    let jit = schema.decoder_with_options("inl.Root", &options.with_kind(EngineKind::Jit)).unwrap();
     let interp = schema.decoder_with_options("inl.Root", &options.with_kind(EngineKind::Interpreter)).unwrap();
     (jit, interp)
 }
@@ -69,7 +69,7 @@ fn inlined_leaves_decode_as_the_interpreter_does() {
     let schema = schema();
     let desc = schema.pool().get_message_by_name("inl.Root").unwrap();
     let (jit, interp) = decoders(&schema, EngineOptions::default());
-    let mut rng = common::Rng(0x1a11_e5);
+    let mut rng = common::Rng(0x001a_11e5);
     for _ in 0..300 {
         let msg = common::random_message(&desc, 4, &mut rng);
         let bytes = msg.encode_to_vec();

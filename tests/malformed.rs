@@ -70,10 +70,8 @@ fn options(max_depth: u32) -> EngineOptions {
 
 /// One decoder per engine.
 fn decoders(schema: &Schema, name: &str, opts: EngineOptions) -> Vec<(EngineKind, Decoder)> {
-    let ds: Vec<(EngineKind, Decoder)> = common::ENGINES
-        .iter()
-        .map(|&e| (e, schema.decoder_with_options(name, &opts.clone().with_kind(e)).unwrap()))
-        .collect();
+    let ds: Vec<(EngineKind, Decoder)> =
+        common::ENGINES.iter().map(|&e| (e, schema.decoder_with_options(name, &opts.with_kind(e)).unwrap())).collect();
     for (engine, decoder) in &ds {
         // A silent fallback to the interpreter would leave the JIT untested.
         if *engine == EngineKind::Jit && cfg!(target_arch = "x86_64") {
@@ -860,7 +858,7 @@ fn utf8_checks() {
     // Validation off: accepted, and the view reports the bytes as bytes.
     let off = EngineOptions::default().with_utf8(protojit::Utf8Check::Off);
     for engine in common::ENGINES {
-        let decoder = s3.decoder_with_options("malformed3.P", &off.clone().with_kind(engine)).unwrap();
+        let decoder = s3.decoder_with_options("malformed3.P", &off.with_kind(engine)).unwrap();
         let arena = Arena::new();
         let msg = decoder.decode(bad, &arena).unwrap_or_else(|e| panic!("{engine:?}: {e}"));
         assert_eq!(msg.get("s").unwrap().as_str(), None, "{engine:?}");
@@ -884,13 +882,13 @@ fn utf8_checks() {
     // error where the value's length prefix starts; proto2 bytes stay unchecked.
     let all = EngineOptions::default().with_utf8(protojit::Utf8Check::All);
     for engine in common::ENGINES {
-        let decoder = s2.decoder_with_options("malformed.M", &all.clone().with_kind(engine)).unwrap();
+        let decoder = s2.decoder_with_options("malformed.M", &all.with_kind(engine)).unwrap();
         let arena = Arena::new();
         let err = decoder.decode(proto2_bad, &arena).unwrap_err();
         assert_eq!((err.kind, err.offset), (K::InvalidUtf8, 1), "{engine:?}");
         let good: &[u8] = &[0x22, 0x02, b'o', b'k'];
         assert_eq!(decoder.decode(good, &arena).unwrap().get("s").unwrap().as_str(), Some("ok"), "{engine:?}");
-        let decoder3 = s3.decoder_with_options("malformed3.P", &all.clone().with_kind(engine)).unwrap();
+        let decoder3 = s3.decoder_with_options("malformed3.P", &all.with_kind(engine)).unwrap();
         assert_eq!(decoder3.decode(bad, &arena).unwrap_err().kind, K::InvalidUtf8, "{engine:?}");
     }
 }

@@ -335,8 +335,8 @@ impl<'a> Interp<'a> {
     ) -> Result<usize, DecodeError> {
         debug_assert!(std::ptr::eq(slot, block.layout().slot(si)), "slot {si:?} of another layout");
         let width = slot.kind.fixed_width() as usize;
-        if width != 0 {
-            let whole = (stop - start) / width * width;
+        if let Some(count) = (stop - start).checked_div(width) {
+            let whole = count * width;
             block.extend_fixed(si, &self.buf[start..start + whole]).map_err(internal)?;
             if start + whole != stop {
                 return Err(DecodeError::new(K::Truncated, start + whole));

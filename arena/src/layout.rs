@@ -609,8 +609,8 @@ impl EnumType {
 /// Crate invariant 2: every slot inside the block, naturally aligned. A layout bug here
 /// would let the decoders write out of bounds, so this is checked in release builds too.
 fn check_layout(layout: &MessageLayout) {
-    assert!(layout.size % 8 == 0 && layout.size >= 16);
-    assert!(layout.unknown_offset % 8 == 0 && layout.unknown_offset + 16 <= layout.size);
+    assert!(layout.size.is_multiple_of(8) && layout.size >= 16);
+    assert!(layout.unknown_offset.is_multiple_of(8) && layout.unknown_offset + 16 <= layout.size);
     for slot in &layout.slots {
         let size = match slot.repetition {
             Repetition::Singular => slot.kind.value_size(),

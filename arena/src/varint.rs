@@ -251,7 +251,7 @@ mod tests {
             let mut expected = vec![7];
             expected.extend(&want);
             let portable = run(false);
-            assert_eq!(portable, (expected.clone(), want_result.clone()), "round {round}: {data:02x?}");
+            assert_eq!(portable, (expected.clone(), want_result), "round {round}: {data:02x?}");
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("bmi2") {
                 assert_eq!(run(true), portable, "round {round}: {data:02x?}");

@@ -183,6 +183,8 @@ pub const fn varint_len(v: u64) -> usize {
 /// Skips the value of a field of `wire_type` whose tag ended at `pos`, within `buf[..end]`.
 /// Groups are skipped to their matching end tag; `depth` counts toward `max_depth`.
 /// Returns the position after the value (after the end-group tag for groups).
+// The decoders' hot skip: plain arguments in registers, no struct to build per call.
+#[allow(clippy::too_many_arguments)]
 pub fn skip_value(
     buf: &[u8],
     tag_pos: usize,

@@ -451,6 +451,8 @@ impl BatchBuilder<'_> {
     }
 
     /// Makes room for `rows` more rows in every column (a hint: appending past it works).
+    /// Text columns are sized for them once the first chunk shows their bytes per row; the
+    /// hint lasts until [`finish`](Self::finish).
     pub fn reserve(&mut self, rows: usize) {
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         root.reserve(rows);

@@ -164,7 +164,7 @@ fn check_value(col: &ArrayRef, row: usize, fd: &FieldDescriptor, v: &Value, path
                     assert!(col.is_valid(row), "{path}: a present message is not null");
                     let s = col.as_struct();
                     check_complete(s.fields(), &md, path, cuts);
-                    check_row(s.columns(), s.fields(), row, &msg, path, cuts);
+                    check_row(s.columns(), s.fields(), row, msg, path, cuts);
                 }
             }
         }
@@ -397,7 +397,7 @@ fn projections_convert_the_selected_cells() {
         for (i, name) in select.iter().enumerate() {
             let j = names.iter().position(|n| n == name).unwrap();
             assert_eq!(batch.column(i), full_batch.column(j), "{select:?}: column {name}");
-            assert_eq!(batch.schema().field(i), full_batch.schema().field(j).as_ref());
+            assert_eq!(batch.schema().field(i), full_batch.schema().field(j));
         }
     }
     // Nested: one member of a singular message and one of a repeated message.

@@ -201,7 +201,7 @@ const ATTR_KEYS: &[&str] =
 
 /// The dataset payload: a `Dataset` of 2000 records.
 pub fn dataset(pool: &DescriptorPool) -> Payload {
-    let mut rng = Rng::new(0xDA7A_5E7);
+    let mut rng = Rng::new(0x0DA7_A5E7);
     let ds = desc(pool, "protojit.bench.dataset.Dataset");
     let mut out =
         msg(&ds, vec![("source", s("crm-export/eu-central")), ("generated_at", Value::U64(1_785_000_000_000))])

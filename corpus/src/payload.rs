@@ -81,7 +81,7 @@ pub(crate) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
 }
 
 pub(crate) fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Appends field `number` as a length-delimited record holding `bytes`.

@@ -164,7 +164,7 @@ impl<'a> MessageRef<'a> {
         }
         if !self.block.is_set(si) {
             let default = self.layout().slot_default(si).expect("scalar slots have defaults");
-            return self.from_default(si, default);
+            return self.declared_default(si, default);
         }
         self.scalar(si, slot.kind, |t| t.get_inline(si))
     }
@@ -192,7 +192,7 @@ impl<'a> MessageRef<'a> {
         MessageRef { block }
     }
 
-    fn from_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
+    fn declared_default(&self, si: SlotIndex, default: &'a prost_reflect::Value) -> Value<'a> {
         use prost_reflect::Value as P;
         match default {
             P::Bool(v) => Value::Bool(*v),

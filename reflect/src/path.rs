@@ -141,7 +141,7 @@ impl FieldPath {
     /// Slots are computed from the descriptor's pool (the way [`Layouts`] lays them out);
     /// [`parse_in`](Self::parse_in) takes them from the layouts themselves.
     pub fn parse(root: &MessageDescriptor, path: &str) -> Result<FieldPath, PathError> {
-        Self::parse_with(root, path, |desc, number| slot_in_descriptor(desc, number))
+        Self::parse_with(root, path, slot_in_descriptor)
     }
 
     /// Parses `path` for messages of layout `root` in `layouts` (see [`parse`](Self::parse)).

@@ -218,6 +218,12 @@ impl fmt::Debug for ProtobufFormatFactory {
     }
 }
 
+impl Default for ProtobufFormatFactory {
+    fn default() -> Self {
+        ProtobufFormatFactory::new()
+    }
+}
+
 impl ProtobufFormatFactory {
     /// A factory whose tables name their schema in their options.
     pub fn new() -> ProtobufFormatFactory {

@@ -650,12 +650,13 @@ pub fn shared_cases() -> Vec<Case> {
     let Some(dir) = protojit_corpus::require_shared_corpus("the shared-corpus benchmark cases") else {
         return Vec::new();
     };
-    assert!(
-        SHARED_CORPUS_AT_BUILD,
-        "the shared corpus at {} was not there when protojit-bench-support was built, so its prost arm lacks the \
-         corpus types; rebuild it (touch benches/support/build.rs)",
-        dir.display()
-    );
+    if !SHARED_CORPUS_AT_BUILD {
+        panic!(
+            "the shared corpus at {} was not there when protojit-bench-support was built, so its prost arm lacks the \
+             corpus types; rebuild it (touch benches/support/build.rs)",
+            dir.display()
+        );
+    }
     let mut schemas: HashMap<&str, Schema> = HashMap::new();
     SHARED_CASES
         .iter()
