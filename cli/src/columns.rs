@@ -250,6 +250,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     match convert(args, &converter, &mut sink, groups.as_ref()) {
         Ok(failed) => {
             sink.finish(groups.as_ref(), jobs(args))?;
+            common::note_engines(converter.decoder());
             if failed > 0 {
                 return Err(Failure::input(format!("{failed} record(s) did not decode and were skipped")));
             }

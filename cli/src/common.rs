@@ -118,6 +118,29 @@ pub fn note(message: &str) {
     }
 }
 
+/// How one message type decodes, as `schema jit` and `-v` say it.
+pub fn engine_name(t: &protojit::TypeStats) -> String {
+    match &t.engine {
+        protojit::TypeEngine::Jit => "jit".to_owned(),
+        protojit::TypeEngine::Interpreter(why) if why.is_empty() => "interpreter".to_owned(),
+        protojit::TypeEngine::Interpreter(why) => format!("interpreter ({why})"),
+        protojit::TypeEngine::Cold => "interpreter (cold)".to_owned(),
+        protojit::TypeEngine::Queued => "interpreter (queued for compilation)".to_owned(),
+    }
+}
+
+/// Notes (`--verbose`) which engine decodes each message type of `decoder` now, at the end
+/// of a run: compiled code, or the interpreter and why. Nothing is decoded by anything the
+/// note does not name.
+pub fn note_engines(decoder: &Decoder) {
+    if !VERBOSE.load(Ordering::Relaxed) {
+        return;
+    }
+    let types: Vec<String> =
+        decoder.stats().types.iter().map(|t| format!("{} {}", t.message_type, engine_name(t))).collect();
+    note(&format!("at the end, each message type decodes by: {}", types.join(", ")));
+}
+
 /// Loads the schema the flags name; its notes (see [`Schema::notes`]) show with `--verbose`.
 pub fn load_schema(args: &SchemaArgs) -> Result<Schema, Failure> {
     let schema = load_schema_quietly(args)?;

@@ -311,16 +311,6 @@ fn layout(layouts: &Layouts, layout: &MessageLayout, out: &mut String) {
     }
 }
 
-fn engine_name(t: &TypeStats) -> String {
-    match &t.engine {
-        TypeEngine::Jit => "jit".to_owned(),
-        TypeEngine::Interpreter(why) if why.is_empty() => "interpreter".to_owned(),
-        TypeEngine::Interpreter(why) => format!("interpreter ({why})"),
-        TypeEngine::Cold => "interpreter (cold)".to_owned(),
-        TypeEngine::Queued => "interpreter (queued for compilation)".to_owned(),
-    }
-}
-
 fn ms(d: std::time::Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
@@ -356,12 +346,12 @@ fn jit(schema: &Schema, type_name: &str, clif: bool, out: &mut String) -> Result
     .unwrap();
     let mut rows = vec![["type", "code bytes", "compile time", "engine"].map(String::from).to_vec()];
     for t in &stats {
-        rows.push(vec![t.message_type.clone(), t.code_bytes.to_string(), ms(t.compile_time), engine_name(t)]);
+        rows.push(vec![t.message_type.clone(), t.code_bytes.to_string(), ms(t.compile_time), common::engine_name(t)]);
     }
     table(&rows, "  ", out);
     if clif {
         for t in &stats {
-            writeln!(out, "\n; {} ({} bytes, {})", t.message_type, t.code_bytes, engine_name(t)).unwrap();
+            writeln!(out, "\n; {} ({} bytes, {})", t.message_type, t.code_bytes, common::engine_name(t)).unwrap();
             match &t.clif {
                 Some(ir) => {
                     out.push_str(ir);

@@ -114,6 +114,12 @@ fn verbose_names_the_columns_path() {
         stderr.lines().any(|l| l == "protojit: note: records become columns by the chunked path (records decoded a chunk at a time, then read column by column)"),
         "{stderr}"
     );
+    // And, at the end, which engine decodes each type (no silent fallback).
+    let engines = "protojit: note: at the end, each message type decodes by: sample.Reading ";
+    assert_eq!(stderr.lines().filter(|l| l.starts_with(engines)).count(), 1, "{stderr}");
+    let forced = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow", "--engine", "jit"]);
+    let stderr = String::from_utf8_lossy(&forced.stderr);
+    assert!(stderr.lines().any(|l| l == format!("{engines}jit")), "{stderr}");
 }
 
 /// With every core converting (`--jobs 0`), a stream too small to repay compiling its type
