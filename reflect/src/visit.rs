@@ -1,6 +1,6 @@
 //! The visitor: one walk over every present field of a tree with typed callbacks, no `Value` per field.
 
-use protojit_arena::{EnumType, FieldKind, FieldSlot, MessageLayout, Repetition, SlotDescriptor, SlotIndex};
+use protojit_arena::{EnumType, FieldKind, FieldSlot, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
 
 use crate::{EnumValue, MapRef, MessageRef};
 
@@ -243,23 +243,61 @@ impl<'a> MessageRef<'a> {
                         }
                         continue;
                     }
-                    if !self.slot_present(si, slot) {
+                    // Presence as `slot_present` says it, with the value read once: a field
+                    // with explicit presence (a hasbit, a oneof) asks it; one without is
+                    // present when its value is not zero (bitwise, so -0.0 counts).
+                    let explicit = slot.hasbit != NO_INDEX || slot.oneof != NO_INDEX;
+                    if explicit && !block.is_set(si) {
                         continue;
                     }
+                    macro_rules! number {
+                        ($call:ident, $t:ty) => {{
+                            let v: $t = block.get(si);
+                            if explicit || v != 0 {
+                                visitor.$call(f, v);
+                            }
+                        }};
+                    }
                     match slot.kind {
-                        FieldKind::Bool => visitor.bool(f, block.get(si)),
-                        FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 => visitor.i32(f, block.get(si)),
-                        FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 => visitor.i64(f, block.get(si)),
-                        FieldKind::Uint32 | FieldKind::Fixed32 => visitor.u32(f, block.get(si)),
-                        FieldKind::Uint64 | FieldKind::Fixed64 => visitor.u64(f, block.get(si)),
-                        FieldKind::Float => visitor.f32(f, block.get(si)),
-                        FieldKind::Double => visitor.f64(f, block.get(si)),
-                        FieldKind::Enum => visitor.enum_value(f, EnumValue::new(block.get(si), self.enum_type(si))),
+                        FieldKind::Bool => {
+                            let v: bool = block.get(si);
+                            if explicit || v {
+                                visitor.bool(f, v);
+                            }
+                        }
+                        FieldKind::Int32 | FieldKind::Sint32 | FieldKind::Sfixed32 => number!(i32, i32),
+                        FieldKind::Int64 | FieldKind::Sint64 | FieldKind::Sfixed64 => number!(i64, i64),
+                        FieldKind::Uint32 | FieldKind::Fixed32 => number!(u32, u32),
+                        FieldKind::Uint64 | FieldKind::Fixed64 => number!(u64, u64),
+                        FieldKind::Float => {
+                            let v: f32 = block.get(si);
+                            if explicit || v.to_bits() != 0 {
+                                visitor.f32(f, v);
+                            }
+                        }
+                        FieldKind::Double => {
+                            let v: f64 = block.get(si);
+                            if explicit || v.to_bits() != 0 {
+                                visitor.f64(f, v);
+                            }
+                        }
+                        FieldKind::Enum => {
+                            let v: i32 = block.get(si);
+                            if explicit || v != 0 {
+                                visitor.enum_value(f, EnumValue::new(v, self.enum_type(si)));
+                            }
+                        }
                         FieldKind::String => match block.get_str(si) {
-                            Ok(s) => visitor.string(f, s),
-                            Err(b) => visitor.bytes(f, b),
+                            Ok(s) if explicit || !s.is_empty() => visitor.string(f, s),
+                            Err(b) if explicit || !b.is_empty() => visitor.bytes(f, b),
+                            _ => {}
                         },
-                        FieldKind::Bytes => visitor.bytes(f, block.get_bytes(si)),
+                        FieldKind::Bytes => {
+                            let b = block.get_bytes(si);
+                            if explicit || !b.is_empty() {
+                                visitor.bytes(f, b);
+                            }
+                        }
                         FieldKind::Message | FieldKind::Group => unreachable!("handled above"),
                     }
                 }
