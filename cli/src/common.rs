@@ -186,7 +186,7 @@ pub fn single_input_decoder(
 ) -> Result<Decoder, Failure> {
     let tiering = protojit::Tiering { after_decodes: 50_000, after_bytes: 4 << 20 };
     let tiering = match input_bytes {
-        Some(bytes) => tiering_for_input(schema, type_name, engine, tiering, bytes)?,
+        Some(bytes) => tiering_for_input(schema, type_name, engine, tiering, bytes)?.0,
         None => tiering,
     };
     decoder_with(schema, type_name, engine, tiering)
@@ -216,36 +216,36 @@ pub fn stream_tiering(
     input_bytes: Option<u64>,
 ) -> Result<protojit::Tiering, Failure> {
     let Some(bytes) = input_bytes else { return Ok(tiering) };
-    let fitted = tiering_for_input(schema, type_name, engine, tiering, bytes)?;
-    if fitted != tiering {
-        let full = resolve(schema, type_name)?;
-        let root = schema.layouts().index_of(&full).expect("a type that tiering_for_input resolved");
-        note(&format!(
-            "{bytes} bytes of input cannot repay compiling {full} (about {} would): decoding on the interpreter",
-            protojit::Tiering::repaying_bytes(schema.layouts(), root)
-        ));
+    let (fitted, why) = tiering_for_input(schema, type_name, engine, tiering, bytes)?;
+    if let Some(why) = why {
+        note(&why);
     }
     Ok(fitted)
 }
 
 /// `tiering`, or nothing compiled when the input (`input_bytes`) is too small to repay
 /// compiling the root type (`Tiering::for_input`): when every core decodes, the compile
-/// would take its time from them.
+/// would take its time from them. With the reason, when it left the compile out.
 fn tiering_for_input(
     schema: &Schema,
     type_name: &str,
     engine: &EngineArgs,
     tiering: protojit::Tiering,
     input_bytes: u64,
-) -> Result<protojit::Tiering, Failure> {
+) -> Result<(protojit::Tiering, Option<String>), Failure> {
     if engine.engine != protojit::EngineKind::Auto {
-        return Ok(tiering);
+        return Ok((tiering, None));
     }
     let full = resolve(schema, type_name)?;
-    Ok(match schema.layouts().index_of(&full) {
-        Some(root) => tiering.for_input(schema.layouts(), root, input_bytes),
-        None => tiering,
-    })
+    let Some(root) = schema.layouts().index_of(&full) else { return Ok((tiering, None)) };
+    let fitted = tiering.for_input(schema.layouts(), root, input_bytes);
+    let why = (fitted != tiering).then(|| {
+        format!(
+            "{input_bytes} bytes of input cannot repay compiling {full} (about {} would): decoding on the interpreter",
+            protojit::Tiering::repaying_bytes(schema.layouts(), root)
+        )
+    });
+    Ok((fitted, why))
 }
 
 /// The size of input `input` when it is a regular file (not `-`, not a pipe).
