@@ -282,3 +282,58 @@ fn enum_values_are_cheap_and_named() {
         assert_eq!(m.get("deltas").unwrap().as_list().unwrap().as_slice::<i32>(), Some(&[1, -2, 3][..]));
     });
 }
+
+/// The visitor's presence is `fields()`'s: without explicit presence a value is present when
+/// its bits are not zero (so `-0.0` is visited and `+0.0`, `0` and `false` are not); with it
+/// (proto3 `optional`), a zero set on the wire is visited. Both engines.
+#[test]
+fn visit_sees_what_fields_sees_for_zeros_and_negative_zero() {
+    let schema = common::reflect_schema();
+    #[derive(Default)]
+    struct Seen(Vec<(String, u64)>);
+    impl<'a> Visitor<'a> for Seen {
+        fn f64(&mut self, f: FieldInfo<'a>, v: f64) {
+            self.0.push((f.name().to_owned(), v.to_bits()));
+        }
+        fn f32(&mut self, f: FieldInfo<'a>, v: f32) {
+            self.0.push((f.name().to_owned(), u64::from(v.to_bits())));
+        }
+        fn i32(&mut self, f: FieldInfo<'a>, v: i32) {
+            self.0.push((f.name().to_owned(), v as u64));
+        }
+        fn bool(&mut self, f: FieldInfo<'a>, v: bool) {
+            self.0.push((f.name().to_owned(), u64::from(v)));
+        }
+    }
+    let record = [
+        &[0x09][..],
+        &(-0.0f64).to_le_bytes(), // f_double = -0.0: visited
+        &[0x15],
+        &0.0f32.to_le_bytes(), // f_float = +0.0: not
+        &[0x18, 0x00],         // f_int32 = 0: not
+        &[0x68, 0x00],         // f_bool = false: not
+        &[0xb5, 0x01],         // o_float (22, fixed32) = +0.0, explicit presence: visited
+        &0.0f32.to_le_bytes(),
+        &[0xb8, 0x01, 0x00], // o_int32 (23) = 0, explicit presence: visited
+    ]
+    .concat();
+    let want = vec![("f_double".to_owned(), (-0.0f64).to_bits()), ("o_float".to_owned(), 0), ("o_int32".to_owned(), 0)];
+    // The other way round for the two widths: f_double = +0.0 (not), f_float = -0.0.
+    let swapped = [&[0x09][..], &0.0f64.to_le_bytes(), &[0x15], &(-0.0f32).to_le_bytes()].concat();
+    let want_swapped = vec![("f_float".to_owned(), u64::from((-0.0f32).to_bits()))];
+    for engine in common::ENGINES {
+        let decoder = schema
+            .decoder_with_options("everything3.Everything3", &EngineOptions::default().with_kind(engine))
+            .unwrap();
+        for (bytes, want) in [(&record, &want), (&swapped, &want_swapped)] {
+            let arena = Arena::new();
+            let m = decoder.decode(bytes, &arena).unwrap();
+            let mut seen = Seen::default();
+            m.visit(&mut seen);
+            assert_eq!(&seen.0, want, "{engine:?}");
+            let by_fields: Vec<String> = m.fields().map(|(d, _)| d.name().to_owned()).collect();
+            let by_visit: Vec<String> = seen.0.iter().map(|(n, _)| n.clone()).collect();
+            assert_eq!(by_fields, by_visit, "{engine:?}");
+        }
+    }
+}
