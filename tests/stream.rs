@@ -95,10 +95,35 @@ fn the_stream_sees_what_the_tree_visitor_sees() {
         let decoder = schema.decoder(root).unwrap();
         for i in 0..150 {
             let bytes = common::random_message(&desc, 3, &mut rng).encode_to_vec();
+            // Through protojit's encoder, which writes every map entry's key and value (the
+            // tree visitor shows both always; the stream only what is on the wire, and
+            // prost-reflect's encoder leaves default ones out).
+            let arena = Arena::new();
+            let bytes = decoder.decode(&bytes, &arena).unwrap().encode_to_vec();
             let (t, s) = (tree_view(&decoder, &bytes), stream_view(&decoder, &bytes));
             assert_eq!(s, t, "{root} message {i}");
         }
     }
+}
+
+/// Found by the `stream_visit` fuzz target (input `01 9a 05 00`: an `m_string_mood` map
+/// entry with neither key nor value on the wire). protojit's encoder writes the entry's
+/// default key and value (`9a 05 04 0a 00 10 00`), which the stream reports, while the tree
+/// visitor left them out as defaults of fields without presence. A map entry has a key and
+/// a value whether written or not: the tree visitor now shows both always, as protobuf
+/// writes them and the text format prints them.
+#[test]
+fn a_map_entry_shows_its_default_key_and_value() {
+    let schema = reflect_schema();
+    let decoder = schema.decoder("everything3.Everything3").unwrap();
+    let arena = Arena::new();
+    let canonical = decoder.decode(&[0x9a, 0x05, 0x00], &arena).unwrap().encode_to_vec();
+    assert_eq!(canonical, [0x9a, 0x05, 0x04, 0x0a, 0x00, 0x10, 0x00]);
+    let want = [".m_string_mood{", "m_string_mood.key=\"\"", "m_string_mood.value=0"];
+    for bytes in [&[0x9a, 0x05, 0x00][..], &canonical] {
+        assert_eq!(tree_view(&decoder, bytes), want, "{bytes:02x?}");
+    }
+    assert_eq!(stream_view(&decoder, &canonical), want);
 }
 
 #[test]

@@ -23,7 +23,8 @@ use crate::{Descend, EnumValue, FieldInfo};
 ///   written after another replaces it;
 /// - **elements one by one**: a repeated field's elements, packed or not, are one call
 ///   each, in wire order; a map is its entries, each a message with `key` (1) and
-///   `value` (2), duplicates included;
+///   `value` (2) as far as they are on the wire (an encoder may leave out a default key
+///   or value; the tree visitor shows both always), duplicates included;
 /// - **no unknown fields**: unknown fields, a known number in another wire type and a
 ///   closed enum's undeclared values are checked and passed over, as the tree keeps them
 ///   aside.

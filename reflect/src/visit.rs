@@ -2,7 +2,7 @@
 
 use protojit_arena::{EnumType, FieldKind, FieldSlot, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
 
-use crate::{EnumValue, MapRef, MessageRef};
+use crate::{EnumValue, MapRef, MessageRef, Value};
 
 /// A field as a [`Visitor`] sees it: a slot of its message's layout. Copy, two words.
 #[derive(Clone, Copy)]
@@ -105,8 +105,9 @@ pub enum MapWalk {
 /// non-empty when repeated): the scalar callbacks for singular fields; the slice
 /// callbacks (`i64s`, `enums`, ...) once per repeated number field, whose defaults call the
 /// element callback per element; `string`/`bytes`/`message` once per element of other
-/// repeated fields; [`map`](Self::map) once per map; then [`unknown`](Self::unknown) per
-/// unknown field, in wire order.
+/// repeated fields; [`map`](Self::map) once per map (an entry it walks shows its key and
+/// its value always, absent ones as their defaults, as protobuf writes and prints them);
+/// then [`unknown`](Self::unknown) per unknown field, in wire order.
 ///
 /// `string` gets text the decoder (or the walk) checked to be UTF-8; a `string` field
 /// whose bytes are not UTF-8 (possible only without validation) arrives at `bytes`.
@@ -348,13 +349,13 @@ impl<'a> MessageRef<'a> {
                         MapWalk::Skip => {}
                         MapWalk::AllEntries => {
                             for child in block.vec_children(si) {
-                                self.visit_child(visitor, f, child);
+                                self.visit_entry(visitor, f, child);
                             }
                         }
-                        MapWalk::Entries if n == 1 => self.visit_child(visitor, f, block.vec_child(si, 0)),
+                        MapWalk::Entries if n == 1 => self.visit_entry(visitor, f, block.vec_child(si, 0)),
                         MapWalk::Entries => {
                             for e in map.index().entries() {
-                                self.visit_child(visitor, f, e.block);
+                                self.visit_entry(visitor, f, e.block);
                             }
                         }
                     }
@@ -364,6 +365,49 @@ impl<'a> MessageRef<'a> {
         for span in block.unknown_fields() {
             visitor.unknown(span);
         }
+    }
+
+    /// A map entry as a message: its key and its value always, absent ones as their
+    /// defaults (an entry has both; protobuf writes both, and the text format prints
+    /// both), then its unknown fields.
+    fn visit_entry<V: Visitor<'a> + ?Sized>(
+        &self,
+        visitor: &mut V,
+        f: FieldInfo<'a>,
+        child: protojit_arena::BlockRef<'a>,
+    ) {
+        let entry = self.with_block(child);
+        if visitor.message(f, entry) != Descend::Yes {
+            return;
+        }
+        let layout = entry.layout();
+        for (i, slot) in layout.slots().iter().enumerate() {
+            let si = SlotIndex::new(i as u32);
+            let ef = FieldInfo { layout, slot: si };
+            match entry.slot_value(si, slot) {
+                Value::Bool(v) => visitor.bool(ef, v),
+                Value::I32(v) => visitor.i32(ef, v),
+                Value::I64(v) => visitor.i64(ef, v),
+                Value::U32(v) => visitor.u32(ef, v),
+                Value::U64(v) => visitor.u64(ef, v),
+                Value::F32(v) => visitor.f32(ef, v),
+                Value::F64(v) => visitor.f64(ef, v),
+                Value::String(v) => visitor.string(ef, v),
+                Value::Bytes(v) => visitor.bytes(ef, v),
+                Value::Enum(v) => visitor.enum_value(ef, v),
+                Value::Message(m) => {
+                    if visitor.message(ef, m) == Descend::Yes {
+                        m.visit(visitor);
+                        visitor.end_message(ef, m);
+                    }
+                }
+                Value::List(_) | Value::Map(_) => unreachable!("a map entry's key and value are singular"),
+            }
+        }
+        for span in entry.block.unknown_fields() {
+            visitor.unknown(span);
+        }
+        visitor.end_message(f, entry);
     }
 
     #[inline]

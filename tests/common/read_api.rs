@@ -40,7 +40,7 @@ pub fn dump_fields(m: &MessageRef<'_>, out: &mut Vec<String>) {
             Value::Map(map) => {
                 for e in map.index().entries() {
                     out.push(format!("{n}{{"));
-                    dump_fields(&e, out);
+                    dump_entry(&e, out);
                     out.push("}".into());
                 }
             }
@@ -48,6 +48,16 @@ pub fn dump_fields(m: &MessageRef<'_>, out: &mut Vec<String>) {
         }
     }
     for u in m.unknown_fields() {
+        out.push(format!("?{u:?}"));
+    }
+}
+
+/// A map entry: its key and value always (defaults when absent), as the visitor walks it.
+fn dump_entry(e: &MessageRef<'_>, out: &mut Vec<String>) {
+    for (i, slot) in e.layout().slots().iter().enumerate() {
+        value_line(slot.number, &e.value(SlotIndex::new(i as u32)), out);
+    }
+    for u in e.unknown_fields() {
         out.push(format!("?{u:?}"));
     }
 }
@@ -237,8 +247,11 @@ pub fn dump_handles(m: &MessageRef<'_>, out: &mut Vec<String>) {
                 let index = map.index();
                 assert_eq!(index.len(), map.len(), "map len #{n}");
                 for e in index.entries() {
+                    // The entry's handles are checked (their asserts), and it is dumped as
+                    // the other readers show an entry: key and value always.
+                    dump_handles(&e, &mut Vec::new());
                     out.push(format!("{n}{{"));
-                    dump_handles(&e, out);
+                    dump_entry(&e, out);
                     out.push("}".into());
                 }
             }
