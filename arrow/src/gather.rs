@@ -218,7 +218,7 @@ impl Values {
                 // must not reserve memory the rest of the batch will not fill.
                 let done = offsets.len() - 1;
                 if done > 0 && *expect > done {
-                    let more = data.len() / done * (*expect - done);
+                    let more = (data.len() / done).saturating_mul(*expect - done);
                     if data.capacity() - data.len() < more {
                         let more = more.min(8 * data.len());
                         data.reserve_exact(more + more / 16);

@@ -674,7 +674,7 @@ impl Values {
             Data::F64(v) => v.reserve(rows),
             Data::Text { offsets, expect, .. } => {
                 offsets.reserve(rows);
-                *expect = offsets.len() - 1 + rows;
+                *expect = (offsets.len() - 1).saturating_add(rows);
             }
             Data::View(v) => v.views.reserve(rows),
         }
