@@ -395,12 +395,8 @@ impl<'a> MessageRef<'a> {
                 Value::String(v) => visitor.string(ef, v),
                 Value::Bytes(v) => visitor.bytes(ef, v),
                 Value::Enum(v) => visitor.enum_value(ef, v),
-                Value::Message(m) => {
-                    if visitor.message(ef, m) == Descend::Yes {
-                        m.visit(visitor);
-                        visitor.end_message(ef, m);
-                    }
-                }
+                // An absent message value is an empty message of its type.
+                Value::Message(m) => entry.visit_child(visitor, ef, m.block),
                 Value::List(_) | Value::Map(_) => unreachable!("a map entry's key and value are singular"),
             }
         }
