@@ -249,7 +249,7 @@ pub use owned::OwnedMessage;
 pub use schema::{Schema, SchemaError};
 
 pub use bytes::Bytes;
-pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, Utf8Check};
+pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, UnknownFields, Utf8Check};
 pub use protojit_arena::{DecodeOptions, MAX_DEPTH_LIMIT};
 pub use protojit_jit::{
     CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine, TypeStats,

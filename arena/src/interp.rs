@@ -28,6 +28,8 @@ pub struct Interp<'a> {
     buf: &'a [u8],
     max_depth: u32,
     utf8: crate::Utf8Check,
+    /// Whether unknown fields are stored ([`crate::UnknownFields::Keep`]).
+    keep_unknown: bool,
     children: Option<&'a dyn ChildDecoder>,
 }
 
@@ -61,7 +63,13 @@ impl<'a> Interp<'a> {
     pub fn new(buf: &'a [u8], opts: &DecodeOptions) -> Self {
         // The limit is at most `MAX_DEPTH_LIMIT` (`DecodeOptions` clamps it): the
         // interpreter recurses once per level.
-        Interp { buf, max_depth: opts.max_depth(), utf8: opts.utf8(), children: None }
+        Interp {
+            buf,
+            max_depth: opts.max_depth(),
+            utf8: opts.utf8(),
+            keep_unknown: opts.unknown_fields() == crate::UnknownFields::Keep,
+            children: None,
+        }
     }
 
     /// The same run, offering every nested message to `children` first.
@@ -175,9 +183,12 @@ impl<'a> Interp<'a> {
                 return self.packed(block, si, pos, end).map(Step::Next);
             }
         }
-        // Unknown number, or a known number with the wrong wire type: kept as raw bytes.
+        // Unknown number, or a known number with the wrong wire type: kept as raw bytes
+        // (checked and dropped when discarding).
         let after = skip_value(buf, tag_pos, pos, end, number, wt, depth, self.max_depth)?;
-        block.push_unknown(&self.buf[tag_pos..after]);
+        if self.keep_unknown {
+            block.push_unknown(&self.buf[tag_pos..after]);
+        }
         Ok(Step::Next(after))
     }
 
@@ -228,8 +239,10 @@ impl<'a> Interp<'a> {
                             // protobuf keeps the value as the enum's int32, sign-extended
                             // (so 2^32+7 is kept as 7), not the raw varint.
                             let _ = tag_pos;
-                            let span = unknown_varint(block.arena(), slot.number, v as i32 as i64 as u64);
-                            block.push_unknown(span);
+                            if self.keep_unknown {
+                                let span = unknown_varint(block.arena(), slot.number, v as i32 as i64 as u64);
+                                block.push_unknown(span);
+                            }
                         } else {
                             put!(v as i32)
                         }
@@ -381,8 +394,10 @@ impl<'a> Interp<'a> {
                         // tests pin this. Re-encoding then re-decoding can therefore turn
                         // such a value (e.g. 2^33 + 42) into a declared one (42), in protoc
                         // as here.
-                        let span = unknown_varint(block.arena(), slot.number, v);
-                        block.push_unknown(span);
+                        if self.keep_unknown {
+                            let span = unknown_varint(block.arena(), slot.number, v);
+                            block.push_unknown(span);
+                        }
                     }
                     p = next;
                 }

@@ -138,21 +138,42 @@ impl Utf8Check {
     }
 }
 
+/// What a tree decoder does with unknown fields (numbers the message does not declare, a
+/// declared number with another wire type, an undeclared value of a closed enum).
+///
+/// The discriminants are the codes compiled code reads from its context.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum UnknownFields {
+    /// Kept as their wire bytes, in wire order ([`BlockRef::unknown_fields`]): a tree
+    /// re-encodes to what it was decoded from. The default, as protobuf.
+    #[default]
+    Keep = 0,
+    /// Checked (a malformed unknown field is an error, as when kept) and dropped: for
+    /// readers that never look at them, such as a projection whose unselected fields are
+    /// unknown to the pruned schema it decodes with. Compiled code then skips an unknown
+    /// field inline instead of calling out to record it. Protobuf's
+    /// `DiscardUnknownFields`.
+    Discard = 1,
+}
+
 /// The wire limits every decoder honours: how deep messages may nest and which strings
-/// must be valid UTF-8. The fields are private so that the depth limit is clamped in one
-/// place ([`DecodeOptions::with_max_depth`]); `repr(C)`: compiled code reads both fields
-/// from its context at [`DecodeOptions::MAX_DEPTH_OFFSET`] and
-/// [`DecodeOptions::UTF8_OFFSET`].
+/// must be valid UTF-8; and whether tree decoders keep unknown fields. The fields are
+/// private so that the depth limit is clamped in one place
+/// ([`DecodeOptions::with_max_depth`]); `repr(C)`: compiled code reads them from its
+/// context at [`DecodeOptions::MAX_DEPTH_OFFSET`], [`DecodeOptions::UTF8_OFFSET`] and
+/// [`DecodeOptions::UNKNOWN_OFFSET`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct DecodeOptions {
     max_depth: u32,
     utf8: Utf8Check,
+    unknown: UnknownFields,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { max_depth: 100, utf8: Utf8Check::Features }
+        DecodeOptions { max_depth: 100, utf8: Utf8Check::Features, unknown: UnknownFields::Keep }
     }
 }
 
@@ -162,6 +183,9 @@ impl DecodeOptions {
     /// Byte offset of the UTF-8 policy (a `u32` code, see [`Utf8Check`]), which compiled
     /// code reads.
     pub const UTF8_OFFSET: usize = std::mem::offset_of!(DecodeOptions, utf8);
+    /// Byte offset of the unknown-field policy (a `u32` code, see [`UnknownFields`]),
+    /// which compiled code reads.
+    pub const UNKNOWN_OFFSET: usize = std::mem::offset_of!(DecodeOptions, unknown);
 
     /// The same options with another depth limit: the deepest nesting of messages and
     /// groups below the root (default 100, as protobuf). Values above [`MAX_DEPTH_LIMIT`]
@@ -187,5 +211,18 @@ impl DecodeOptions {
     #[inline]
     pub fn utf8(&self) -> Utf8Check {
         self.utf8
+    }
+
+    /// The same options with another unknown-field policy (default:
+    /// [`UnknownFields::Keep`]). The streaming walk ([`stream`]) reports unknown fields
+    /// whatever this says: it stores nothing.
+    pub fn with_unknown_fields(self, unknown: UnknownFields) -> Self {
+        DecodeOptions { unknown, ..self }
+    }
+
+    /// What tree decoders do with unknown fields.
+    #[inline]
+    pub fn unknown_fields(&self) -> UnknownFields {
+        self.unknown
     }
 }

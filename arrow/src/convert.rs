@@ -10,7 +10,7 @@ use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
 use protojit::layers::arena::stream::walk;
 use protojit::layers::arena::LayoutIndex;
-use protojit::{Arena, DecodeError, Decoder, Schema, Utf8Check};
+use protojit::{Arena, DecodeError, Decoder, Schema, UnknownFields, Utf8Check};
 
 use crate::column::Cell;
 use crate::delimited::DelimitedRecords;
@@ -80,7 +80,10 @@ impl Converter {
             sel => Schema::from_pool(&pruned_pool(&root, sel)?)?,
         };
         let root = schema.pool().get_message_by_name(&full).expect("the pruned pool keeps the root");
-        let decoder = schema.decoder_with_options(&full, &options.decode)?;
+        // Columns never hold unknown fields, and a projection's unselected fields are
+        // unknown to its pruned schema: the decoder skips them without storing them.
+        let decode = options.decode.with_unknown_fields(UnknownFields::Discard);
+        let decoder = schema.decoder_with_options(&full, &decode)?;
         let layout = schema.layouts().index_of(&full).expect("the root type has a layout");
         let path = options.path;
         let mut mapper = Mapper::new(schema.layouts(), &options);
@@ -112,6 +115,7 @@ impl Converter {
 
     /// The decoder (for its stats: which types run compiled). The chunked and tree paths
     /// decode every record with it; the direct path only the records it hands to the tree.
+    /// It discards unknown fields ([`ArrowOptions::decode`]).
     pub fn decoder(&self) -> &Decoder {
         &self.decoder
     }

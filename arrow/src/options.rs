@@ -85,7 +85,10 @@ pub struct ArrowOptions {
     pub path: ConvertPath,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
-    /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8).
+    /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
+    /// converter's decoder discards unknown fields whatever these say
+    /// ([`UnknownFields::Discard`](protojit::UnknownFields::Discard)): no column holds
+    /// them.
     pub decode: EngineOptions,
 }
 

@@ -64,6 +64,8 @@ pub(crate) mod ctx_offset {
     /// A `u32`: the UTF-8 policy's code (0 off, 1 the strings whose features say VERIFY,
     /// 2 every string).
     pub const UTF8: i32 = (offset_of!(JitCtx, options) + DecodeOptions::UTF8_OFFSET) as i32;
+    /// A `u32`: the unknown-field policy's code (0 keep, 1 discard).
+    pub const UNKNOWN: i32 = (offset_of!(JitCtx, options) + DecodeOptions::UNKNOWN_OFFSET) as i32;
     pub const CHUNK_PTR: i32 = offset_of!(JitCtx, chunk_ptr) as i32;
     pub const CHUNK_END: i32 = offset_of!(JitCtx, chunk_end) as i32;
 }

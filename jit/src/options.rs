@@ -2,7 +2,7 @@
 //! ([`Tiering`]), how Cranelift compiles ([`CompileOptions`]), and one engine's choice of
 //! all that with the wire limits it decodes under ([`EngineOptions`]).
 
-use protojit_arena::{DecodeOptions, LayoutIndex, Layouts, Utf8Check};
+use protojit_arena::{DecodeOptions, LayoutIndex, Layouts, UnknownFields, Utf8Check};
 
 /// Which engine decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -135,6 +135,12 @@ impl EngineOptions {
     /// The same options with other wire limits.
     pub fn with_decode(self, decode: DecodeOptions) -> Self {
         EngineOptions { decode, ..self }
+    }
+
+    /// The same options with another unknown-field policy
+    /// ([`DecodeOptions::with_unknown_fields`]).
+    pub fn with_unknown_fields(self, unknown: UnknownFields) -> Self {
+        EngineOptions { decode: self.decode.with_unknown_fields(unknown), ..self }
     }
 }
 

@@ -124,8 +124,11 @@ impl<'a> Translator<'a, '_> {
                 }
             }
         }
+        let unknown = self.b.create_block();
+        self.b.set_cold_block(unknown);
         self.b.switch_to_block(miss);
-        self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+        self.b.ins().jump(unknown, &[]);
+        self.emit_skip_unknown(unknown, p);
 
         // Two-byte tags (fields 16..2047): compare against the compiled ones.
         self.b.switch_to_block(two_byte);
@@ -148,13 +151,13 @@ impl<'a> Translator<'a, '_> {
             v
         };
         if two.is_empty() {
-            self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+            self.b.ins().jump(unknown, &[]);
             return;
         }
         let p2 = self.b.ins().iadd_imm_s(p, 2);
         let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
         let load = self.b.create_block();
-        self.b.ins().brif(fits, load, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.ins().brif(fits, load, &[], unknown, &[]);
         self.b.switch_to_block(load);
         let b0 = self.b.ins().uload8(types::I32, input_flags(), p, 0);
         let b1 = self.b.ins().uload8(types::I32, input_flags(), p, 1);
@@ -179,7 +182,173 @@ impl<'a> Translator<'a, '_> {
             self.b.ins().jump(label, &[BlockArg::Value(p2)]);
         }
         self.b.switch_to_block(miss);
+        self.b.ins().jump(unknown, &[]);
+    }
+
+    /// The block the table sends a tag it has no label for, at `p` (< end): when the
+    /// decode discards unknown fields ([`UnknownFields::Discard`]) and the tag is one or
+    /// two bytes long, of a number this message does not declare and of wire type 0, 1, 2
+    /// or 5 with a short enough value, the field is skipped here and the next one
+    /// dispatched; everything else (kept unknown fields, a declared number with another
+    /// wire type, groups, end tags, long varints, anything malformed) goes to the slow
+    /// path, which decides exactly as the interpreter does. A projection's unselected
+    /// fields are unknown to its pruned schema: this is what skips them without a call.
+    ///
+    /// [`UnknownFields::Discard`]: protojit_arena::UnknownFields::Discard
+    fn emit_skip_unknown(&mut self, unknown: Block, p: Value) {
+        self.b.switch_to_block(unknown);
+        let ctx = self.ctx();
+        let policy = self.b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::UNKNOWN);
+        let discard = self.b.create_block();
+        self.b.set_cold_block(discard);
+        self.b.ins().brif(policy, discard, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(discard);
+        // The tag: one byte, or two with the second < 0x80 (the table read the first).
+        let b0 = self.b.ins().uload8(types::I32, input_flags(), p, 0);
+        let one = self.b.create_block();
+        let two = self.b.create_block();
+        let tag_read = self.b.create_block();
+        self.b.append_block_param(tag_read, types::I32); // the tag
+        self.b.append_block_param(tag_read, self.ptr); // the position after it
+        for blk in [one, two, tag_read] {
+            self.b.set_cold_block(blk);
+        }
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
+        self.b.ins().brif(short, one, &[], two, &[]);
+        self.b.switch_to_block(one);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        self.b.ins().jump(tag_read, &[BlockArg::Value(b0), BlockArg::Value(p1)]);
+        self.b.switch_to_block(two);
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
+        let load = self.b.create_block();
+        self.b.set_cold_block(load);
+        self.b.ins().brif(fits, load, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(load);
+        let b1 = self.b.ins().uload8(types::I32, input_flags(), p, 1);
+        let ends = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b1, 0x80);
+        let joined = self.b.create_block();
+        self.b.set_cold_block(joined);
+        self.b.ins().brif(ends, joined, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(joined);
+        let lo = self.b.ins().band_imm_u(b0, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(b1, 7);
+        let tag = self.b.ins().bor(lo, hi);
+        self.b.ins().jump(tag_read, &[BlockArg::Value(tag), BlockArg::Value(p2)]);
+
+        // A number the message declares (or 0, malformed) goes to the slow path.
+        self.b.switch_to_block(tag_read);
+        let tag = self.b.block_params(tag_read)[0];
+        let q = self.b.block_params(tag_read)[1];
+        let number = self.b.ins().ushr_imm_u(tag, 3);
+        let to_slow = self.b.create_block();
+        self.b.set_cold_block(to_slow);
+        let undeclared = self.b.create_block();
+        self.b.set_cold_block(undeclared);
+        let mut switch = cranelift_frontend::Switch::new();
+        switch.set_entry(0, to_slow);
+        for slot in self.layout.slots() {
+            if slot.number < 1 << 14 {
+                switch.set_entry(slot.number as u128, to_slow);
+            }
+        }
+        switch.emit(&mut self.b, number, undeclared);
+        self.b.switch_to_block(to_slow);
         self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
+
+        // By wire type: skip the value when it is short and whole, else the slow path.
+        self.b.switch_to_block(undeclared);
+        let wt = self.b.ins().band_imm_u(tag, 7);
+        let varint = self.b.create_block();
+        let fixed64 = self.b.create_block();
+        let len = self.b.create_block();
+        let fixed32 = self.b.create_block();
+        for blk in [varint, fixed64, len, fixed32] {
+            self.b.set_cold_block(blk);
+        }
+        let other = self.b.func.dfg.block_call(to_slow, &[]);
+        let entries: Vec<_> = [varint, fixed64, len, to_slow, to_slow, fixed32]
+            .into_iter()
+            .map(|blk| self.b.func.dfg.block_call(blk, &[]))
+            .collect();
+        let jt = self.b.create_jump_table(JumpTableData::new(other, &entries));
+        self.b.ins().br_table(wt, jt);
+
+        // A fixed-width value: the next field starts `width` bytes on, if they are there.
+        for (blk, width) in [(fixed64, 8), (fixed32, 4)] {
+            self.b.switch_to_block(blk);
+            let next = self.b.ins().iadd_imm_s(q, width);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, next, self.end);
+            self.b.ins().brif(fits, self.dispatch, &[BlockArg::Value(next)], self.slow, &[BlockArg::Value(p)]);
+        }
+
+        // A varint of at most 9 bytes (a tenth byte may overflow: the slow path judges it).
+        self.b.switch_to_block(varint);
+        let mut at = q;
+        for i in 0..9 {
+            let there = self.b.ins().icmp(IntCC::UnsignedLessThan, at, self.end);
+            let read = self.b.create_block();
+            self.b.set_cold_block(read);
+            self.b.ins().brif(there, read, &[], self.slow, &[BlockArg::Value(p)]);
+            self.b.switch_to_block(read);
+            let byte = self.b.ins().uload8(types::I32, input_flags(), at, 0);
+            let after = self.b.ins().iadd_imm_s(at, 1);
+            let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, byte, 0x80);
+            if i == 8 {
+                self.b.ins().brif(last, self.dispatch, &[BlockArg::Value(after)], self.slow, &[BlockArg::Value(p)]);
+            } else {
+                let more = self.b.create_block();
+                self.b.set_cold_block(more);
+                self.b.ins().brif(last, self.dispatch, &[BlockArg::Value(after)], more, &[]);
+                self.b.switch_to_block(more);
+                at = after;
+            }
+        }
+
+        // A length of one or two bytes, then that many bytes, if they are there.
+        self.b.switch_to_block(len);
+        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q, self.end);
+        let l0 = self.b.create_block();
+        self.b.set_cold_block(l0);
+        self.b.ins().brif(there, l0, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(l0);
+        let c0 = self.b.ins().uload8(types::I32, input_flags(), q, 0);
+        let body = self.b.create_block();
+        self.b.append_block_param(body, types::I32); // the length
+        self.b.append_block_param(body, self.ptr); // where the bytes start
+        let l1 = self.b.create_block();
+        for blk in [body, l1] {
+            self.b.set_cold_block(blk);
+        }
+        let q1 = self.b.ins().iadd_imm_s(q, 1);
+        let one_byte = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, c0, 0x80);
+        self.b.ins().brif(one_byte, body, &[BlockArg::Value(c0), BlockArg::Value(q1)], l1, &[]);
+        self.b.switch_to_block(l1);
+        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q1, self.end);
+        let l2 = self.b.create_block();
+        self.b.set_cold_block(l2);
+        self.b.ins().brif(there, l2, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(l2);
+        let c1 = self.b.ins().uload8(types::I32, input_flags(), q1, 0);
+        let q2 = self.b.ins().iadd_imm_s(q, 2);
+        let lo = self.b.ins().band_imm_u(c0, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(c1, 7);
+        let n = self.b.ins().bor(lo, hi);
+        let ends = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, c1, 0x80);
+        let joined = self.b.create_block();
+        self.b.set_cold_block(joined);
+        self.b.ins().brif(ends, joined, &[], self.slow, &[BlockArg::Value(p)]);
+        self.b.switch_to_block(joined);
+        self.b.ins().jump(body, &[BlockArg::Value(n), BlockArg::Value(q2)]);
+        self.b.switch_to_block(body);
+        let n = self.b.block_params(body)[0];
+        let start = self.b.block_params(body)[1];
+        // `start <= end` (a byte was read before it); compare lengths, which cannot overflow.
+        let room = self.b.ins().isub(self.end, start);
+        let n = self.b.ins().uextend(self.ptr, n);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, n, room);
+        let next = self.b.ins().iadd(start, n);
+        self.b.ins().brif(fits, self.dispatch, &[BlockArg::Value(next)], self.slow, &[BlockArg::Value(p)]);
     }
 
     pub(super) fn emit_slow(&mut self) {
