@@ -2,6 +2,9 @@
 # Runs the corpus, mutation, property and malformed-input tests of both engines under valgrind memcheck; exits non-zero on any error.
 #
 # Usage: scripts/valgrind.sh [TEST...]      (default: engine jit_mutation property malformed)
+#        VALGRIND_PACKAGE=protojit-arrow VALGRIND_FILTER=compiled scripts/valgrind.sh direct
+#                                           (another package's tests; only the tests whose
+#                                           names contain the filter)
 #
 # Case counts are capped so the run takes minutes, not hours (valgrind runs code 20-50x
 # slower; the JIT's code is translated like any other): PROPTEST_CASES (per property,
@@ -22,7 +25,10 @@ export PROTOJIT_CUTS="${PROTOJIT_CUTS:-40}"
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 # The test executables, as cargo reports them (built in the test profile).
-mapfile -t bins < <(cargo test -p protojit "${args[@]}" --no-run --message-format=json 2>/dev/null |
+package=${VALGRIND_PACKAGE:-protojit}
+filter=()
+[ -z "${VALGRIND_FILTER:-}" ] || filter=("$VALGRIND_FILTER")
+mapfile -t bins < <(cargo test -p "$package" "${args[@]}" --no-run --message-format=json 2>/dev/null |
     jq -r 'select(.reason == "compiler-artifact" and .executable != null and .target.kind == ["test"]) | .executable')
 [ ${#bins[@]} -eq "${#tests[@]}" ] || { echo "expected ${#tests[@]} test executables, got: ${bins[*]}" >&2; exit 2; }
 
@@ -34,7 +40,7 @@ for bin in "${bins[@]}"; do
     # Tests find the shared corpus relative to the repository root, the directory cargo
     # runs them in.
     if valgrind --error-exitcode=1 --leak-check=no --track-origins=no --smc-check=all-non-file \
-        --quiet "$bin" --test-threads=2; then
+        --quiet "$bin" --test-threads=2 "${filter[@]}"; then
         echo "== $name: 0 errors ($(($(date +%s) - start)) s)"
     else
         echo "== $name: FAILED ($(($(date +%s) - start)) s)"

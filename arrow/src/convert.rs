@@ -10,9 +10,11 @@ use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
 use protojit::layers::arena::stream::walk;
 use protojit::layers::arena::LayoutIndex;
+use protojit::layers::jit::ChunkColumns;
 use protojit::{Arena, DecodeError, Decoder, Schema, UnknownFields, Utf8Check};
 
 use crate::column::Cell;
+use crate::compiled::Compiled;
 use crate::delimited::DelimitedRecords;
 use crate::direct::DirectCx;
 use crate::error::{AppendError, ConvertError, RecordError};
@@ -39,6 +41,10 @@ pub struct Converter {
     notes: Vec<String>,
     /// Schema-registry framing, if records carry it.
     framing: Option<FramingCheck>,
+    /// The compiled appender ([`ConvertPath::DirectCompiled`]).
+    compiled: Option<Compiled>,
+    /// Why the path is not the one asked for, if it is not.
+    path_note: Option<String>,
 }
 
 impl std::fmt::Debug for Converter {
@@ -85,9 +91,23 @@ impl Converter {
         let decode = options.decode.with_unknown_fields(UnknownFields::Discard);
         let decoder = schema.decoder_with_options(&full, &decode)?;
         let layout = schema.layouts().index_of(&full).expect("the root type has a layout");
-        let path = options.path;
         let mut mapper = Mapper::new(schema.layouts(), &options);
         let columns = mapper.message(&root, &selection, "", false);
+        let (path, compiled, path_note) = match options.path {
+            ConvertPath::DirectCompiled => {
+                match Compiled::new(schema.layouts(), layout, &columns, decode.decode.max_depth()) {
+                    Ok(c) => (ConvertPath::DirectCompiled, Some(c), None),
+                    Err(why) => (
+                        ConvertPath::Chunked,
+                        None,
+                        Some(format!(
+                            "compiled column appenders cannot read these columns ({why}): chunked path instead"
+                        )),
+                    ),
+                }
+            }
+            path => (path, None, None),
+        };
         let notes = mapper.notes.cuts;
         let mut fields: Vec<arrow_schema::FieldRef> = columns.fields().iter().cloned().collect();
         if let (Some(check), Framing::SchemaRegistry { schema_id_column: Some(name) }) = (&framing, &options.framing) {
@@ -100,7 +120,20 @@ impl Converter {
             metadata.insert("protojit.cut".to_owned(), notes.join("\n"));
         }
         let arrow = Arc::new(ArrowSchema::new_with_metadata(fields, metadata));
-        Ok(Converter { schema, root, selection, options, decoder, layout, path, arrow, notes, framing })
+        Ok(Converter {
+            schema,
+            root,
+            selection,
+            options,
+            decoder,
+            layout,
+            path,
+            arrow,
+            notes,
+            framing,
+            compiled,
+            path_note,
+        })
     }
 
     /// The Arrow schema of the batches.
@@ -125,6 +158,17 @@ impl Converter {
         self.path
     }
 
+    /// Why [`path`](Self::path) is not the path asked for ([`ArrowOptions::path`]), if it
+    /// is not: the compiled appenders cannot read some column (which, and why).
+    pub fn path_note(&self) -> Option<&str> {
+        self.path_note.as_deref()
+    }
+
+    /// Machine-code bytes and compile time of the compiled appender, on the compiled path.
+    pub fn appender_stats(&self) -> Option<(u32, std::time::Duration)> {
+        self.compiled.as_ref().map(|c| (c.appender.code_bytes(), c.appender.compile_time()))
+    }
+
     /// A builder that appends records one by one.
     pub fn builder(&self) -> BatchBuilder<'_> {
         let mut mapper = Mapper::new(self.schema.layouts(), &self.options);
@@ -136,6 +180,7 @@ impl Converter {
             cx: RowCx::default(),
             shared: Vec::new(),
             intake: Intake { bytes: 0, schema_ids: self.framing.as_ref().is_some_and(|c| c.column).then(Vec::new) },
+            chunk: self.compiled.as_ref().map(|c| c.appender.columns(CHUNK_RECORDS)),
         }
     }
 
@@ -201,6 +246,8 @@ pub struct BatchBuilder<'c> {
     /// Input blocks view columns point into (see [`StringColumns::Views`]).
     shared: Vec<Buffer>,
     intake: Intake,
+    /// The compiled path's chunk buffers.
+    chunk: Option<ChunkColumns>,
 }
 
 /// What a batch has taken in: bytes of input (at most [`MAX_BATCH_INPUT`]), and each row's
@@ -367,6 +414,7 @@ impl BatchBuilder<'_> {
             }
             let more = match self.converter.path {
                 ConvertPath::Chunked => self.push_chunk(records, full_at)?,
+                ConvertPath::DirectCompiled => self.push_compiled(records, full_at)?,
                 _ => match records.next() {
                     Some(r) => {
                         self.push_one(r)?;
@@ -419,6 +467,72 @@ impl BatchBuilder<'_> {
             root.gather(&rows, &mut self.cx);
         }
         outcome
+    }
+
+    /// Reads up to [`CHUNK_RECORDS`] records of `records` into the compiled appender's
+    /// buffers (fewer once the batch holds `full_at` bytes of input), then moves them into
+    /// the columns; whether `records` may hold more. A record the code declines goes
+    /// through the tree, after the rows before it (counted in
+    /// [`BatchStats::tree_records`]); one that fails there is taken and not appended.
+    fn push_compiled<'r>(
+        &mut self,
+        records: &mut impl Iterator<Item = &'r [u8]>,
+        full_at: usize,
+    ) -> Result<bool, AppendError> {
+        let compiled = self.converter.compiled.as_ref().expect("the compiled path has its appender");
+        let mut cols = self.chunk.take().expect("the compiled path has its buffers");
+        let mut taken: Vec<&[u8]> = Vec::with_capacity(cols.capacity());
+        let mut outcome = Ok(true);
+        while !cols.is_full() && self.intake.bytes < full_at {
+            let Some(r) = records.next() else {
+                outcome = Ok(false);
+                break;
+            };
+            let (schema_id, message) = match self.admit(r) {
+                Ok(admitted) => admitted,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            };
+            if compiled.appender.append(&mut cols, message) {
+                if compiled.texts_ok(&cols, message) {
+                    taken.push(message);
+                    self.intake.admitted(schema_id, message.len());
+                    continue;
+                }
+                cols.pop_row();
+            }
+            // Declined: the rows before it go in first, then the tree reads it (and says
+            // what is wrong with it, if anything is).
+            self.move_chunk(&mut cols, &mut taken);
+            match self.push_tree(message) {
+                Ok(()) => {
+                    self.cx.stats.tree_records += 1;
+                    self.intake.admitted(schema_id, message.len());
+                }
+                Err(e) => {
+                    outcome = Err(e.into());
+                    break;
+                }
+            }
+        }
+        self.move_chunk(&mut cols, &mut taken);
+        self.chunk = Some(cols);
+        outcome
+    }
+
+    /// Moves the compiled path's rows into the columns, and empties the buffers.
+    fn move_chunk(&mut self, cols: &mut ChunkColumns, taken: &mut Vec<&[u8]>) {
+        if cols.rows() == 0 {
+            return;
+        }
+        let compiled = self.converter.compiled.as_ref().expect("the compiled path has its appender");
+        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        root.pad_deep();
+        compiled.flush(root, cols, taken, &self.cx);
+        cols.clear();
+        taken.clear();
     }
 
     /// Decodes `record` into a tree and appends it from there.

@@ -6,8 +6,12 @@
 //! direct appends instead ([`ConvertPath::DirectInterpreted`]: no tree, values appended
 //! as the wire walk meets them; a record it cannot append exactly, such as a oneof member
 //! replacing a message member or a map key twice, goes through the tree, counted in
-//! [`BatchStats::tree_records`]), or the row-by-row tree path ([`ConvertPath::Tree`]), the
-//! oracle both are tested against; [`Converter::path`] says which runs.
+//! [`BatchStats::tree_records`]), the compiled column appenders
+//! ([`ConvertPath::DirectCompiled`]: machine code made for the converter's columns reads each
+//! record straight into column buffers; columns it cannot read fall back to the chunked
+//! path, [`Converter::path_note`] says why), or the row-by-row tree path
+//! ([`ConvertPath::Tree`]), the oracle the others are tested against; [`Converter::path`]
+//! says which runs.
 //!
 //! Records come as a slice of buffers ([`Converter::convert`]), an Arrow `BinaryArray`
 //! ([`Converter::convert_binary`], the shape Kafka connectors hand over), a varint-delimited
@@ -70,6 +74,7 @@
 #![warn(missing_docs)]
 
 mod column;
+mod compiled;
 mod convert;
 mod delimited;
 mod direct;

@@ -45,8 +45,20 @@ pub enum ConvertPath {
     /// instead, counted in [`BatchStats::tree_records`](crate::BatchStats::tree_records).
     DirectInterpreted,
     /// Each record decoded into a tree, then its columns read row by row: the oracle the
-    /// other two are tested against.
+    /// others are tested against.
     Tree,
+    /// Compiled column appenders: machine code made for the converter's columns reads
+    /// each record straight into per-chunk column buffers (no tree, no per-field call),
+    /// which are moved into the builders a chunk at a time. The converter compiles it
+    /// when it is made. A record the code declines (malformed, or of a shape it leaves to
+    /// the tree: an unknown group, a closed enum's undeclared value, invalid UTF-8) goes
+    /// through the tree, counted in
+    /// [`BatchStats::tree_records`](crate::BatchStats::tree_records). Columns the
+    /// appenders do not read (oneof members, maps, lists of strings or messages,
+    /// well-known types, fields cut at `max_recursion`, extensions) make the converter
+    /// take the chunked path instead, saying why in
+    /// [`Converter::path_note`](crate::Converter::path_note).
+    DirectCompiled,
 }
 
 impl std::fmt::Display for ConvertPath {
@@ -55,6 +67,7 @@ impl std::fmt::Display for ConvertPath {
             ConvertPath::Chunked => "chunked path (records decoded a chunk at a time, then read column by column)",
             ConvertPath::DirectInterpreted => "direct path (the streaming decoder, interpreted)",
             ConvertPath::Tree => "tree path (each record decoded, then read row by row)",
+            ConvertPath::DirectCompiled => "direct path (compiled column appenders)",
         })
     }
 }

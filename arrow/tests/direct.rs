@@ -19,11 +19,13 @@ fn reflect_schema() -> Schema {
     Schema::from_proto_files(&files, &[&dir]).expect("the reflection test schemas compile")
 }
 
-/// The three converters of one type and options: chunked (the default), direct and tree.
+/// The converters of one type and options: chunked (the default), direct, tree, and
+/// compiled (where the compiled appenders read the columns; else chunked, with a note).
 struct Paths {
     chunked: Converter,
     direct: Converter,
     tree: Converter,
+    compiled: Converter,
 }
 
 fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
@@ -33,7 +35,10 @@ fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
     let (direct, tree) = (with(ConvertPath::DirectInterpreted), with(ConvertPath::Tree));
     assert_eq!(direct.path(), ConvertPath::DirectInterpreted);
     assert_eq!(tree.path(), ConvertPath::Tree);
-    Paths { chunked, direct, tree }
+    let compiled = with(ConvertPath::DirectCompiled);
+    // Not compiled only with the reason.
+    assert_eq!(compiled.path() == ConvertPath::DirectCompiled, compiled.path_note().is_none(), "{root}");
+    Paths { chunked, direct, tree, compiled }
 }
 
 /// The batches of `records` through each path (the records that fail are skipped, and
@@ -42,11 +47,13 @@ fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
 /// and once in runs (`append_many`, continued past each failure).
 fn convert_all(p: &Paths, records: &[Vec<u8>], what: &str) -> u64 {
     let (mut d, mut t, mut c) = (p.direct.builder(), p.tree.builder(), p.chunked.builder());
+    let mut k = p.compiled.builder();
     let mut tree_errors = Vec::new();
     for (i, r) in records.iter().enumerate() {
         let b = t.append(r);
         assert_eq!(d.append(r), b, "{what}: record {i} [{}]", hex(r));
         assert_eq!(c.append(r), b, "{what}: record {i} [{}] (chunked, one by one)", hex(r));
+        assert_eq!(k.append(r), b, "{what}: record {i} [{}] (compiled, one by one)", hex(r));
         assert_eq!(d.len(), t.len(), "{what}: record {i}: rows");
         if let Err(e) = b {
             tree_errors.push((i, e));
@@ -59,21 +66,24 @@ fn convert_all(p: &Paths, records: &[Vec<u8>], what: &str) -> u64 {
     let tree = t.finish().unwrap();
     assert_eq!(d.finish().unwrap(), tree, "{what}: direct");
     assert_eq!(c.finish().unwrap(), tree, "{what}: chunked, one by one");
-    let mut many = p.chunked.builder();
-    let taken = std::cell::Cell::new(0);
-    let mut it = records.iter().map(|r| r.as_slice()).inspect(|_| taken.set(taken.get() + 1));
-    let mut errors = Vec::new();
-    loop {
-        match many.append_many(&mut it) {
-            Ok(ended) => {
-                assert!(ended, "{what}: the batch is not full");
-                break;
+    assert_eq!(k.finish().unwrap(), tree, "{what}: compiled, one by one");
+    for (converter, path) in [(&p.chunked, "chunked"), (&p.compiled, "compiled")] {
+        let mut many = converter.builder();
+        let taken = std::cell::Cell::new(0);
+        let mut it = records.iter().map(|r| r.as_slice()).inspect(|_| taken.set(taken.get() + 1));
+        let mut errors = Vec::new();
+        loop {
+            match many.append_many(&mut it) {
+                Ok(ended) => {
+                    assert!(ended, "{what}: the batch is not full");
+                    break;
+                }
+                Err(e) => errors.push((taken.get() - 1, e)),
             }
-            Err(e) => errors.push((taken.get() - 1, e)),
         }
+        assert_eq!(errors, tree_errors, "{what}: append_many's errors ({path})");
+        assert_eq!(many.finish().unwrap(), tree, "{what}: {path}, in runs");
     }
-    assert_eq!(errors, tree_errors, "{what}: append_many's errors");
-    assert_eq!(many.finish().unwrap(), tree, "{what}: chunked, in runs");
     handed
 }
 
@@ -322,4 +332,97 @@ fn binary_arrays_convert_alike_on_every_path() {
             assert_eq!(p.direct.convert_binary(&array).unwrap(), tree, "{root} {strings:?}: direct");
         }
     }
+}
+
+/// Types the compiled appenders read whole: every scalar kind with and without presence,
+/// strings and bytes, nested messages two deep, packed and unpacked lists of numbers,
+/// bools and enums (open, and closed with consecutive values).
+const COMPILED: &str = r#"
+    syntax = "proto2";
+    package c;
+    enum Closed { ZERO = 0; ONE = 1; TWO = 2; }
+    message Leaf { optional sint32 s = 1; optional string name = 2; repeated fixed64 f = 3 [packed = true]; optional Closed e = 4; }
+    message Mid { optional Leaf leaf = 1; optional bytes b = 2; repeated sint64 z = 3; optional double d = 4; optional Leaf other = 5; }
+    message Row {
+        optional int32 i32 = 1; optional int64 i64 = 2; optional uint32 u32 = 3; optional uint64 u64 = 4;
+        optional sint32 s32 = 5; optional sint64 s64 = 6; optional fixed32 f32 = 7; optional fixed64 f64 = 8;
+        optional sfixed32 sf32 = 9; optional sfixed64 sf64 = 10; optional float fl = 11; optional double db = 12;
+        optional bool bo = 13; optional string st = 14; optional bytes by = 15; optional Closed cl = 16;
+        optional Mid mid = 17; repeated int32 ri = 18 [packed = true]; repeated uint64 ru = 19;
+        repeated bool rb = 20 [packed = true]; repeated Closed rc = 21; repeated float rf = 22 [packed = true];
+        optional string far = 300; optional Leaf leaf = 2047;
+    }
+"#;
+
+const COMPILED3: &str = r#"
+    syntax = "proto3";
+    package c3;
+    enum Open { ZERO = 0; ONE = 1; }
+    message Inner { int32 a = 1; string b = 2; repeated double c = 3; Open o = 4; optional int64 p = 5; }
+    message Row3 {
+        int32 i32 = 1; int64 i64 = 2; uint32 u32 = 3; uint64 u64 = 4; sint32 s32 = 5; sint64 s64 = 6;
+        fixed32 f32 = 7; fixed64 f64 = 8; float fl = 11; double db = 12; bool bo = 13; string st = 14;
+        bytes by = 15; Open op = 16; Inner inner = 17; repeated int64 ri = 18; repeated Open ro = 19;
+        repeated bool rb = 20; optional string os = 21; optional uint32 ou = 22; repeated sfixed32 rs = 23;
+        Inner second = 200;
+    }
+"#;
+
+/// Records the compiled appenders read: equal batches and errors on random, merged and
+/// corrupted records, every column option and projections; and most records are read
+/// by the code (the tree takes only what it declines).
+#[test]
+fn compiled_appenders_equal_the_tree() {
+    let mut rng = common::Rng(0xd1ec_0c0d);
+    for (source, root) in [(COMPILED, "c.Row"), (COMPILED3, "c3.Row3")] {
+        let schema = Schema::from_proto_source("c.proto", source).unwrap();
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let clean = records(&desc, 80, &mut rng);
+        let mut recs = clean.clone();
+        for r in &clean {
+            let mut b = r.clone();
+            match rng.below(3) {
+                0 if !b.is_empty() => {
+                    let i = rng.index(b.len());
+                    b[i] ^= 1 << rng.below(8);
+                }
+                1 => b.truncate(rng.index(b.len() + 1)),
+                _ => {
+                    let at = rng.index(b.len() + 1);
+                    let other = rng.pick(&clean);
+                    b.splice(at..at, other[..rng.index(other.len() + 1)].iter().copied());
+                }
+            }
+            recs.push(b);
+        }
+        let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
+        let mut grid = options_grid();
+        for k in [2usize, 3, 7] {
+            let select = names.iter().step_by(k).cloned().collect();
+            grid.push(ArrowOptions { select: Some(select), ..ArrowOptions::default() });
+        }
+        for options in grid {
+            let p = paths(&schema, root, &options);
+            assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{root}: {:?}", p.compiled.path_note());
+            convert_all(&p, &recs, &format!("{root} {options:?}"));
+            // Whole records are the code's: the tree takes none of them.
+            let mut b = p.compiled.builder();
+            for r in &clean {
+                b.append(r).unwrap();
+            }
+            assert_eq!(b.stats().tree_records, 0, "{root} {options:?}: clean records declined");
+        }
+    }
+}
+
+#[test]
+fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why() {
+    let schema = reflect_schema();
+    let options = ArrowOptions { path: ConvertPath::DirectCompiled, ..ArrowOptions::default() };
+    let c = Converter::new(&schema, "reflectwkt.Wkt", &options).unwrap();
+    assert_eq!(c.path(), ConvertPath::Chunked);
+    assert_eq!(
+        c.path_note(),
+        Some("compiled column appenders cannot read these columns (ts: a timestamp or duration): chunked path instead")
+    );
 }

@@ -112,6 +112,7 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
             ConvertPath::Chunked => 0,
             ConvertPath::DirectInterpreted => 1,
             ConvertPath::Tree => 2,
+            ConvertPath::DirectCompiled => 3,
         },
     })
 }
@@ -136,6 +137,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
             0 => ConvertPath::Chunked,
             1 => ConvertPath::DirectInterpreted,
             2 => ConvertPath::Tree,
+            3 => ConvertPath::DirectCompiled,
             _ => return Err(malformed("an unknown conversion path")),
         },
         ..ArrowOptions::default()

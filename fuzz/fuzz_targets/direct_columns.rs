@@ -1,6 +1,7 @@
 //! Fuzz target: arbitrary bytes as records of corpus types, converted to Arrow by the
-//! chunked, direct and tree paths; all must accept and reject the same records with the
-//! same error and build equal batches (a rejected record leaves the batch as it was).
+//! chunked, direct, compiled (google_message1's types; the others take the chunked path
+//! there) and tree paths; all must accept and reject the same records with the same error
+//! and build equal batches (a rejected record leaves the batch as it was).
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run direct_columns` (needs
 //! `../shared/corpus` beside the repository). The first input byte picks the type (one of
@@ -15,10 +16,10 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns, StringColumns};
 
-/// A direct and a tree converter for every type of `common::TARGETS`, under two column
+/// The converters of every path for every type of `common::TARGETS`, under two column
 /// option sets.
-fn converters() -> &'static Vec<[Converter; 3]> {
-    static CONVERTERS: OnceLock<Vec<[Converter; 3]>> = OnceLock::new();
+fn converters() -> &'static Vec<[Converter; 4]> {
+    static CONVERTERS: OnceLock<Vec<[Converter; 4]>> = OnceLock::new();
     CONVERTERS.get_or_init(|| {
         let mut out = Vec::new();
         for (file, type_name) in common::TARGETS {
@@ -30,7 +31,12 @@ fn converters() -> &'static Vec<[Converter; 3]> {
                 let mut options = ArrowOptions { enums, strings, max_recursion: 2, ..ArrowOptions::default() };
                 options.decode = options.decode.with_max_depth(12);
                 let with = |path| Converter::new(&schema, type_name, &ArrowOptions { path, ..options.clone() }).unwrap();
-                out.push([with(ConvertPath::Chunked), with(ConvertPath::DirectInterpreted), with(ConvertPath::Tree)]);
+                out.push([
+                    with(ConvertPath::Chunked),
+                    with(ConvertPath::DirectInterpreted),
+                    with(ConvertPath::Tree),
+                    with(ConvertPath::DirectCompiled),
+                ]);
             }
         }
         out
@@ -39,8 +45,9 @@ fn converters() -> &'static Vec<[Converter; 3]> {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else { return };
-    let [chunked, direct, tree] = &converters()[pick as usize % converters().len()];
+    let [chunked, direct, tree, compiled] = &converters()[pick as usize % converters().len()];
     let (mut c, mut d, mut t) = (chunked.builder(), direct.builder(), tree.builder());
+    let mut k = compiled.builder();
     let mut rest = input;
     loop {
         let (record, next) = match rest.windows(2).position(|w| w == [0xff, 0xfe]) {
@@ -50,6 +57,7 @@ fuzz_target!(|data: &[u8]| {
         let expected = t.append(record);
         assert_eq!(d.append(record), expected, "accept/reject or error differs (direct)");
         assert_eq!(c.append(record), expected, "accept/reject or error differs (chunked)");
+        assert_eq!(k.append(record), expected, "accept/reject or error differs (compiled)");
         match next {
             Some(n) => rest = n,
             None => break,
@@ -58,4 +66,5 @@ fuzz_target!(|data: &[u8]| {
     let expected = t.finish().unwrap();
     assert_eq!(d.finish().unwrap(), expected, "batches differ (direct)");
     assert_eq!(c.finish().unwrap(), expected, "batches differ (chunked)");
+    assert_eq!(k.finish().unwrap(), expected, "batches differ (compiled)");
 });

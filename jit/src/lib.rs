@@ -12,6 +12,8 @@
 //!   [`Tiers`] and eagerly compiled code, and makes an [`Engine`] per root type and
 //!   [`EngineOptions`].
 //! - [`Engine`]: decodes one root message type with the chosen engine.
+//! - [`Appender`] (`columns`): compiled code that reads records straight into column
+//!   buffers ([`ColumnPlan`], [`ChunkColumns`]), for the Arrow converter's compiled path.
 //!
 //! # Debugging compiled code
 //!
@@ -31,6 +33,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod abi;
+mod columns;
 mod compile;
 mod engine;
 mod engines;
@@ -39,6 +42,7 @@ mod lower;
 mod options;
 mod tier;
 
+pub use columns::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
 pub use compile::{Compiled, JitError, TypeEngine, TypeStats};
 pub use engine::{Engine, EngineStats};
 pub use engines::Engines;

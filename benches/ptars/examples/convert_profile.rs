@@ -1,8 +1,8 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|direct|tree|project2|project2_direct|project2_tree|ptars|decode|scan]`.
-//! `protojit` and `project2` take the default (chunked) path; `direct` and `tree` (and their
-//! `project2_` forms) the same conversions through the streaming decoder's direct appends
-//! and through a tree read row by row.
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|compiled|direct|tree|project2|project2_compiled|project2_direct|project2_tree|ptars|decode|scan]`.
+//! `protojit` and `project2` take the default (chunked) path; `compiled`, `direct` and
+//! `tree` (and their `project2_` forms) the same conversions through the compiled column
+//! appenders, the streaming decoder's direct appends and a tree read row by row.
 
 use protojit::{Arena, EngineKind};
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns};
@@ -30,19 +30,20 @@ fn main() {
     };
     let options = match arm {
         // google_message1: 2 of its 40 top-level fields.
-        "project2" | "project2_direct" | "project2_tree" => {
+        "project2" | "project2_compiled" | "project2_direct" | "project2_tree" => {
             ArrowOptions { select: Some(vec!["field1".into(), "field2".into()]), ..options }
         }
         _ => options,
     };
     let path = match arm {
+        "compiled" | "project2_compiled" => ConvertPath::DirectCompiled,
         "direct" | "project2_direct" => ConvertPath::DirectInterpreted,
         "tree" | "project2_tree" => ConvertPath::Tree,
         _ => ConvertPath::Chunked,
     };
     let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options }).unwrap();
     // No silent fallback: the arms measure the path they name.
-    assert_eq!(converter.path(), path, "{arm}");
+    assert_eq!(converter.path(), path, "{arm}: {:?}", converter.path_note());
     let array59 = protojit_arrow::arrow_array::BinaryArray::from_iter_values(set.records.iter());
     let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
     let desc = set.schema.pool().get_message_by_name(set.message).unwrap();

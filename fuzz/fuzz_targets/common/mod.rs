@@ -27,6 +27,9 @@ pub const TARGETS: &[(&str, &str)] = &[
     ("benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1"),
     ("osmformat.proto", "OSMPBF.PrimitiveBlock"),
     ("vector_tile.proto", "vector_tile.Tile"),
+    // Record types of the column benchmarks (packed lists, nested messages).
+    ("osmformat.proto", "OSMPBF.Way"),
+    ("vector_tile.proto", "vector_tile.Tile.Feature"),
     ("descriptor.fds.bin", "google.protobuf.FileDescriptorSet"),
 ];
 

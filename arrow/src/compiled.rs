@@ -1,0 +1,222 @@
+//! The compiled direct path: a converter's columns as a plan for compiled column appenders, and each chunk of their buffers moved into the column builders.
+//!
+//! The plan names every column the converter builds (`ColumnPlan`, in the builders'
+//! order: a struct's columns, depth first), so a chunk is moved by walking the builders
+//! and the plan side by side. The machine code writes one row per record; here a chunk's
+//! cells become each column's values and validity in one pass per column, strings are
+//! copied from their records, and list offsets come from the items' ends.
+
+use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts};
+use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
+
+use crate::column::{Cell, StructCol};
+use crate::values::{Data, RowCx, Values};
+
+/// A converter's compiled appender and its plan.
+pub(crate) struct Compiled {
+    pub(crate) appender: Appender,
+    plan: ColumnPlan,
+    /// The first column of each message of the plan.
+    first: Vec<usize>,
+    /// The `string` columns (their bytes must be UTF-8: the code does not check).
+    texts: Vec<usize>,
+}
+
+impl Compiled {
+    /// Compiles the appender for the columns under `root` (of type `li`), or says why
+    /// they cannot be read by compiled appenders.
+    pub(crate) fn new(
+        layouts: &Layouts,
+        li: LayoutIndex,
+        root: &StructCol,
+        max_depth: u32,
+    ) -> Result<Compiled, String> {
+        let mut plan = ColumnPlan::default();
+        add(layouts, li, root, &mut plan)?;
+        if plan.messages.len() > max_depth as usize {
+            return Err(format!("{} nested messages in the columns exceed the depth limit", plan.messages.len()));
+        }
+        let mut first = Vec::with_capacity(plan.messages.len());
+        let mut texts = Vec::new();
+        let mut n = 0;
+        for m in &plan.messages {
+            first.push(n);
+            let layout = layouts.get(m.layout);
+            for (k, f) in m.fields.iter().enumerate() {
+                if f.cell == PlanCell::Bytes && layout.slot(f.slot).kind == FieldKind::String {
+                    texts.push(n + k);
+                }
+            }
+            n += m.fields.len();
+        }
+        let appender = Appender::compile(layouts, &plan, &Default::default()).map_err(|e| e.to_string())?;
+        Ok(Compiled { appender, plan, first, texts })
+    }
+
+    /// Whether the strings of the row just appended are UTF-8 (else the tree takes the
+    /// record, and says where).
+    pub(crate) fn texts_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
+        let row = cols.rows() - 1;
+        self.texts.iter().all(|&c| {
+            let cell = cols.cell(c, row);
+            let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
+            // Most text is ASCII: checked a word at a time before the full check.
+            record.get(at..at + len).is_some_and(|text| text.is_ascii() || std::str::from_utf8(text).is_ok())
+        })
+    }
+
+    /// Moves the rows of `cols` (records `records`, in order) into the builders under `root`.
+    pub(crate) fn flush(&self, root: &mut StructCol, cols: &ChunkColumns, records: &[&[u8]], cx: &RowCx) {
+        debug_assert_eq!(cols.rows(), records.len());
+        self.flush_struct(root, 0, cols, records, cx);
+    }
+
+    fn flush_struct(&self, s: &mut StructCol, i: usize, cols: &ChunkColumns, records: &[&[u8]], cx: &RowCx) {
+        let first = self.first[i];
+        for (k, c) in s.columns.iter_mut().enumerate() {
+            let col = first + k;
+            match (self.plan.messages[i].fields[k].cell, &mut c.cell) {
+                (PlanCell::Number, Cell::Values(v)) => v.extend_cells(cols.values(col), Some(cols.valid(col))),
+                (PlanCell::Bytes, Cell::Values(v)) => v.extend_spans(cols.values(col), cols.valid(col), records, cx),
+                (PlanCell::Message(j), Cell::Struct(child)) => {
+                    if let Some(nulls) = &mut child.nulls {
+                        cols.valid(col).iter().for_each(|&b| nulls.append(b != 0));
+                    }
+                    self.flush_struct(child, j, cols, records, cx);
+                }
+                (PlanCell::List, Cell::List(l)) => {
+                    let base = *l.offsets.last().expect("offsets start with 0");
+                    // A batch's items are bounded by its input (`MAX_BATCH_INPUT`), so they fit.
+                    l.offsets.extend(cols.ends(col).iter().map(|&e| base + e as i32));
+                    let Cell::Values(items) = &mut l.item else { unreachable!("a planned list holds numbers") };
+                    items.extend_cells(cols.items(col), None);
+                }
+                _ => unreachable!("the plan was made from these columns"),
+            }
+        }
+        s.len += cols.rows();
+    }
+}
+
+/// Adds the message of `s` (type `li`) and the messages under it to `plan`; its index.
+fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan) -> Result<usize, String> {
+    let i = plan.messages.len();
+    plan.messages.push(PlanMessage { layout: li, fields: Vec::new() });
+    let layout = layouts.get(li);
+    if layout.slots().iter().any(|slot| slot.is_extension) {
+        // The tree decodes extensions (and checks their strings); compiled code skips them.
+        return Err(format!("{} has extensions", layout.descriptor().full_name()));
+    }
+    // A message field without a column (cut at `max_recursion`, or a oneof member a
+    // projection keeps): the tree decodes what it holds, checks included; the code would
+    // skip it.
+    let uncolumned = layout
+        .slots()
+        .iter()
+        .enumerate()
+        .any(|(si, slot)| slot.kind.is_message() && !s.columns.iter().any(|c| c.si.index() == si));
+    if uncolumned {
+        return Err(format!("{} has message fields without columns", layout.descriptor().full_name()));
+    }
+    let mut fields = Vec::with_capacity(s.columns.len());
+    for c in &s.columns {
+        let slot = layout.slot(c.si);
+        let what = |kind: &str| format!("{}: {kind}", c.field.name());
+        let cell = match &c.cell {
+            Cell::Values(v) if c.read.is_some() => match v.data {
+                Data::Text { .. } | Data::View(_) => PlanCell::Bytes,
+                _ => PlanCell::Number,
+            },
+            Cell::Struct(child) => PlanCell::Message(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
+            Cell::List(l) => match &l.item {
+                Cell::Values(v) if !v.is_nullable() && !matches!(v.data, Data::Text { .. } | Data::View(_)) => {
+                    PlanCell::List
+                }
+                _ => return Err(what("a list of strings or messages")),
+            },
+            Cell::Values(_) => return Err(what("a value read another way")),
+            Cell::Time(_) => return Err(what("a timestamp or duration")),
+            Cell::Wrapper(..) => return Err(what("a wrapper")),
+            Cell::Marker(_) => return Err(what("a message without columns")),
+            Cell::Map(_) => return Err(what("a map")),
+        };
+        fields.push(PlanField { slot: c.si, cell });
+    }
+    plan.messages[i].fields = fields;
+    Ok(i)
+}
+
+impl Values {
+    /// Appends one row per cell: the cell's value as this column's type (an appender's
+    /// cell holds a number's bits), null where `valid` says absent and the column is
+    /// nullable; an absent row of a column without presence holds its default (cell 0).
+    pub(crate) fn extend_cells(&mut self, cells: &[u64], valid: Option<&[u8]>) {
+        let nullable = self.nulls.is_some();
+        match &mut self.data {
+            Data::Bool(b) => cells.iter().for_each(|&c| b.append(c != 0)),
+            Data::I32(v) => v.extend(cells.iter().map(|&c| c as i32)),
+            Data::I64(v) => v.extend(cells.iter().map(|&c| c as i64)),
+            Data::U32(v) => v.extend(cells.iter().map(|&c| c as u32)),
+            Data::U64(v) => v.extend_from_slice(cells),
+            Data::F32(v) => v.extend(cells.iter().map(|&c| f32::from_bits(c as u32))),
+            Data::F64(v) => v.extend(cells.iter().map(|&c| f64::from_bits(c))),
+            Data::Enum(keys, dict) => {
+                for (r, &c) in cells.iter().enumerate() {
+                    let set = valid.is_none_or(|v| v[r] != 0);
+                    // A null's key is 0 (as `push_null`), a default's the name of 0.
+                    keys.push(if set || !nullable { dict.key(c as i32) } else { 0 });
+                }
+            }
+            Data::Text { .. } | Data::View(_) => unreachable!("cells of numbers"),
+        }
+        if let (Some(n), Some(valid)) = (&mut self.nulls, valid) {
+            append_validity(n, valid);
+        }
+    }
+
+    /// Appends one row per cell of a string or bytes column: the bytes the cell points to
+    /// in its row's record, null where absent and nullable.
+    pub(crate) fn extend_spans(&mut self, cells: &[u64], valid: &[u8], records: &[&[u8]], cx: &RowCx) {
+        let nullable = self.nulls.is_some();
+        if let Data::Text { offsets, data, .. } = &mut self.data {
+            // Offsets and data: one loop, the builder's kind matched once.
+            offsets.reserve(cells.len());
+            for (r, &c) in cells.iter().enumerate() {
+                if !nullable || valid[r] != 0 {
+                    let (at, len) = ((c & 0xffff_ffff) as usize, (c >> 32) as usize);
+                    data.extend_from_slice(&records[r][at..at + len]);
+                }
+                // A batch's text is bounded by its input (`MAX_BATCH_INPUT`), so it fits.
+                offsets.push(data.len() as i32);
+            }
+            if let Some(n) = &mut self.nulls {
+                append_validity(n, valid);
+            }
+            return;
+        }
+        for (r, &c) in cells.iter().enumerate() {
+            if nullable && valid[r] == 0 {
+                self.push_null();
+                continue;
+            }
+            let (at, len) = ((c & 0xffff_ffff) as usize, (c >> 32) as usize);
+            self.push_bytes(&records[r][at..at + len], cx);
+            if let Some(n) = &mut self.nulls {
+                n.append_non_null();
+            }
+        }
+    }
+}
+
+/// Appends one validity bit per presence byte, a whole run at once where the chunk's
+/// field is present in every row or in none (sparse records: most columns).
+fn append_validity(n: &mut arrow_buffer::NullBufferBuilder, valid: &[u8]) {
+    let set = valid.iter().filter(|&&b| b != 0).count();
+    if set == valid.len() {
+        n.append_n_non_nulls(set);
+    } else if set == 0 {
+        n.append_n_nulls(valid.len());
+    } else {
+        valid.iter().for_each(|&b| n.append(b != 0));
+    }
+}

@@ -1,0 +1,862 @@
+//! Compiled column appenders: a record read from the wire straight into column buffers, one row per record, with no tree.
+//!
+//! A [`ColumnPlan`] names the fields to read (a message type's fields, and those of the
+//! singular messages among them, each a column); [`Appender::compile`] lowers it to one
+//! Cranelift function per message of the plan, and [`Appender::append`] runs that code on
+//! a record, writing row `n` of a [`ChunkColumns`]: a cell of eight bytes per column and
+//! row (the value's bits; for strings and bytes, where they lie in the record), a presence
+//! byte per column and row, and the items of repeated numbers.
+//!
+//! The code handles the shapes records usually have, and **declines** the rest: an
+//! unknown group, a closed enum's undeclared value, a known number with another wire
+//! type inside a packed run's end, and anything malformed. A declined record leaves the
+//! buffers as they were; the caller reads it some other way (the tree), which also says
+//! what is wrong with it. So the compiled code needs no error paths of its own, and its
+//! semantics are checked against the tree's on every record it accepts.
+//!
+//! What accepted records mean, as the tree has it: a singular value met twice keeps the
+//! last (the cell is written again); a message met twice is merged (its fields write the
+//! same row); list items are appended in wire order, packed or not; fields the plan does
+//! not name (and numbers the message does not declare) are skipped.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot, StackSlotData,
+    StackSlotKind, UserFuncName, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
+use cranelift_jit::JITModule;
+use cranelift_module::{Linkage, Module};
+use protojit_arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
+
+use crate::compile::{new_module, JitError};
+use crate::options::CompileOptions;
+
+/// Which fields of which messages an [`Appender`] reads. `messages[0]` is the record's
+/// type; a [`PlanCell::Message`] field names a later entry (so a plan never recurses).
+#[derive(Clone, Debug, Default)]
+pub struct ColumnPlan {
+    /// The messages, the root first.
+    pub messages: Vec<PlanMessage>,
+}
+
+/// One message of a [`ColumnPlan`]: its layout and the fields read, each a column.
+#[derive(Clone, Debug)]
+pub struct PlanMessage {
+    /// The message type.
+    pub layout: LayoutIndex,
+    /// The fields read.
+    pub fields: Vec<PlanField>,
+}
+
+/// A field of a [`PlanMessage`]: its slot and what its column holds.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanField {
+    /// The field's slot in the message's layout.
+    pub slot: SlotIndex,
+    /// What the column holds.
+    pub cell: PlanCell,
+}
+
+/// What a column's cells hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanCell {
+    /// A singular number, bool or enum: the value's bits (zigzag decoded; a varint as read,
+    /// so an `int32` is its low 32 bits, a `bool` is set when not 0).
+    Number,
+    /// A singular string or bytes field: `offset | len << 32` in the record (not checked
+    /// for UTF-8).
+    Bytes,
+    /// A singular message: its presence; its fields are those of `messages[index]`.
+    Message(usize),
+    /// A repeated number, bool or enum: the items, as [`PlanCell::Number`]'s cells.
+    List,
+}
+
+/// Why a plan cannot be compiled.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    /// The plan asks for a shape the compiled appenders do not read (the caller converts
+    /// another way).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Code generation failed.
+    #[error(transparent)]
+    Jit(#[from] JitError),
+}
+
+/// Where one column's buffers are, as compiled code reads them. `repr(C)`: the code reads
+/// the fields at their offsets.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ColPtrs {
+    values: *mut u64,
+    valid: *mut u8,
+    items: *mut u64,
+    items_len: u64,
+}
+const VALUES: i32 = std::mem::offset_of!(ColPtrs, values) as i32;
+const VALID: i32 = std::mem::offset_of!(ColPtrs, valid) as i32;
+const ITEMS: i32 = std::mem::offset_of!(ColPtrs, items) as i32;
+const ITEMS_LEN: i32 = std::mem::offset_of!(ColPtrs, items_len) as i32;
+const COL_SIZE: i64 = std::mem::size_of::<ColPtrs>() as i64;
+
+/// What a compiled appender function runs with.
+#[repr(C)]
+struct AppendCtx {
+    /// The columns, in plan order (every field of every message, messages in order).
+    cols: *mut ColPtrs,
+    /// The record's first byte (string cells are offsets from it).
+    start: *const u8,
+}
+const CTX_COLS: i32 = std::mem::offset_of!(AppendCtx, cols) as i32;
+const CTX_START: i32 = std::mem::offset_of!(AppendCtx, start) as i32;
+
+/// Every message function: `(ctx, ptr, end, row) -> the position after the message`, or
+/// null when the record is declined.
+type AppendFn = unsafe extern "C" fn(*mut AppendCtx, *const u8, *const u8, u64) -> *const u8;
+
+/// Reads the varint at `p` (before `end`) into `*out`; the position after it, or null if
+/// it is malformed. Called by compiled code for varints longer than one byte.
+///
+/// # Safety
+/// `p..end` is readable and `out` writable.
+unsafe extern "C" fn pa_varint(p: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
+    // SAFETY: the caller passes a range of the record it reads.
+    let buf = unsafe { std::slice::from_raw_parts(p, end.offset_from(p) as usize) };
+    match protojit_arena::wire::read_varint(buf, 0) {
+        Ok((v, n)) => {
+            // SAFETY: the caller passes a writable cell.
+            unsafe { out.write(v) };
+            // SAFETY: `n <= buf.len()`.
+            unsafe { p.add(n) }
+        }
+        Err(_) => std::ptr::null(),
+    }
+}
+
+/// The columns of one chunk of rows: what [`Appender::append`] writes and its caller
+/// reads. Made by [`Appender::columns`] for that appender only.
+pub struct ChunkColumns {
+    appender: u64,
+    capacity: usize,
+    rows: usize,
+    cols: Vec<ChunkColumn>,
+    /// Where each column's buffers are, for the code. `values` and `valid` never move
+    /// (their length is the capacity, fixed); list items are re-pointed before each record.
+    ptrs: Vec<ColPtrs>,
+    /// The list columns.
+    lists: Vec<usize>,
+}
+
+/// One column of a [`ChunkColumns`].
+struct ChunkColumn {
+    /// One cell per row (`capacity` of them, zero where not written).
+    values: Vec<u64>,
+    /// One presence byte per row (1 where the field was met).
+    valid: Vec<u8>,
+    /// Lists: the items of every row so far.
+    items: Vec<u64>,
+    /// Lists: where each row's items end in `items`.
+    ends: Vec<u32>,
+    list: bool,
+}
+
+// SAFETY: the raw pointers in `ptrs` point into `cols`' own buffers, which move with them.
+unsafe impl Send for ChunkColumns {}
+
+impl ChunkColumns {
+    /// Rows written.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Rows it can hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Whether it holds `capacity` rows.
+    pub fn is_full(&self) -> bool {
+        self.rows == self.capacity
+    }
+
+    /// Column `col`'s cells, one per row written.
+    pub fn values(&self, col: usize) -> &[u64] {
+        &self.cols[col].values[..self.rows]
+    }
+
+    /// Column `col`'s cell at row `row` (< [`rows`](Self::rows)).
+    #[inline]
+    pub fn cell(&self, col: usize, row: usize) -> u64 {
+        assert!(row < self.rows, "row {row} not written");
+        self.cols[col].values[row]
+    }
+
+    /// Column `col`'s presence bytes, one per row written.
+    pub fn valid(&self, col: usize) -> &[u8] {
+        &self.cols[col].valid[..self.rows]
+    }
+
+    /// A list column's items, all rows'.
+    pub fn items(&self, col: usize) -> &[u64] {
+        &self.cols[col].items
+    }
+
+    /// A list column's item ends, one per row written (row `r`'s items are
+    /// `items[ends[r - 1]..ends[r]]`, from 0 for the first row).
+    pub fn ends(&self, col: usize) -> &[u32] {
+        &self.cols[col].ends
+    }
+
+    /// Drops the last row written (its cells back to zero).
+    pub fn pop_row(&mut self) {
+        let Some(row) = self.rows.checked_sub(1) else { return };
+        for c in &mut self.cols {
+            c.values[row] = 0;
+            c.valid[row] = 0;
+            if c.list {
+                c.ends.pop();
+                let end = c.ends.last().copied().unwrap_or(0) as usize;
+                c.items.truncate(end);
+            }
+        }
+        self.rows = row;
+    }
+
+    /// Empties it for the next chunk.
+    pub fn clear(&mut self) {
+        for c in &mut self.cols {
+            c.values[..self.rows].fill(0);
+            c.valid[..self.rows].fill(0);
+            c.items.clear();
+            c.ends.clear();
+        }
+        self.rows = 0;
+    }
+}
+
+/// Compiled code that appends records of one [`ColumnPlan`] to [`ChunkColumns`].
+pub struct Appender {
+    /// Owns the code; freed on drop (behind a mutex only so that `Appender` is `Sync`).
+    module: Mutex<Option<JITModule>>,
+    root: AppendFn,
+    id: u64,
+    lists: Vec<bool>,
+    code_bytes: u32,
+    compile_time: std::time::Duration,
+}
+
+impl Drop for Appender {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(module) = module {
+            // SAFETY: `&mut self` proves no append is running; the function pointers die
+            // with `self`.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+impl std::fmt::Debug for Appender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Appender").field("columns", &self.lists.len()).field("code_bytes", &self.code_bytes).finish()
+    }
+}
+
+/// Appender ids, so that buffers are only ever handed to the code they were made for.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The deepest plan compiled: each message of a plan is one call deeper.
+const MAX_PLAN_DEPTH: usize = 64;
+
+impl Appender {
+    /// Compiles `plan` over `layouts`, or says why it cannot be (fields of shapes the
+    /// appenders do not read: oneof members, groups, maps, lists of strings or messages,
+    /// closed enums whose values are not consecutive).
+    pub fn compile(layouts: &Layouts, plan: &ColumnPlan, options: &CompileOptions) -> Result<Appender, PlanError> {
+        let started = std::time::Instant::now();
+        let columns = check_plan(layouts, plan)?;
+        let mut module = new_module(options, plan.messages.len())?;
+        let frontend = module.isa().frontend_config();
+        let ptr = frontend.pointer_type();
+        let sig = append_signature(ptr, frontend.default_call_conv);
+        let mut ids = Vec::with_capacity(plan.messages.len());
+        for (i, m) in plan.messages.iter().enumerate() {
+            let name = format!("protojit:columns:{}:{i}", layouts.get(m.layout).descriptor().full_name());
+            let id = module.declare_function(&name, Linkage::Local, &sig).map_err(|e| codegen(layouts, m, e))?;
+            ids.push(id);
+        }
+        let mut ctx = module.make_context();
+        let mut fctx = FunctionBuilderContext::new();
+        let mut code_bytes = 0;
+        // The first column of each message, in plan order.
+        let mut first = Vec::with_capacity(plan.messages.len());
+        let mut n = 0;
+        for m in &plan.messages {
+            first.push(n);
+            n += m.fields.len();
+        }
+        for (i, m) in plan.messages.iter().enumerate() {
+            ctx.func.signature = sig.clone();
+            ctx.func.name = UserFuncName::user(0, ids[i].as_u32());
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let children: Vec<_> = ids.iter().map(|&id| module.declare_func_in_func(id, b.func)).collect();
+            let varint_sig = {
+                let mut s = Signature::new(frontend.default_call_conv);
+                s.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(ptr)]);
+                s.returns.push(AbiParam::new(ptr));
+                b.import_signature(s)
+            };
+            let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+            let t = Lower { b: &mut b, ptr, layouts, msg: m, first: first[i], children, varint_sig, varint_out };
+            t.emit();
+            b.seal_all_blocks();
+            b.finalize(frontend);
+            module.define_function(ids[i], &mut ctx).map_err(|e| codegen(layouts, m, e))?;
+            code_bytes += ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+            module.clear_context(&mut ctx);
+        }
+        module.finalize_definitions().map_err(|e| {
+            PlanError::Jit(JitError::Codegen { message_type: "column appender".into(), reason: e.to_string() })
+        })?;
+        let code = module.get_finalized_function(ids[0]);
+        // SAFETY: every function was defined with `append_signature`, `AppendFn`'s ABI.
+        let root = unsafe { std::mem::transmute::<*const u8, AppendFn>(code) };
+        Ok(Appender {
+            module: Mutex::new(Some(module)),
+            root,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            lists: columns,
+            code_bytes,
+            compile_time: started.elapsed(),
+        })
+    }
+
+    /// Machine-code bytes of all its functions.
+    pub fn code_bytes(&self) -> u32 {
+        self.code_bytes
+    }
+
+    /// Time spent lowering and compiling it.
+    pub fn compile_time(&self) -> std::time::Duration {
+        self.compile_time
+    }
+
+    /// Buffers for `capacity` rows of this appender's columns.
+    pub fn columns(&self, capacity: usize) -> ChunkColumns {
+        let cols: Vec<ChunkColumn> = self
+            .lists
+            .iter()
+            .map(|&list| ChunkColumn {
+                values: vec![0; capacity],
+                valid: vec![0; capacity],
+                items: Vec::new(),
+                ends: Vec::new(),
+                list,
+            })
+            .collect();
+        let mut cols = cols;
+        let ptrs = cols
+            .iter_mut()
+            .map(|c| ColPtrs {
+                values: c.values.as_mut_ptr(),
+                valid: c.valid.as_mut_ptr(),
+                items: c.items.as_mut_ptr(),
+                items_len: 0,
+            })
+            .collect();
+        let lists = self.lists.iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i).collect();
+        ChunkColumns { appender: self.id, capacity, rows: 0, ptrs, cols, lists }
+    }
+
+    /// Appends `record` as the next row of `cols`: `true`, or `false` when the code
+    /// declines it (malformed, or of a shape it leaves to the tree), and `cols` is as it
+    /// was. Panics if `cols` was made by another appender or is full.
+    pub fn append(&self, cols: &mut ChunkColumns, record: &[u8]) -> bool {
+        assert_eq!(cols.appender, self.id, "columns of another appender");
+        assert!(cols.rows < cols.capacity, "the chunk is full");
+        if u32::try_from(record.len()).is_err() {
+            return false; // string cells hold 32-bit offsets
+        }
+        let row = cols.rows;
+        for &l in &cols.lists {
+            let (c, p) = (&mut cols.cols[l], &mut cols.ptrs[l]);
+            // Every item takes at least one byte of the record: the code never grows a
+            // list.
+            c.items.reserve(record.len());
+            p.items = c.items.as_mut_ptr();
+            p.items_len = c.items.len() as u64;
+        }
+        let mut ctx = AppendCtx { cols: cols.ptrs.as_mut_ptr(), start: record.as_ptr() };
+        let end = record.as_ptr_range().end;
+        // SAFETY: the code was compiled for these columns (the id matched): it writes
+        // cell and presence byte `row` (< capacity, the length of every `values` and
+        // `valid`) of its columns, and list items at `items_len` (fewer than the
+        // capacity reserved above: each takes a byte of the record); it reads only
+        // `record`.
+        let r = unsafe { (self.root)(&mut ctx, record.as_ptr(), end, row as u64) };
+        if r == end {
+            for &l in &cols.lists {
+                let (c, p) = (&mut cols.cols[l], &cols.ptrs[l]);
+                // SAFETY: the code wrote items `len..items_len`, within the capacity
+                // reserved above.
+                unsafe { c.items.set_len(p.items_len as usize) };
+                c.ends.push(c.items.len() as u32);
+            }
+            cols.rows += 1;
+            return true;
+        }
+        // Declined: the row's cells back to zero (list items past `len` were never
+        // taken into the vectors).
+        for c in &mut cols.cols {
+            c.values[row] = 0;
+            c.valid[row] = 0;
+        }
+        false
+    }
+}
+
+fn codegen(layouts: &Layouts, m: &PlanMessage, e: cranelift_module::ModuleError) -> PlanError {
+    let message_type = layouts.get(m.layout).descriptor().full_name().to_owned();
+    PlanError::Jit(JitError::Codegen { message_type, reason: e.to_string() })
+}
+
+fn append_signature(ptr: cranelift_codegen::ir::Type, cc: cranelift_codegen::isa::CallConv) -> Signature {
+    let mut sig = Signature::new(cc);
+    sig.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(types::I64)]);
+    sig.returns.push(AbiParam::new(ptr));
+    sig
+}
+
+/// Checks that every field of the plan is of a shape the code reads; per column, whether
+/// it is a list.
+fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanError> {
+    let no = |s: String| Err(PlanError::Unsupported(s));
+    if plan.messages.is_empty() {
+        return no("an empty plan".into());
+    }
+    if plan.messages.len() > MAX_PLAN_DEPTH {
+        return no(format!("{} messages (at most {MAX_PLAN_DEPTH})", plan.messages.len()));
+    }
+    let mut lists = Vec::new();
+    for (i, m) in plan.messages.iter().enumerate() {
+        if m.layout.index() >= layouts.len() {
+            return no(format!("no layout #{}", m.layout.index()));
+        }
+        let layout = layouts.get(m.layout);
+        let name = layout.descriptor().full_name();
+        for f in &m.fields {
+            if f.slot.index() >= layout.slots().len() {
+                return no(format!("{name} has no slot #{}", f.slot.index()));
+            }
+            let slot = layout.slot(f.slot);
+            let field = format!("{name}.{}", layout.slot_descriptor(f.slot).name());
+            if slot.oneof != NO_INDEX {
+                return no(format!("{field} is a oneof member"));
+            }
+            if slot.kind == FieldKind::Enum && slot.closed_enum && layout.closed_enum_range(f.slot).is_none() {
+                return no(format!("{field}: a closed enum whose values are not consecutive"));
+            }
+            let number =
+                !matches!(slot.kind, FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group);
+            let ok = match f.cell {
+                PlanCell::Number => slot.repetition == Repetition::Singular && number,
+                PlanCell::Bytes => {
+                    slot.repetition == Repetition::Singular && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
+                }
+                PlanCell::List => slot.repetition == Repetition::Repeated && number,
+                PlanCell::Message(j) => {
+                    slot.repetition == Repetition::Singular
+                        && slot.kind == FieldKind::Message
+                        && j > i
+                        && j < plan.messages.len()
+                        && plan.messages[j].layout.as_u32() == slot.child
+                }
+            };
+            if !ok {
+                return no(format!("{field} cannot be read as {:?}", f.cell));
+            }
+            lists.push(f.cell == PlanCell::List);
+        }
+    }
+    Ok(lists)
+}
+
+fn input() -> MemFlagsData {
+    MemFlagsData::new().with_notrap().with_readonly()
+}
+
+fn buffers() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// Lowers one message of a plan. Shape: `loop(p)`: at the end, return `p`; read the tag
+/// (one byte inline, longer through `pa_varint`); a `Switch` over the plan's tags sends
+/// each to its field's block, which reads the value, writes the cell and loops; any other
+/// tag is skipped by its wire type (groups and wire types 4, 6, 7 decline).
+struct Lower<'a, 'b, 'f> {
+    b: &'f mut FunctionBuilder<'b>,
+    ptr: cranelift_codegen::ir::Type,
+    layouts: &'a Layouts,
+    msg: &'a PlanMessage,
+    /// The column of the message's first field.
+    first: usize,
+    children: Vec<cranelift_codegen::ir::FuncRef>,
+    varint_sig: SigRef,
+    /// Where `pa_varint` writes its value.
+    varint_out: StackSlot,
+}
+
+/// The values every block of a message function uses.
+#[derive(Clone, Copy)]
+struct Env {
+    ctx: Value,
+    end: Value,
+    row: Value,
+    /// `next(p)`: the loop head.
+    next: Block,
+    /// Return null: decline the record.
+    decline: Block,
+}
+
+impl Lower<'_, '_, '_> {
+    fn emit(mut self) {
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let params = self.b.block_params(entry).to_vec();
+        let (ctx, p0, end, row) = (params[0], params[1], params[2], params[3]);
+        let next = self.b.create_block();
+        self.b.append_block_param(next, self.ptr);
+        let decline = self.b.create_block();
+        self.b.set_cold_block(decline);
+        let env = Env { ctx, end, row, next, decline };
+        self.b.ins().jump(next, &[BlockArg::Value(p0)]);
+
+        // next(p): the end returns `p`; else the tag.
+        self.b.switch_to_block(next);
+        let p = self.b.block_params(next)[0];
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, end);
+        let done = self.b.create_block();
+        let more = self.b.create_block();
+        self.b.ins().brif(at_end, done, &[], more, &[]);
+        self.b.switch_to_block(done);
+        self.b.ins().return_(&[p]);
+        self.b.switch_to_block(more);
+        let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
+        let tagged = self.b.create_block();
+        self.b.append_block_param(tagged, types::I64); // the tag
+        self.b.append_block_param(tagged, self.ptr); // after it
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
+        let long = self.b.create_block();
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        self.b.ins().brif(short, tagged, &[BlockArg::Value(b0), BlockArg::Value(p1)], long, &[]);
+        self.b.switch_to_block(long);
+        let (tag, after) = self.varint(p, end, env);
+        // Tags are 32-bit: a longer one is malformed.
+        let big = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, tag, u32::MAX as i64);
+        let fits = self.b.create_block();
+        self.b.ins().brif(big, decline, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        self.b.ins().jump(tagged, &[BlockArg::Value(tag), BlockArg::Value(after)]);
+
+        self.b.switch_to_block(tagged);
+        let tag = self.b.block_params(tagged)[0];
+        let q = self.b.block_params(tagged)[1];
+        let mut switch = Switch::new();
+        let mut fields = Vec::new();
+        for (k, f) in self.msg.fields.iter().enumerate() {
+            let slot = self.layouts.get(self.msg.layout).slot(f.slot);
+            let number = slot.number as u128;
+            let blk = self.b.create_block();
+            switch.set_entry(number << 3 | slot.kind.wire_type() as u128, blk);
+            fields.push((blk, k, false));
+            if f.cell == PlanCell::List && slot.kind.is_packable() {
+                let packed = self.b.create_block();
+                switch.set_entry(number << 3 | 2, packed);
+                fields.push((packed, k, true));
+            }
+        }
+        let unknown = self.b.create_block();
+        switch.emit(self.b, tag, unknown);
+        for (blk, k, packed) in fields {
+            self.b.switch_to_block(blk);
+            self.field(k, packed, q, env);
+        }
+        self.b.switch_to_block(unknown);
+        self.skip(tag, q, env);
+
+        self.b.switch_to_block(decline);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        self.b.ins().return_(&[null]);
+    }
+
+    /// Calls `pa_varint` at `p`: the value and the position after it (declines when null).
+    fn varint_call(&mut self, p: Value, env: Env) -> (Value, Value) {
+        let slot = self.varint_out;
+        let out = self.b.ins().stack_addr(self.ptr, slot, 0);
+        let f = self.b.ins().iconst(self.ptr, pa_varint as *const () as usize as i64);
+        let call = self.b.ins().call_indirect(self.varint_sig, f, &[p, env.end, out]);
+        let after = self.b.inst_results(call)[0];
+        let ok = self.b.create_block();
+        self.b.ins().brif(after, ok, &[], env.decline, &[]);
+        self.b.switch_to_block(ok);
+        let v = self.b.ins().stack_load(types::I64, self.ptr, slot, 0);
+        (v, after)
+    }
+
+    /// A varint at `p`: one byte inline, longer ones through `pa_varint`. Continues in a
+    /// new block with the value and the position after it.
+    fn varint(&mut self, p: Value, end: Value, env: Env) -> (Value, Value) {
+        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
+        let read = self.b.create_block();
+        self.b.ins().brif(there, read, &[], env.decline, &[]);
+        self.b.switch_to_block(read);
+        let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
+        let got = self.b.create_block();
+        self.b.append_block_param(got, types::I64);
+        self.b.append_block_param(got, self.ptr);
+        let long = self.b.create_block();
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
+        self.b.ins().brif(short, got, &[BlockArg::Value(b0), BlockArg::Value(p1)], long, &[]);
+        // All ten bytes inline, one at a time, as the interpreter reads them (a tenth
+        // byte's bits past 64 are dropped); longer ones, and varints cut short, through
+        // `pa_varint`, which says they are malformed.
+        self.b.switch_to_block(long);
+        let call = self.b.create_block();
+        self.b.set_cold_block(call);
+        let mut acc = self.b.ins().band_imm_u(b0, 0x7f);
+        for i in 1..10i64 {
+            let at = self.b.ins().iadd_imm_s(p, i);
+            let there = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
+            let read = self.b.create_block();
+            self.b.ins().brif(there, read, &[], call, &[]);
+            self.b.switch_to_block(read);
+            let byte = self.b.ins().uload8(types::I64, input(), at, 0);
+            let bits = self.b.ins().band_imm_u(byte, 0x7f);
+            let bits = self.b.ins().ishl_imm_u(bits, 7 * i);
+            acc = self.b.ins().bor(acc, bits);
+            let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, byte, 0x80);
+            let after = self.b.ins().iadd_imm_s(p, i + 1);
+            let more = self.b.create_block();
+            self.b.ins().brif(last, got, &[BlockArg::Value(acc), BlockArg::Value(after)], more, &[]);
+            self.b.switch_to_block(more);
+        }
+        self.b.ins().jump(call, &[]);
+        self.b.switch_to_block(call);
+        let (v, after) = self.varint_call_until(p, end, env);
+        self.b.ins().jump(got, &[BlockArg::Value(v), BlockArg::Value(after)]);
+        self.b.switch_to_block(got);
+        let params = self.b.block_params(got);
+        (params[0], params[1])
+    }
+
+    /// `varint_call` with another end (a packed run's).
+    fn varint_call_until(&mut self, p: Value, end: Value, env: Env) -> (Value, Value) {
+        self.varint_call(p, Env { end, ..env })
+    }
+
+    /// A length prefix at `p`: where the bytes start and end (declines unless they lie
+    /// before `env.end`).
+    fn span(&mut self, p: Value, env: Env) -> (Value, Value) {
+        let (len, start) = self.varint(p, env.end, env);
+        let room = self.b.ins().isub(env.end, start);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, len, room);
+        let ok = self.b.create_block();
+        self.b.ins().brif(fits, ok, &[], env.decline, &[]);
+        self.b.switch_to_block(ok);
+        let stop = self.b.ins().iadd(start, len);
+        (start, stop)
+    }
+
+    /// The column pointers of field `k` of this message.
+    fn col(&mut self, k: usize, env: Env) -> Value {
+        let cols = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_COLS);
+        self.b.ins().iadd_imm_s(cols, (self.first + k) as i64 * COL_SIZE)
+    }
+
+    /// Writes cell `v` and the presence byte of field `k` at the row.
+    fn put(&mut self, k: usize, v: Value, env: Env) {
+        let col = self.col(k, env);
+        let values = self.b.ins().load(self.ptr, buffers(), col, VALUES);
+        let at = self.b.ins().ishl_imm_u(env.row, 3);
+        let cell = self.b.ins().iadd(values, at);
+        self.b.ins().store(buffers(), v, cell, 0);
+        self.present(col, env);
+    }
+
+    fn present(&mut self, col: Value, env: Env) {
+        let valid = self.b.ins().load(self.ptr, buffers(), col, VALID);
+        let at = self.b.ins().iadd(valid, env.row);
+        let one = self.b.ins().iconst(types::I8, 1);
+        self.b.ins().store(buffers(), one, at, 0);
+    }
+
+    /// Appends item `v` to list field `k`.
+    fn push(&mut self, k: usize, v: Value, env: Env) {
+        let col = self.col(k, env);
+        let items = self.b.ins().load(self.ptr, buffers(), col, ITEMS);
+        let len = self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
+        let at = self.b.ins().ishl_imm_u(len, 3);
+        let cell = self.b.ins().iadd(items, at);
+        self.b.ins().store(buffers(), v, cell, 0);
+        let len = self.b.ins().iadd_imm_s(len, 1);
+        self.b.ins().store(buffers(), len, col, ITEMS_LEN);
+    }
+
+    /// One value of `kind` at `p` (before `end`): its cell and the position after it.
+    fn number(&mut self, kind: FieldKind, k: usize, p: Value, end: Value, env: Env) -> (Value, Value) {
+        let width = match kind {
+            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => 4,
+            FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => 8,
+            _ => 0,
+        };
+        if width > 0 {
+            let next = self.b.ins().iadd_imm_s(p, width);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, next, end);
+            let ok = self.b.create_block();
+            self.b.ins().brif(fits, ok, &[], env.decline, &[]);
+            self.b.switch_to_block(ok);
+            let v = if width == 4 {
+                self.b.ins().uload32(input(), p, 0)
+            } else {
+                self.b.ins().load(types::I64, input(), p, 0)
+            };
+            return (v, next);
+        }
+        let (v, next) = self.varint(p, end, env);
+        let v = match kind {
+            FieldKind::Sint32 => {
+                let x = self.b.ins().ireduce(types::I32, v);
+                let half = self.b.ins().ushr_imm_u(x, 1);
+                let low = self.b.ins().band_imm_u(x, 1);
+                let sign = self.b.ins().ineg(low);
+                let z = self.b.ins().bxor(half, sign);
+                self.b.ins().uextend(types::I64, z)
+            }
+            FieldKind::Sint64 => {
+                let half = self.b.ins().ushr_imm_u(v, 1);
+                let low = self.b.ins().band_imm_u(v, 1);
+                let sign = self.b.ins().ineg(low);
+                self.b.ins().bxor(half, sign)
+            }
+            FieldKind::Enum => {
+                let layout = self.layouts.get(self.msg.layout);
+                let si = self.msg.fields[k].slot;
+                if let Some((lo, hi)) = layout.closed_enum_range(si).filter(|_| layout.slot(si).closed_enum) {
+                    // An undeclared value of a closed enum is an unknown field: the tree's.
+                    let x = self.b.ins().ireduce(types::I32, v);
+                    let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, lo as i64);
+                    let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, x, hi as i64);
+                    let out = self.b.ins().bor(below, above);
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(out, env.decline, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                }
+                v
+            }
+            _ => v,
+        };
+        (v, next)
+    }
+
+    /// The block of field `k` (its tag read; the value at `q`), ending with a jump to the
+    /// loop head.
+    fn field(&mut self, k: usize, packed: bool, q: Value, env: Env) {
+        let f = self.msg.fields[k];
+        let kind = self.layouts.get(self.msg.layout).slot(f.slot).kind;
+        match f.cell {
+            PlanCell::Number => {
+                let (v, next) = self.number(kind, k, q, env.end, env);
+                self.put(k, v, env);
+                self.b.ins().jump(env.next, &[BlockArg::Value(next)]);
+            }
+            PlanCell::Bytes => {
+                let (start, stop) = self.span(q, env);
+                let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
+                let offset = self.b.ins().isub(start, origin);
+                let len = self.b.ins().isub(stop, start);
+                let len = self.b.ins().ishl_imm_u(len, 32);
+                let cell = self.b.ins().bor(offset, len);
+                self.put(k, cell, env);
+                self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+            }
+            PlanCell::Message(j) => {
+                let (start, stop) = self.span(q, env);
+                let col = self.col(k, env);
+                self.present(col, env);
+                let call = self.b.ins().call(self.children[j], &[env.ctx, start, stop, env.row]);
+                let r = self.b.inst_results(call)[0];
+                let whole = self.b.ins().icmp(IntCC::Equal, r, stop);
+                let ok = self.b.create_block();
+                self.b.ins().brif(whole, ok, &[], env.decline, &[]);
+                self.b.switch_to_block(ok);
+                self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+            }
+            PlanCell::List if !packed => {
+                let (v, next) = self.number(kind, k, q, env.end, env);
+                self.push(k, v, env);
+                self.b.ins().jump(env.next, &[BlockArg::Value(next)]);
+            }
+            PlanCell::List => {
+                let (start, stop) = self.span(q, env);
+                let run = self.b.create_block();
+                self.b.append_block_param(run, self.ptr);
+                self.b.ins().jump(run, &[BlockArg::Value(start)]);
+                self.b.switch_to_block(run);
+                let p = self.b.block_params(run)[0];
+                let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, stop);
+                let item = self.b.create_block();
+                let after = self.b.create_block();
+                self.b.ins().brif(over, after, &[], item, &[]);
+                self.b.switch_to_block(item);
+                let (v, next) = self.number(kind, k, p, stop, env);
+                self.push(k, v, env);
+                self.b.ins().jump(run, &[BlockArg::Value(next)]);
+                self.b.switch_to_block(after);
+                // A run's last value must end exactly at its end (`number` never reads
+                // past `stop`, so `p == stop` here).
+                self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+            }
+        }
+    }
+
+    /// Skips a field the plan does not read (tag `tag`, value at `q`) by its wire type;
+    /// groups and wire types 4, 6 and 7 decline.
+    fn skip(&mut self, tag: Value, q: Value, env: Env) {
+        // Field number 0 is malformed.
+        let number = self.b.ins().ushr_imm_u(tag, 3);
+        let zero = self.b.ins().icmp_imm_u(IntCC::Equal, number, 0);
+        let ok = self.b.create_block();
+        self.b.ins().brif(zero, env.decline, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        let wt = self.b.ins().band_imm_u(tag, 7);
+        let mut switch = Switch::new();
+        let varint = self.b.create_block();
+        let fixed64 = self.b.create_block();
+        let len = self.b.create_block();
+        let fixed32 = self.b.create_block();
+        switch.set_entry(0, varint);
+        switch.set_entry(1, fixed64);
+        switch.set_entry(2, len);
+        switch.set_entry(5, fixed32);
+        switch.emit(self.b, wt, env.decline);
+        self.b.switch_to_block(varint);
+        let (_, next) = self.varint(q, env.end, env);
+        self.b.ins().jump(env.next, &[BlockArg::Value(next)]);
+        for (blk, width) in [(fixed64, 8), (fixed32, 4)] {
+            self.b.switch_to_block(blk);
+            let next = self.b.ins().iadd_imm_s(q, width);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, next, env.end);
+            self.b.ins().brif(fits, env.next, &[BlockArg::Value(next)], env.decline, &[]);
+        }
+        self.b.switch_to_block(len);
+        let (_, stop) = self.span(q, env);
+        self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+    }
+}
