@@ -44,6 +44,23 @@ fn main() {
     let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options }).unwrap();
     // No silent fallback: the arms measure the path they name.
     assert_eq!(converter.path(), path, "{arm}: {:?}", converter.path_note());
+    if std::env::var_os("PJ_COMPILE_STATS").is_some() {
+        // The compiled appender's size and compile time beside the decoder's (the JIT's
+        // eager compile of every type the root reaches).
+        let decoder: (u32, f64) = converter
+            .decoder()
+            .stats()
+            .types
+            .iter()
+            .fold((0, 0.0), |(b, t), s| (b + s.code_bytes, t + s.compile_time.as_secs_f64()));
+        eprintln!(
+            "{}: appender {:?}; decoder {} code bytes, {:.2} ms",
+            set.message,
+            converter.appender_stats().map(|(b, t)| format!("{b} code bytes, {:.2} ms", t.as_secs_f64() * 1e3)),
+            decoder.0,
+            decoder.1 * 1e3
+        );
+    }
     let array59 = protojit_arrow::arrow_array::BinaryArray::from_iter_values(set.records.iter());
     let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
     let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
