@@ -54,14 +54,17 @@ impl Compiled {
     }
 
     /// Whether the strings of the row just appended are UTF-8 (else the tree takes the
-    /// record, and says where).
+    /// record, and says where): checked in full only where the code saw a byte that is
+    /// not ASCII.
     pub(crate) fn texts_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
+        if !cols.last_row_non_ascii() {
+            return true; // the code saw ASCII only
+        }
         let row = cols.rows() - 1;
         self.texts.iter().all(|&c| {
             let cell = cols.cell(c, row);
             let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
-            // Most text is ASCII: checked a word at a time before the full check.
-            record.get(at..at + len).is_some_and(|text| text.is_ascii() || std::str::from_utf8(text).is_ok())
+            record.get(at..at + len).is_some_and(|text| std::str::from_utf8(text).is_ok())
         })
     }
 

@@ -426,3 +426,27 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
         Some("compiled column appenders cannot read these columns (ts: a timestamp or duration): chunked path instead")
     );
 }
+
+/// The compiled code checks strings for ASCII eight bytes at a time, then byte by byte:
+/// a byte that is not UTF-8 at every position of strings of every length up to 20 fails the
+/// record as the tree fails it; valid multi-byte text at every position converts alike.
+#[test]
+fn compiled_appenders_check_utf8_at_every_position() {
+    let schema = Schema::from_proto_source("c.proto", COMPILED3).unwrap();
+    let options = ArrowOptions { select: Some(vec!["st".into(), "i32".into()]), ..ArrowOptions::default() };
+    let p = paths(&schema, "c3.Row3", &options);
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    let mut recs = Vec::new();
+    for len in 1..=20usize {
+        for at in 0..len {
+            for bad in [&[0xffu8][..], &[0xc3], &[0xc3, 0xa9]] {
+                let mut text = vec![b'a'; len];
+                text.splice(at..at + 1, bad.iter().copied());
+                let mut r = vec![0x08, 0x07, 0x72, text.len() as u8];
+                r.extend_from_slice(&text);
+                recs.push(r);
+            }
+        }
+    }
+    convert_all(&p, &recs, "strings with a byte that is not ASCII");
+}

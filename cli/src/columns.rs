@@ -11,9 +11,9 @@ use protojit_arrow::parquet::arrow::ArrowWriter;
 use protojit_arrow::parquet::basic::Compression;
 use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
-use protojit_arrow::{ArrowOptions, BatchBuilder, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
+use protojit_arrow::{ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
 
-use crate::args::{DecodeArgs, Output};
+use crate::args::{DecodeArgs, EngineArgs, Output};
 use crate::common::{self, input_name, one_line, Failure};
 use crate::pool;
 use crate::progress::Progress;
@@ -178,6 +178,36 @@ fn write_error(e: &str) -> Failure {
     }
 }
 
+/// Which path fills the columns: the compiled column appenders where the engine compiles
+/// (`--engine jit`; `auto` on a file large enough to repay compiling them, by the bytes
+/// that repay compiling the type's decoder: an appender compiles in about its decoder's
+/// time, BENCHMARKS.md), else the chunked path (saying why with `-v`). The converter falls
+/// back to the chunked path itself where the appenders cannot read a column.
+fn columns_path(schema: &Schema, type_name: &str, engine: &EngineArgs, input: &str) -> Result<ConvertPath, Failure> {
+    match engine.engine {
+        protojit::EngineKind::Interpreter => Ok(ConvertPath::Chunked),
+        protojit::EngineKind::Jit => Ok(ConvertPath::DirectCompiled),
+        protojit::EngineKind::Auto => {
+            let full = common::resolve(schema, type_name)?;
+            let Some(root) = schema.layouts().index_of(&full) else { return Ok(ConvertPath::Chunked) };
+            let repaying = protojit::Tiering::repaying_bytes(schema.layouts(), root);
+            match common::input_size(input) {
+                Some(bytes) if bytes >= repaying => Ok(ConvertPath::DirectCompiled),
+                Some(bytes) => {
+                    common::note(&format!(
+                        "column appenders for {full} are not compiled: {bytes} bytes of input are too few to repay them (about {repaying} would)"
+                    ));
+                    Ok(ConvertPath::Chunked)
+                }
+                None => {
+                    common::note("an input of unknown size (a pipe) converts without compiling column appenders");
+                    Ok(ConvertPath::Chunked)
+                }
+            }
+        }
+    }
+}
+
 pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     if !args.delimited && args.jobs != 1 {
         return Err(Failure::usage("--jobs and --keep-going apply to --delimited streams"));
@@ -215,6 +245,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
                 ArrowOptions::default().decode.tiering,
                 input_bytes,
             )?),
+        path: columns_path(schema, &args.type_name, &args.engine, &args.input)?,
         ..ArrowOptions::default()
     };
     let converter = Converter::new(schema, &args.type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
@@ -222,6 +253,9 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         common::note(n);
     }
     // Which path fills the columns: directly from the wire, or through a tree (and why).
+    if let Some(why) = converter.path_note() {
+        common::note(why);
+    }
     common::note(&format!("records become columns by the {}", converter.path()));
     let arrow_schema = converter.arrow_schema().clone();
     let mut groups = None;

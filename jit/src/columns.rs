@@ -111,9 +111,13 @@ struct AppendCtx {
     cols: *mut ColPtrs,
     /// The record's first byte (string cells are offsets from it).
     start: *const u8,
+    /// Set (not 0) by the code when a `string` value holds a byte of 0x80 or more: only
+    /// then does its UTF-8 need a full check.
+    non_ascii: u64,
 }
 const CTX_COLS: i32 = std::mem::offset_of!(AppendCtx, cols) as i32;
 const CTX_START: i32 = std::mem::offset_of!(AppendCtx, start) as i32;
+const CTX_NON_ASCII: i32 = std::mem::offset_of!(AppendCtx, non_ascii) as i32;
 
 /// Every message function: `(ctx, ptr, end, row) -> the position after the message`, or
 /// null when the record is declined.
@@ -150,6 +154,8 @@ pub struct ChunkColumns {
     ptrs: Vec<ColPtrs>,
     /// The list columns.
     lists: Vec<usize>,
+    /// Whether a `string` value of the last row written holds a byte of 0x80 or more.
+    non_ascii: bool,
 }
 
 /// One column of a [`ChunkColumns`].
@@ -187,6 +193,13 @@ impl ChunkColumns {
     /// Column `col`'s cells, one per row written.
     pub fn values(&self, col: usize) -> &[u64] {
         &self.cols[col].values[..self.rows]
+    }
+
+    /// Whether a `string` value of the last row written holds a byte of 0x80 or more (its
+    /// text may not be UTF-8: the code checks ASCII only); `false` means every string of
+    /// the row is ASCII, so valid UTF-8.
+    pub fn last_row_non_ascii(&self) -> bool {
+        self.non_ascii
     }
 
     /// Column `col`'s cell at row `row` (< [`rows`](Self::rows)).
@@ -370,7 +383,7 @@ impl Appender {
             })
             .collect();
         let lists = self.lists.iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i).collect();
-        ChunkColumns { appender: self.id, capacity, rows: 0, ptrs, cols, lists }
+        ChunkColumns { appender: self.id, capacity, rows: 0, ptrs, cols, lists, non_ascii: false }
     }
 
     /// Appends `record` as the next row of `cols`: `true`, or `false` when the code
@@ -391,7 +404,7 @@ impl Appender {
             p.items = c.items.as_mut_ptr();
             p.items_len = c.items.len() as u64;
         }
-        let mut ctx = AppendCtx { cols: cols.ptrs.as_mut_ptr(), start: record.as_ptr() };
+        let mut ctx = AppendCtx { cols: cols.ptrs.as_mut_ptr(), start: record.as_ptr(), non_ascii: 0 };
         let end = record.as_ptr_range().end;
         // SAFETY: the code was compiled for these columns (the id matched): it writes
         // cell and presence byte `row` (< capacity, the length of every `values` and
@@ -408,6 +421,7 @@ impl Appender {
                 c.ends.push(c.items.len() as u32);
             }
             cols.rows += 1;
+            cols.non_ascii = ctx.non_ascii != 0;
             return true;
         }
         // Declined: the row's cells back to zero (list items past `len` were never
@@ -784,6 +798,9 @@ impl Lower<'_, '_, '_> {
                 let len = self.b.ins().ishl_imm_u(len, 32);
                 let cell = self.b.ins().bor(offset, len);
                 self.put(k, cell, env);
+                if kind == FieldKind::String {
+                    self.ascii(start, stop, env);
+                }
                 self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
             }
             PlanCell::Message(j) => {
@@ -824,6 +841,48 @@ impl Lower<'_, '_, '_> {
                 self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
             }
         }
+    }
+
+    /// Flags the record (`non_ascii` in the context) when `start..stop` holds a byte of
+    /// 0x80 or more: eight bytes at a time, then the rest one by one. Continues in a new
+    /// block.
+    fn ascii(&mut self, start: Value, stop: Value, env: Env) {
+        let words = self.b.create_block();
+        self.b.append_block_param(words, self.ptr);
+        let word = self.b.create_block();
+        let bytes = self.b.create_block();
+        self.b.append_block_param(bytes, self.ptr);
+        let byte = self.b.create_block();
+        let mark = self.b.create_block();
+        self.b.set_cold_block(mark);
+        let done = self.b.create_block();
+        self.b.ins().jump(words, &[BlockArg::Value(start)]);
+
+        self.b.switch_to_block(words);
+        let q = self.b.block_params(words)[0];
+        let q8 = self.b.ins().iadd_imm_s(q, 8);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, q8, stop);
+        self.b.ins().brif(fits, word, &[], bytes, &[BlockArg::Value(q)]);
+        self.b.switch_to_block(word);
+        let w = self.b.ins().load(types::I64, input(), q, 0);
+        let high = self.b.ins().band_imm_u(w, 0x8080_8080_8080_8080u64 as i64);
+        self.b.ins().brif(high, mark, &[], words, &[BlockArg::Value(q8)]);
+
+        self.b.switch_to_block(bytes);
+        let q = self.b.block_params(bytes)[0];
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, q, stop);
+        self.b.ins().brif(more, byte, &[], done, &[]);
+        self.b.switch_to_block(byte);
+        let b = self.b.ins().uload8(types::I64, input(), q, 0);
+        let high = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, b, 0x80);
+        let q1 = self.b.ins().iadd_imm_s(q, 1);
+        self.b.ins().brif(high, mark, &[], bytes, &[BlockArg::Value(q1)]);
+
+        self.b.switch_to_block(mark);
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.ins().store(buffers(), one, env.ctx, CTX_NON_ASCII);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// Skips a field the plan does not read (tag `tag`, value at `q`) by its wire type;
