@@ -22,15 +22,17 @@ pub(crate) struct Compiled {
     texts: Vec<usize>,
 }
 
-impl Compiled {
-    /// Compiles the appender for the columns under `root` (of type `li`), or says why
-    /// they cannot be read by compiled appenders.
-    pub(crate) fn new(
-        layouts: &Layouts,
-        li: LayoutIndex,
-        root: &StructCol,
-        max_depth: u32,
-    ) -> Result<Compiled, String> {
+/// A converter's columns as a plan for compiled appenders, not yet compiled.
+pub(crate) struct Planned {
+    plan: ColumnPlan,
+    first: Vec<usize>,
+    texts: Vec<usize>,
+}
+
+impl Planned {
+    /// The plan of the columns under `root` (of type `li`), or why compiled appenders
+    /// cannot read them.
+    pub(crate) fn new(layouts: &Layouts, li: LayoutIndex, root: &StructCol, max_depth: u32) -> Result<Planned, String> {
         let mut plan = ColumnPlan::default();
         add(layouts, li, root, &mut plan)?;
         if plan.messages.len() > max_depth as usize {
@@ -49,10 +51,18 @@ impl Compiled {
             }
             n += m.fields.len();
         }
-        let appender = Appender::compile(layouts, &plan, &Default::default()).map_err(|e| e.to_string())?;
-        Ok(Compiled { appender, plan, first, texts })
+        Ok(Planned { plan, first, texts })
     }
 
+    /// Compiles the appender (what fails is a code generation error, as text).
+    pub(crate) fn compile(self, layouts: &Layouts) -> Result<Compiled, String> {
+        let appender = Appender::compile(layouts, &self.plan, &Default::default())
+            .map_err(|e| format!("compiling the column appenders failed: {e}"))?;
+        Ok(Compiled { appender, plan: self.plan, first: self.first, texts: self.texts })
+    }
+}
+
+impl Compiled {
     /// Whether the strings of the row just appended are UTF-8 (else the tree takes the
     /// record, and says where): checked in full only where the code saw a byte that is
     /// not ASCII.

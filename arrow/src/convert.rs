@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, RecordBatchOptions};
 use arrow_buffer::Buffer;
@@ -11,10 +12,10 @@ use prost_reflect::MessageDescriptor;
 use protojit::layers::arena::stream::walk;
 use protojit::layers::arena::LayoutIndex;
 use protojit::layers::jit::ChunkColumns;
-use protojit::{Arena, DecodeError, Decoder, Schema, UnknownFields, Utf8Check};
+use protojit::{Arena, DecodeError, Decoder, EngineKind, Schema, UnknownFields, Utf8Check};
 
 use crate::column::Cell;
-use crate::compiled::Compiled;
+use crate::compiled::{Compiled, Planned};
 use crate::delimited::DelimitedRecords;
 use crate::direct::DirectCx;
 use crate::error::{AppendError, ConvertError, RecordError};
@@ -41,10 +42,52 @@ pub struct Converter {
     notes: Vec<String>,
     /// Schema-registry framing, if records carry it.
     framing: Option<FramingCheck>,
-    /// The compiled appender ([`ConvertPath::DirectCompiled`]).
-    compiled: Option<Compiled>,
+    /// The compiled appender ([`ConvertPath::DirectCompiled`]), compiled or being compiled.
+    compiled: Option<AppenderCell>,
     /// Why the path is not the one asked for, if it is not.
     path_note: Option<String>,
+}
+
+/// A converter's compiled appender: compiled when the converter is made
+/// ([`EngineKind::Jit`]), or on a thread of its own while the chunked path converts
+/// ([`EngineKind::Auto`]: a one-shot conversion never waits for the compiler); with the
+/// rows each path filled.
+struct AppenderCell {
+    cell: Arc<OnceLock<Result<Compiled, String>>>,
+    compiled_rows: AtomicU64,
+    waiting_rows: AtomicU64,
+    tree_rows: AtomicU64,
+}
+
+impl AppenderCell {
+    fn start(planned: Planned, schema: &Schema, kind: EngineKind) -> AppenderCell {
+        let cell = Arc::new(OnceLock::new());
+        // Whoever takes the plan compiles it: the thread, or (without one) this caller.
+        let job = Arc::new(std::sync::Mutex::new(Some(planned)));
+        let take = |job: &std::sync::Mutex<Option<Planned>>| job.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let spawned = kind == EngineKind::Auto && {
+            let (cell, schema, job) = (cell.clone(), schema.clone(), job.clone());
+            let thread = std::thread::Builder::new().name("protojit-appender".into());
+            thread
+                .spawn(move || {
+                    if let Some(planned) = take(&job) {
+                        let _ = cell.set(planned.compile(schema.layouts()));
+                    }
+                })
+                .is_ok()
+        };
+        if !spawned {
+            if let Some(planned) = take(&job) {
+                let _ = cell.set(planned.compile(schema.layouts()));
+            }
+        }
+        AppenderCell {
+            cell,
+            compiled_rows: AtomicU64::new(0),
+            waiting_rows: AtomicU64::new(0),
+            tree_rows: AtomicU64::new(0),
+        }
+    }
 }
 
 impl std::fmt::Debug for Converter {
@@ -88,25 +131,37 @@ impl Converter {
         let root = schema.pool().get_message_by_name(&full).expect("the pruned pool keeps the root");
         // Columns never hold unknown fields, and a projection's unselected fields are
         // unknown to its pruned schema: the decoder skips them without storing them.
-        let decode = options.decode.with_unknown_fields(UnknownFields::Discard);
-        let decoder = schema.decoder_with_options(&full, &decode)?;
+        let mut decode = options.decode.with_unknown_fields(UnknownFields::Discard);
         let layout = schema.layouts().index_of(&full).expect("the root type has a layout");
         let mut mapper = Mapper::new(schema.layouts(), &options);
         let columns = mapper.message(&root, &selection, "", false);
-        let (path, compiled, path_note) = match options.path {
-            ConvertPath::DirectCompiled => {
-                match Compiled::new(schema.layouts(), layout, &columns, decode.decode.max_depth()) {
-                    Ok(c) => (ConvertPath::DirectCompiled, Some(c), None),
-                    Err(why) => (
-                        ConvertPath::Chunked,
-                        None,
-                        Some(format!(
-                            "compiled column appenders cannot read these columns ({why}): chunked path instead"
-                        )),
-                    ),
-                }
+        let planned = match (options.path, options.decode.kind) {
+            (ConvertPath::DirectCompiled, EngineKind::Auto | EngineKind::Jit) => {
+                Some(Planned::new(schema.layouts(), layout, &columns, decode.decode.max_depth()))
             }
-            path => (path, None, None),
+            _ => None,
+        };
+        if matches!(planned, Some(Ok(_))) && decode.kind == EngineKind::Auto {
+            // On the compiled path the appenders are the compiled code; the decoder reads
+            // the rows converted while they compile and the records they decline, on the
+            // interpreter, instead of compiling too beside the conversion.
+            decode = decode.with_tiering(protojit::Tiering::NEVER);
+        }
+        let decoder = schema.decoder_with_options(&full, &decode)?;
+        let unreadable = |why: String| {
+            let note = format!("compiled column appenders cannot read these columns ({why}): chunked path instead");
+            (ConvertPath::Chunked, None, Some(note))
+        };
+        let (path, compiled, path_note) = match (options.path, options.decode.kind) {
+            (ConvertPath::DirectCompiled, EngineKind::Interpreter) => {
+                let note = "the interpreter engine compiles nothing: chunked path instead".to_owned();
+                (ConvertPath::Chunked, None, Some(note))
+            }
+            (ConvertPath::DirectCompiled, kind) => match planned.expect("planned above") {
+                Ok(planned) => (ConvertPath::DirectCompiled, Some(AppenderCell::start(planned, &schema, kind)), None),
+                Err(why) => unreadable(why),
+            },
+            (path, _) => (path, None, None),
         };
         let notes = mapper.notes.cuts;
         let mut fields: Vec<arrow_schema::FieldRef> = columns.fields().iter().cloned().collect();
@@ -159,14 +214,40 @@ impl Converter {
     }
 
     /// Why [`path`](Self::path) is not the path asked for ([`ArrowOptions::path`]), if it
-    /// is not: the compiled appenders cannot read some column (which, and why).
+    /// is not (the compiled appenders cannot read some column: which, and why; or the
+    /// engine compiles nothing), or why compiling the appenders failed.
     pub fn path_note(&self) -> Option<&str> {
-        self.path_note.as_deref()
+        match self.compiled.as_ref().and_then(|c| c.cell.get()) {
+            Some(Err(why)) => Some(why),
+            _ => self.path_note.as_deref(),
+        }
     }
 
-    /// Machine-code bytes and compile time of the compiled appender, on the compiled path.
+    /// Machine-code bytes and compile time of the compiled appender, once compiled.
     pub fn appender_stats(&self) -> Option<(u32, std::time::Duration)> {
-        self.compiled.as_ref().map(|c| (c.appender.code_bytes(), c.appender.compile_time()))
+        self.appender().map(|c| (c.appender.code_bytes(), c.appender.compile_time()))
+    }
+
+    /// Waits for the compiled appender while it compiles in the background (on the
+    /// compiled path with [`EngineKind::Auto`]); whether it is there (`false`: another
+    /// path, or its compile failed, [`path_note`](Self::path_note)).
+    pub fn wait_for_appender(&self) -> bool {
+        self.compiled.as_ref().is_some_and(|c| c.cell.wait().is_ok())
+    }
+
+    /// On the compiled path, over every builder of this converter so far: the records the
+    /// compiled appenders filled, those the chunked path filled while they were compiling,
+    /// and those the code declined and the tree read ([`BatchStats::tree_records`]).
+    pub fn compiled_records(&self) -> (u64, u64, u64) {
+        self.compiled.as_ref().map_or((0, 0, 0), |c| {
+            let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+            (load(&c.compiled_rows), load(&c.waiting_rows), load(&c.tree_rows))
+        })
+    }
+
+    /// The compiled appender, once it is there.
+    fn appender(&self) -> Option<&Compiled> {
+        self.compiled.as_ref().and_then(|c| c.cell.get()).and_then(|r| r.as_ref().ok())
     }
 
     /// A builder that appends records one by one.
@@ -180,7 +261,7 @@ impl Converter {
             cx: RowCx::default(),
             shared: Vec::new(),
             intake: Intake { bytes: 0, schema_ids: self.framing.as_ref().is_some_and(|c| c.column).then(Vec::new) },
-            chunk: self.compiled.as_ref().map(|c| c.appender.columns(CHUNK_RECORDS)),
+            chunk: None,
         }
     }
 
@@ -414,7 +495,17 @@ impl BatchBuilder<'_> {
             }
             let more = match self.converter.path {
                 ConvertPath::Chunked => self.push_chunk(records, full_at)?,
-                ConvertPath::DirectCompiled => self.push_compiled(records, full_at)?,
+                ConvertPath::DirectCompiled if self.converter.appender().is_some() => {
+                    self.push_compiled(records, full_at)?
+                }
+                // While the appenders compile (in the background), the chunked path.
+                ConvertPath::DirectCompiled => {
+                    let before = self.len();
+                    let more = self.push_chunk(records, full_at);
+                    let c = self.converter.compiled.as_ref().expect("the compiled path has its cell");
+                    c.waiting_rows.fetch_add((self.len() - before) as u64, Ordering::Relaxed);
+                    more?
+                }
                 _ => match records.next() {
                     Some(r) => {
                         self.push_one(r)?;
@@ -479,8 +570,8 @@ impl BatchBuilder<'_> {
         records: &mut impl Iterator<Item = &'r [u8]>,
         full_at: usize,
     ) -> Result<bool, AppendError> {
-        let compiled = self.converter.compiled.as_ref().expect("the compiled path has its appender");
-        let mut cols = self.chunk.take().expect("the compiled path has its buffers");
+        let compiled = self.converter.appender().expect("the compiled path has its appender");
+        let mut cols = self.chunk.take().unwrap_or_else(|| compiled.appender.columns(CHUNK_RECORDS));
         let mut taken: Vec<&[u8]> = Vec::with_capacity(cols.capacity());
         let mut outcome = Ok(true);
         while !cols.is_full() && self.intake.bytes < full_at {
@@ -509,6 +600,8 @@ impl BatchBuilder<'_> {
             match self.push_tree(message) {
                 Ok(()) => {
                     self.cx.stats.tree_records += 1;
+                    let cell = self.converter.compiled.as_ref().expect("the compiled path has its cell");
+                    cell.tree_rows.fetch_add(1, Ordering::Relaxed);
                     self.intake.admitted(schema_id, message.len());
                 }
                 Err(e) => {
@@ -527,10 +620,12 @@ impl BatchBuilder<'_> {
         if cols.rows() == 0 {
             return;
         }
-        let compiled = self.converter.compiled.as_ref().expect("the compiled path has its appender");
+        let compiled = self.converter.appender().expect("the compiled path has its appender");
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         root.pad_deep();
         compiled.flush(root, cols, taken, &self.cx);
+        let cell = self.converter.compiled.as_ref().expect("the compiled path has its cell");
+        cell.compiled_rows.fetch_add(cols.rows() as u64, Ordering::Relaxed);
         cols.clear();
         taken.clear();
     }

@@ -49,8 +49,14 @@ pub enum ConvertPath {
     Tree,
     /// Compiled column appenders: machine code made for the converter's columns reads
     /// each record straight into per-chunk column buffers (no tree, no per-field call),
-    /// which are moved into the builders a chunk at a time. The converter compiles it
-    /// when it is made. A record the code declines (malformed, or of a shape it leaves to
+    /// which are moved into the builders a chunk at a time. With
+    /// [`EngineKind::Jit`](protojit::EngineKind::Jit) the converter compiles it when it is
+    /// made; with [`EngineKind::Auto`](protojit::EngineKind::Auto) on a thread of its own,
+    /// while the chunked path converts (so a conversion never waits for the compiler;
+    /// [`Converter::compiled_records`](crate::Converter::compiled_records) counts the rows
+    /// of each; [`Converter::wait_for_appender`](crate::Converter::wait_for_appender)
+    /// waits); the interpreter engine compiles nothing (the chunked path, with a note).
+    /// A record the code declines (malformed, or of a shape it leaves to
     /// the tree: an unknown group, a closed enum's undeclared value, invalid UTF-8) goes
     /// through the tree, counted in
     /// [`BatchStats::tree_records`](crate::BatchStats::tree_records). Columns the

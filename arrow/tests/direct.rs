@@ -36,8 +36,10 @@ fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
     assert_eq!(direct.path(), ConvertPath::DirectInterpreted);
     assert_eq!(tree.path(), ConvertPath::Tree);
     let compiled = with(ConvertPath::DirectCompiled);
-    // Not compiled only with the reason.
+    // Not compiled only with the reason; compiled before the first record (it compiles in
+    // the background), so the conversions below run the code.
     assert_eq!(compiled.path() == ConvertPath::DirectCompiled, compiled.path_note().is_none(), "{root}");
+    assert_eq!(compiled.wait_for_appender(), compiled.path() == ConvertPath::DirectCompiled, "{root}");
     Paths { chunked, direct, tree, compiled }
 }
 
@@ -449,4 +451,37 @@ fn compiled_appenders_check_utf8_at_every_position() {
         }
     }
     convert_all(&p, &recs, "strings with a byte that is not ASCII");
+}
+
+/// With the default engine the appenders compile in the background: the chunked path fills
+/// the rows until they are there (counted), then the code; the batch is the same.
+#[test]
+fn rows_converted_while_the_appenders_compile_take_the_chunked_path() {
+    let schema = Schema::from_proto_source("c.proto", COMPILED).unwrap();
+    let desc = schema.pool().get_message_by_name("c.Row").unwrap();
+    let recs = records(&desc, 200, &mut common::Rng(0xd1ec_0b9d));
+    let options = ArrowOptions { path: ConvertPath::DirectCompiled, ..ArrowOptions::default() };
+    let tree = Converter::new(&schema, "c.Row", &ArrowOptions { path: ConvertPath::Tree, ..options.clone() }).unwrap();
+    let mut t = tree.builder();
+    recs.iter().for_each(|r| t.append(r).unwrap());
+    let want = t.finish().unwrap();
+    let compiled = Converter::new(&schema, "c.Row", &options).unwrap();
+    let mut b = compiled.builder();
+    // Whatever the compiler's progress, each record is converted by one path or the other.
+    recs.iter().for_each(|r| b.append(r).unwrap());
+    assert_eq!(b.finish().unwrap(), want);
+    let (code, chunked, tree) = compiled.compiled_records();
+    assert_eq!((code + chunked, tree), (recs.len() as u64, 0));
+    assert!(compiled.wait_for_appender());
+    let mut b = compiled.builder();
+    recs.iter().for_each(|r| b.append(r).unwrap());
+    assert_eq!(b.finish().unwrap(), want);
+    assert_eq!(compiled.compiled_records(), (code + recs.len() as u64, chunked, 0));
+    // The interpreter engine compiles nothing.
+    let interp = ArrowOptions { decode: options.decode.with_kind(protojit::EngineKind::Interpreter), ..options };
+    let c = Converter::new(&schema, "c.Row", &interp).unwrap();
+    assert_eq!(
+        (c.path(), c.path_note()),
+        (ConvertPath::Chunked, Some("the interpreter engine compiles nothing: chunked path instead"))
+    );
 }

@@ -13,7 +13,7 @@ use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
 
-use crate::args::{DecodeArgs, EngineArgs, Output};
+use crate::args::{DecodeArgs, Output};
 use crate::common::{self, input_name, one_line, Failure};
 use crate::pool;
 use crate::progress::Progress;
@@ -178,36 +178,6 @@ fn write_error(e: &str) -> Failure {
     }
 }
 
-/// Which path fills the columns: the compiled column appenders where the engine compiles
-/// (`--engine jit`; `auto` on a file large enough to repay compiling them, by the bytes
-/// that repay compiling the type's decoder: an appender compiles in about its decoder's
-/// time, BENCHMARKS.md), else the chunked path (saying why with `-v`). The converter falls
-/// back to the chunked path itself where the appenders cannot read a column.
-fn columns_path(schema: &Schema, type_name: &str, engine: &EngineArgs, input: &str) -> Result<ConvertPath, Failure> {
-    match engine.engine {
-        protojit::EngineKind::Interpreter => Ok(ConvertPath::Chunked),
-        protojit::EngineKind::Jit => Ok(ConvertPath::DirectCompiled),
-        protojit::EngineKind::Auto => {
-            let full = common::resolve(schema, type_name)?;
-            let Some(root) = schema.layouts().index_of(&full) else { return Ok(ConvertPath::Chunked) };
-            let repaying = protojit::Tiering::repaying_bytes(schema.layouts(), root);
-            match common::input_size(input) {
-                Some(bytes) if bytes >= repaying => Ok(ConvertPath::DirectCompiled),
-                Some(bytes) => {
-                    common::note(&format!(
-                        "column appenders for {full} are not compiled: {bytes} bytes of input are too few to repay them (about {repaying} would)"
-                    ));
-                    Ok(ConvertPath::Chunked)
-                }
-                None => {
-                    common::note("an input of unknown size (a pipe) converts without compiling column appenders");
-                    Ok(ConvertPath::Chunked)
-                }
-            }
-        }
-    }
-}
-
 pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
     if !args.delimited && args.jobs != 1 {
         return Err(Failure::usage("--jobs and --keep-going apply to --delimited streams"));
@@ -245,7 +215,10 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
                 ArrowOptions::default().decode.tiering,
                 input_bytes,
             )?),
-        path: columns_path(schema, &args.type_name, &args.engine, &args.input)?,
+        // The compiled column appenders where the engine compiles (in the background with
+        // `auto`: the chunked path converts until they are there); the converter says why
+        // not where they cannot read a column.
+        path: ConvertPath::DirectCompiled,
         ..ArrowOptions::default()
     };
     let converter = Converter::new(schema, &args.type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
@@ -285,6 +258,12 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         Ok(failed) => {
             sink.finish(groups.as_ref(), jobs(args))?;
             common::note_engines(converter.decoder());
+            if converter.path() == ConvertPath::DirectCompiled {
+                let (code, chunked, tree) = converter.compiled_records();
+                common::note(&format!(
+                    "records filled by the compiled column appenders: {code}; by the chunked path while they compiled: {chunked}; by the tree (declined by the code): {tree}"
+                ));
+            }
             if failed > 0 {
                 return Err(Failure::input(format!("{failed} record(s) did not decode and were skipped")));
             }

@@ -44,6 +44,8 @@ fn main() {
     let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options }).unwrap();
     // No silent fallback: the arms measure the path they name.
     assert_eq!(converter.path(), path, "{arm}: {:?}", converter.path_note());
+    // The appenders compile in the background: set-up, as the decoder's compile is.
+    assert_eq!(converter.wait_for_appender(), path == ConvertPath::DirectCompiled);
     if std::env::var_os("PJ_COMPILE_STATS").is_some() {
         // The compiled appender's size and compile time beside the decoder's (the JIT's
         // eager compile of every type the root reaches).
