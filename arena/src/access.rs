@@ -20,8 +20,8 @@ use crate::SlotMismatch;
 
 /// What an [`Access`] reads. Sealed; the implementations are a number type (`Access<i64>`:
 /// a singular number of that width) and the [`field`](crate::field) markers
-/// [`Bytes`](field::Bytes) (a singular string or bytes field), [`Message`](field::Message)
-/// (a singular message or group), [`List`](field::List)`<T>` of a number type, of `Bytes`
+/// [`Bytes`](crate::field::Bytes) (a singular string or bytes field), [`Message`](crate::field::Message)
+/// (a singular message or group), [`List`](crate::field::List)`<T>` of a number type, of `Bytes`
 /// and of `Message` (a repeated message or group field, or a map field: its entries).
 pub trait AccessKind: sealed::Sealed {
     /// Whether `slot` holds what this access reads.
