@@ -71,7 +71,13 @@ impl AppenderCell {
             thread
                 .spawn(move || {
                     if let Some(planned) = take(&job) {
-                        let _ = cell.set(planned.compile(schema.layouts()));
+                        // A compiler bug must not leave the cell empty: `wait_for_appender`
+                        // would wait for ever.
+                        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            planned.compile(schema.layouts())
+                        }));
+                        let failed = || Err("compiling the column appenders panicked".to_owned());
+                        let _ = cell.set(compiled.unwrap_or_else(|_| failed()));
                     }
                 })
                 .is_ok()
