@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use protojit_arrow::ArrowOptions;
+use protojit_arrow::{ArrowOptions, ConvertPath};
 use protojit_sql::datafusion::arrow::array::RecordBatch;
 use protojit_sql::datafusion::arrow::datatypes::SchemaRef;
 use protojit_sql::datafusion::arrow::{csv, json, util::pretty};
@@ -52,8 +52,13 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let arrow =
-        ArrowOptions { decode: ArrowOptions::default().decode.with_kind(args.engine), ..ArrowOptions::default() };
+    // Scans fill their columns with compiled appenders where they read them (compiled in
+    // the background under the default engine; the chunked path converts meanwhile).
+    let arrow = ArrowOptions {
+        decode: ArrowOptions::default().decode.with_kind(args.engine),
+        path: ConvertPath::DirectCompiled,
+        ..ArrowOptions::default()
+    };
     let batch_size = args.batch_size.max(1);
     let config = SessionConfig::new().with_target_partitions(partitions).with_batch_size(batch_size);
     let ctx = SessionContext::new_with_config(config);

@@ -45,7 +45,7 @@ use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, Converter, Framing};
+use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
 
 use crate::scan::{RecordScanner, ScanError};
 
@@ -94,7 +94,10 @@ impl ProtobufFormat {
         if options.select.is_some() {
             return Err(crate::SqlError::Select);
         }
-        let converter = Converter::new(schema, message, options)?;
+        // For the type's name and columns only (scans make their own converters): no
+        // compiled appenders.
+        let converter =
+            Converter::new(schema, message, &ArrowOptions { path: ConvertPath::Chunked, ..options.clone() })?;
         Ok(ProtobufFormat {
             schema: schema.clone(),
             message: converter.decoder().descriptor().full_name().to_owned(),

@@ -19,7 +19,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::ExecutionPlan;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertError, Converter, DelimitedRecords, StreamError};
+use protojit_arrow::{ArrowOptions, ConvertError, ConvertPath, Converter, DelimitedRecords, StreamError};
 
 use crate::scan::RecordScanner;
 
@@ -125,7 +125,10 @@ impl ProtobufTable {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|source| SqlError::Stream { path: PathBuf::from(&name), source })?;
         let options = options.clone();
-        let converter = Converter::new(schema, message, &options.arrow)?;
+        // For the type's name and columns only (scans make their own converters): no
+        // compiled appenders.
+        let converter =
+            Converter::new(schema, message, &ArrowOptions { path: ConvertPath::Chunked, ..options.arrow.clone() })?;
         let message = converter.decoder().descriptor().full_name().to_owned();
         Ok(ProtobufTable {
             schema: schema.clone(),
