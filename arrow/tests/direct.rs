@@ -156,6 +156,24 @@ fn projections_read_directly_equal_the_tree() {
     }
 }
 
+/// `r` with one bit flipped, cut short, or with part of another record of `clean` inserted.
+fn corrupted(r: &[u8], clean: &[Vec<u8>], rng: &mut common::Rng) -> Vec<u8> {
+    let mut b = r.to_vec();
+    match rng.below(3) {
+        0 if !b.is_empty() => {
+            let i = rng.index(b.len());
+            b[i] ^= 1 << rng.below(8);
+        }
+        1 => b.truncate(rng.index(b.len() + 1)),
+        _ => {
+            let at = rng.index(b.len() + 1);
+            let other = rng.pick(clean);
+            b.splice(at..at, other[..rng.index(other.len() + 1)].iter().copied());
+        }
+    }
+    b
+}
+
 /// Corrupted records: the same accept/reject and errors, and a record that fails leaves
 /// the builders as they were (the batches of the records before and after are equal).
 #[test]
@@ -167,20 +185,7 @@ fn corrupted_records_fail_alike_and_leave_no_half_row() {
         let clean = records(&desc, 30, &mut rng);
         let mut recs = Vec::new();
         for r in &clean {
-            let mut b = r.clone();
-            match rng.below(3) {
-                0 if !b.is_empty() => {
-                    let i = rng.index(b.len());
-                    b[i] ^= 1 << rng.below(8);
-                }
-                1 => b.truncate(rng.index(b.len() + 1)),
-                _ => {
-                    let at = rng.index(b.len() + 1);
-                    let other = rng.pick(&clean);
-                    b.splice(at..at, other[..rng.index(other.len() + 1)].iter().copied());
-                }
-            }
-            recs.push(b);
+            recs.push(corrupted(r, &clean, &mut rng));
             recs.push(r.clone());
         }
         for options in options_grid().into_iter().step_by(2) {
@@ -382,20 +387,7 @@ fn compiled_appenders_equal_the_tree() {
         let clean = records(&desc, 80, &mut rng);
         let mut recs = clean.clone();
         for r in &clean {
-            let mut b = r.clone();
-            match rng.below(3) {
-                0 if !b.is_empty() => {
-                    let i = rng.index(b.len());
-                    b[i] ^= 1 << rng.below(8);
-                }
-                1 => b.truncate(rng.index(b.len() + 1)),
-                _ => {
-                    let at = rng.index(b.len() + 1);
-                    let other = rng.pick(&clean);
-                    b.splice(at..at, other[..rng.index(other.len() + 1)].iter().copied());
-                }
-            }
-            recs.push(b);
+            recs.push(corrupted(r, &clean, &mut rng));
         }
         let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
         let mut grid = options_grid();
