@@ -31,11 +31,14 @@ fn converters() -> &'static Vec<[Converter; 4]> {
                 let mut options = ArrowOptions { enums, strings, max_recursion: 2, ..ArrowOptions::default() };
                 options.decode = options.decode.with_max_depth(12);
                 let with = |path| Converter::new(&schema, type_name, &ArrowOptions { path, ..options.clone() }).unwrap();
+                let compiled = with(ConvertPath::DirectCompiled);
+                // It compiles in the background: every input runs the code.
+                compiled.wait_for_appender();
                 out.push([
                     with(ConvertPath::Chunked),
                     with(ConvertPath::DirectInterpreted),
                     with(ConvertPath::Tree),
-                    with(ConvertPath::DirectCompiled),
+                    compiled,
                 ]);
             }
         }
