@@ -15,17 +15,15 @@ use crate::values::{Data, RowCx, Values};
 /// A converter's compiled appender and its plan.
 pub(crate) struct Compiled {
     pub(crate) appender: Appender,
+    planned: Planned,
+}
+
+/// A converter's columns as a plan for compiled appenders.
+pub(crate) struct Planned {
     plan: ColumnPlan,
     /// The first column of each message of the plan.
     first: Vec<usize>,
-    /// The `string` columns (their bytes must be UTF-8: the code does not check).
-    texts: Vec<usize>,
-}
-
-/// A converter's columns as a plan for compiled appenders, not yet compiled.
-pub(crate) struct Planned {
-    plan: ColumnPlan,
-    first: Vec<usize>,
+    /// The `string` columns (their bytes must be UTF-8: the code checks ASCII only).
     texts: Vec<usize>,
 }
 
@@ -58,7 +56,7 @@ impl Planned {
     pub(crate) fn compile(self, layouts: &Layouts) -> Result<Compiled, String> {
         let appender = Appender::compile(layouts, &self.plan, &Default::default())
             .map_err(|e| format!("compiling the column appenders failed: {e}"))?;
-        Ok(Compiled { appender, plan: self.plan, first: self.first, texts: self.texts })
+        Ok(Compiled { appender, planned: self })
     }
 }
 
@@ -71,7 +69,7 @@ impl Compiled {
             return true; // the code saw ASCII only
         }
         let row = cols.rows() - 1;
-        self.texts.iter().all(|&c| {
+        self.planned.texts.iter().all(|&c| {
             let cell = cols.cell(c, row);
             let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
             record.get(at..at + len).is_some_and(|text| std::str::from_utf8(text).is_ok())
@@ -85,10 +83,10 @@ impl Compiled {
     }
 
     fn flush_struct(&self, s: &mut StructCol, i: usize, cols: &ChunkColumns, records: &[&[u8]], cx: &RowCx) {
-        let first = self.first[i];
+        let first = self.planned.first[i];
         for (k, c) in s.columns.iter_mut().enumerate() {
             let col = first + k;
-            match (self.plan.messages[i].fields[k].cell, &mut c.cell) {
+            match (self.planned.plan.messages[i].fields[k].cell, &mut c.cell) {
                 (PlanCell::Number, Cell::Values(v)) => v.extend_cells(cols.values(col), Some(cols.valid(col))),
                 (PlanCell::Bytes, Cell::Values(v)) => v.extend_spans(cols.values(col), cols.valid(col), records, cx),
                 (PlanCell::Message(j), Cell::Struct(child)) => {
