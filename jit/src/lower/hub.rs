@@ -203,46 +203,14 @@ impl<'a> Translator<'a, '_> {
         self.b.set_cold_block(discard);
         self.b.ins().brif(policy, discard, &[], self.slow, &[BlockArg::Value(p)]);
         self.b.switch_to_block(discard);
-        // The tag: one byte, or two with the second < 0x80 (the table read the first).
-        let b0 = self.b.ins().uload8(types::I32, input_flags(), p, 0);
-        let one = self.b.create_block();
-        let two = self.b.create_block();
-        let tag_read = self.b.create_block();
-        self.b.append_block_param(tag_read, types::I32); // the tag
-        self.b.append_block_param(tag_read, self.ptr); // the position after it
-        for blk in [one, two, tag_read] {
-            self.b.set_cold_block(blk);
-        }
-        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
-        self.b.ins().brif(short, one, &[], two, &[]);
-        self.b.switch_to_block(one);
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        self.b.ins().jump(tag_read, &[BlockArg::Value(b0), BlockArg::Value(p1)]);
-        self.b.switch_to_block(two);
-        let p2 = self.b.ins().iadd_imm_s(p, 2);
-        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
-        let load = self.b.create_block();
-        self.b.set_cold_block(load);
-        self.b.ins().brif(fits, load, &[], self.slow, &[BlockArg::Value(p)]);
-        self.b.switch_to_block(load);
-        let b1 = self.b.ins().uload8(types::I32, input_flags(), p, 1);
-        let ends = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b1, 0x80);
-        let joined = self.b.create_block();
-        self.b.set_cold_block(joined);
-        self.b.ins().brif(ends, joined, &[], self.slow, &[BlockArg::Value(p)]);
-        self.b.switch_to_block(joined);
-        let lo = self.b.ins().band_imm_u(b0, 0x7f);
-        let hi = self.b.ins().ishl_imm_u(b1, 7);
-        let tag = self.b.ins().bor(lo, hi);
-        self.b.ins().jump(tag_read, &[BlockArg::Value(tag), BlockArg::Value(p2)]);
-
-        // A number the message declares (or 0, malformed) goes to the slow path.
-        self.b.switch_to_block(tag_read);
-        let tag = self.b.block_params(tag_read)[0];
-        let q = self.b.block_params(tag_read)[1];
-        let number = self.b.ins().ushr_imm_u(tag, 3);
+        // Everything this skip does not take goes to the slow path, at the tag.
         let to_slow = self.b.create_block();
         self.b.set_cold_block(to_slow);
+        // The tag: one byte, or two (the table read the first: `p < end`).
+        let (join, tag, q) = self.short_varint(p, self.end, to_slow);
+        self.b.switch_to_block(join);
+        // A number the message declares (or 0, malformed) goes to the slow path.
+        let number = self.b.ins().ushr_imm_u(tag, 3);
         let undeclared = self.b.create_block();
         self.b.set_cold_block(undeclared);
         let mut switch = cranelift_frontend::Switch::new();
@@ -259,6 +227,7 @@ impl<'a> Translator<'a, '_> {
         // By wire type: skip the value when it is short and whole, else the slow path.
         self.b.switch_to_block(undeclared);
         let wt = self.b.ins().band_imm_u(tag, 7);
+        let wt = self.b.ins().ireduce(types::I32, wt);
         let varint = self.b.create_block();
         let fixed64 = self.b.create_block();
         let len = self.b.create_block();
@@ -308,44 +277,14 @@ impl<'a> Translator<'a, '_> {
         // A length of one or two bytes, then that many bytes, if they are there.
         self.b.switch_to_block(len);
         let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q, self.end);
-        let l0 = self.b.create_block();
-        self.b.set_cold_block(l0);
-        self.b.ins().brif(there, l0, &[], self.slow, &[BlockArg::Value(p)]);
-        self.b.switch_to_block(l0);
-        let c0 = self.b.ins().uload8(types::I32, input_flags(), q, 0);
-        let body = self.b.create_block();
-        self.b.append_block_param(body, types::I32); // the length
-        self.b.append_block_param(body, self.ptr); // where the bytes start
-        let l1 = self.b.create_block();
-        for blk in [body, l1] {
-            self.b.set_cold_block(blk);
-        }
-        let q1 = self.b.ins().iadd_imm_s(q, 1);
-        let one_byte = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, c0, 0x80);
-        self.b.ins().brif(one_byte, body, &[BlockArg::Value(c0), BlockArg::Value(q1)], l1, &[]);
-        self.b.switch_to_block(l1);
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q1, self.end);
-        let l2 = self.b.create_block();
-        self.b.set_cold_block(l2);
-        self.b.ins().brif(there, l2, &[], self.slow, &[BlockArg::Value(p)]);
-        self.b.switch_to_block(l2);
-        let c1 = self.b.ins().uload8(types::I32, input_flags(), q1, 0);
-        let q2 = self.b.ins().iadd_imm_s(q, 2);
-        let lo = self.b.ins().band_imm_u(c0, 0x7f);
-        let hi = self.b.ins().ishl_imm_u(c1, 7);
-        let n = self.b.ins().bor(lo, hi);
-        let ends = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, c1, 0x80);
-        let joined = self.b.create_block();
-        self.b.set_cold_block(joined);
-        self.b.ins().brif(ends, joined, &[], self.slow, &[BlockArg::Value(p)]);
-        self.b.switch_to_block(joined);
-        self.b.ins().jump(body, &[BlockArg::Value(n), BlockArg::Value(q2)]);
-        self.b.switch_to_block(body);
-        let n = self.b.block_params(body)[0];
-        let start = self.b.block_params(body)[1];
+        let first = self.b.create_block();
+        self.b.set_cold_block(first);
+        self.b.ins().brif(there, first, &[], to_slow, &[]);
+        self.b.switch_to_block(first);
+        let (join, n, start) = self.short_varint(q, self.end, to_slow);
+        self.b.switch_to_block(join);
         // `start <= end` (a byte was read before it); compare lengths, which cannot overflow.
         let room = self.b.ins().isub(self.end, start);
-        let n = self.b.ins().uextend(self.ptr, n);
         let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, n, room);
         let next = self.b.ins().iadd(start, n);
         self.b.ins().brif(fits, self.dispatch, &[BlockArg::Value(next)], self.slow, &[BlockArg::Value(p)]);

@@ -150,7 +150,7 @@ impl<'a> Translator<'a, '_> {
     /// The one- and two-byte cases of a varint at `p < end` (checked by the caller), in
     /// the current block: they jump to the returned join block with `(value, next)`; a
     /// longer varint, or one cut by `end`, jumps to `other` (no arguments).
-    fn short_varint(&mut self, p: Value, end: Value, other: Block) -> (Block, Value, Value) {
+    pub(super) fn short_varint(&mut self, p: Value, end: Value, other: Block) -> (Block, Value, Value) {
         let join = self.b.create_block();
         let v = self.b.append_block_param(join, types::I64);
         let np = self.b.append_block_param(join, self.ptr);
