@@ -6,6 +6,7 @@
 //! cells become each column's values and validity in one pass per column, strings are
 //! copied from their records, and list offsets come from the items' ends.
 
+use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
 use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts};
 use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
 
@@ -160,28 +161,69 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
 impl Values {
     /// Appends one row per cell: the cell's value as this column's type (an appender's
     /// cell holds a number's bits), null where `valid` says absent and the column is
-    /// nullable; an absent row of a column without presence holds its default (cell 0).
+    /// nullable; an absent row of a column without presence holds its default, 0 (a
+    /// cell where `valid` is 0 holds no value, so it is masked). List items (`valid`
+    /// `None`) are all present.
     pub(crate) fn extend_cells(&mut self, cells: &[u64], valid: Option<&[u8]>) {
         let nullable = self.nulls.is_some();
-        match &mut self.data {
-            Data::Bool(b) => cells.iter().for_each(|&c| b.append(c != 0)),
-            Data::I32(v) => v.extend(cells.iter().map(|&c| c as i32)),
-            Data::I64(v) => v.extend(cells.iter().map(|&c| c as i64)),
-            Data::U32(v) => v.extend(cells.iter().map(|&c| c as u32)),
-            Data::U64(v) => v.extend_from_slice(cells),
-            Data::F32(v) => v.extend(cells.iter().map(|&c| f32::from_bits(c as u32))),
-            Data::F64(v) => v.extend(cells.iter().map(|&c| f64::from_bits(c))),
-            Data::Enum(keys, dict) => {
-                for (r, &c) in cells.iter().enumerate() {
-                    let set = valid.is_none_or(|v| v[r] != 0);
-                    // A null's key is 0 (as `push_null`), a default's the name of 0.
-                    keys.push(if set || !nullable { dict.key(c as i32) } else { 0 });
+        if let Data::Enum(keys, dict) = &mut self.data {
+            for (r, &c) in cells.iter().enumerate() {
+                let set = valid.is_none_or(|v| v[r] != 0);
+                // A null's key is 0 (as `push_null`), an absent default's the name of 0.
+                keys.push(match (set, nullable) {
+                    (true, _) => dict.key(c as i32),
+                    (false, true) => 0,
+                    (false, false) => dict.key(0),
+                });
+            }
+            if let (Some(n), Some(valid)) = (&mut self.nulls, valid) {
+                append_validity(n, valid);
+            }
+            return;
+        }
+        if let Data::Bool(b) = &mut self.data {
+            // Eight rows a byte, 64 a word: not a bit at a time.
+            let bits = match valid {
+                Some(valid) => BooleanBuffer::collect_bool(cells.len(), |i| cells[i] != 0 && valid[i] != 0),
+                None => BooleanBuffer::collect_bool(cells.len(), |i| cells[i] != 0),
+            };
+            b.append_buffer(&bits);
+            if let (Some(n), Some(valid)) = (&mut self.nulls, valid) {
+                append_validity(n, valid);
+            }
+            return;
+        }
+        match valid {
+            Some(valid) => {
+                // Most columns of a chunk are present in every row or in none: no mask then.
+                let set = valid.iter().filter(|&&b| b != 0).count();
+                if set == valid.len() {
+                    self.extend_masked(cells.iter().copied());
+                } else if set == 0 {
+                    self.extend_masked(std::iter::repeat_n(0, cells.len()));
+                } else {
+                    // 0 or all ones: a select the loops below vectorize.
+                    let mask = |b: u8| 0u64.wrapping_sub((b != 0) as u64);
+                    self.extend_masked(cells.iter().zip(valid).map(|(&c, &b)| c & mask(b)));
+                }
+                if let Some(n) = &mut self.nulls {
+                    append_validity(n, valid);
                 }
             }
-            Data::Text { .. } | Data::View(_) => unreachable!("cells of numbers"),
+            None => self.extend_masked(cells.iter().copied()),
         }
-        if let (Some(n), Some(valid)) = (&mut self.nulls, valid) {
-            append_validity(n, valid);
+    }
+
+    /// Appends cells (absent ones already 0) as this column's (numeric) type.
+    fn extend_masked(&mut self, cells: impl Iterator<Item = u64>) {
+        match &mut self.data {
+            Data::I32(v) => v.extend(cells.map(|c| c as i32)),
+            Data::I64(v) => v.extend(cells.map(|c| c as i64)),
+            Data::U32(v) => v.extend(cells.map(|c| c as u32)),
+            Data::U64(v) => v.extend(cells),
+            Data::F32(v) => v.extend(cells.map(|c| f32::from_bits(c as u32))),
+            Data::F64(v) => v.extend(cells.map(f64::from_bits)),
+            Data::Bool(_) | Data::Enum(..) | Data::Text { .. } | Data::View(_) => unreachable!("taken above"),
         }
     }
 
@@ -193,7 +235,8 @@ impl Values {
             // Offsets and data: one loop, the builder's kind matched once.
             offsets.reserve(cells.len());
             for (r, &c) in cells.iter().enumerate() {
-                if !nullable || valid[r] != 0 {
+                // Absent: null, or the empty default (the cell holds no value).
+                if valid[r] != 0 {
                     let (at, len) = ((c & 0xffff_ffff) as usize, (c >> 32) as usize);
                     data.extend_from_slice(&records[r][at..at + len]);
                 }
@@ -206,8 +249,12 @@ impl Values {
             return;
         }
         for (r, &c) in cells.iter().enumerate() {
-            if nullable && valid[r] == 0 {
-                self.push_null();
+            if valid[r] == 0 {
+                if nullable {
+                    self.push_null();
+                } else {
+                    self.push_bytes(&[], cx);
+                }
                 continue;
             }
             let (at, len) = ((c & 0xffff_ffff) as usize, (c >> 32) as usize);
@@ -221,13 +268,13 @@ impl Values {
 
 /// Appends one validity bit per presence byte, a whole run at once where the chunk's
 /// field is present in every row or in none (sparse records: most columns).
-fn append_validity(n: &mut arrow_buffer::NullBufferBuilder, valid: &[u8]) {
+fn append_validity(n: &mut NullBufferBuilder, valid: &[u8]) {
     let set = valid.iter().filter(|&&b| b != 0).count();
     if set == valid.len() {
         n.append_n_non_nulls(set);
     } else if set == 0 {
         n.append_n_nulls(valid.len());
     } else {
-        valid.iter().for_each(|&b| n.append(b != 0));
+        n.append_buffer(&NullBuffer::new(BooleanBuffer::collect_bool(valid.len(), |i| valid[i] != 0)));
     }
 }

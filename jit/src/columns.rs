@@ -24,8 +24,8 @@ use std::sync::Mutex;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot, StackSlotData,
-    StackSlotKind, UserFuncName, Value,
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, StackSlot,
+    StackSlotData, StackSlotKind, UserFuncName, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_jit::JITModule;
@@ -160,7 +160,9 @@ pub struct ChunkColumns {
 
 /// One column of a [`ChunkColumns`].
 struct ChunkColumn {
-    /// One cell per row (`capacity` of them, zero where not written).
+    /// One cell per row (`capacity` of them). A cell means something only where the row's
+    /// presence byte is set: cells are not cleared between chunks (that would cost a
+    /// store per column and row for the rows where the field is absent).
     values: Vec<u64>,
     /// One presence byte per row (1 where the field was met).
     valid: Vec<u8>,
@@ -190,7 +192,9 @@ impl ChunkColumns {
         self.rows == self.capacity
     }
 
-    /// Column `col`'s cells, one per row written.
+    /// Column `col`'s cells, one per row written. Where the row's presence byte
+    /// ([`valid`](Self::valid)) is 0 the cell holds no value (whatever an earlier chunk
+    /// left there): read it as absent.
     pub fn values(&self, col: usize) -> &[u64] {
         &self.cols[col].values[..self.rows]
     }
@@ -202,11 +206,17 @@ impl ChunkColumns {
         self.non_ascii
     }
 
-    /// Column `col`'s cell at row `row` (< [`rows`](Self::rows)).
+    /// Column `col`'s cell at row `row` (< [`rows`](Self::rows)): 0 where the field is
+    /// absent.
     #[inline]
     pub fn cell(&self, col: usize, row: usize) -> u64 {
         assert!(row < self.rows, "row {row} not written");
-        self.cols[col].values[row]
+        let c = &self.cols[col];
+        if c.valid[row] == 0 {
+            0
+        } else {
+            c.values[row]
+        }
     }
 
     /// Column `col`'s presence bytes, one per row written.
@@ -225,11 +235,10 @@ impl ChunkColumns {
         &self.cols[col].ends
     }
 
-    /// Drops the last row written (its cells back to zero).
+    /// Drops the last row written.
     pub fn pop_row(&mut self) {
         let Some(row) = self.rows.checked_sub(1) else { return };
         for c in &mut self.cols {
-            c.values[row] = 0;
             c.valid[row] = 0;
             if c.list {
                 c.ends.pop();
@@ -243,7 +252,6 @@ impl ChunkColumns {
     /// Empties it for the next chunk.
     pub fn clear(&mut self) {
         for c in &mut self.cols {
-            c.values[..self.rows].fill(0);
             c.valid[..self.rows].fill(0);
             c.items.clear();
             c.ends.clear();
@@ -305,6 +313,9 @@ impl Appender {
         }
         let mut ctx = module.make_context();
         let mut fctx = FunctionBuilderContext::new();
+        // As for decoders (`compile::define`): the machine code, for reading a profile.
+        let dump_vcode = std::env::var_os("PROTOJIT_DUMP_VCODE").is_some();
+        ctx.set_disasm(dump_vcode);
         let mut code_bytes = 0;
         // The first column of each message, in plan order.
         let mut first = Vec::with_capacity(plan.messages.len());
@@ -325,13 +336,28 @@ impl Appender {
                 b.import_signature(s)
             };
             let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
-            let t = Lower { b: &mut b, ptr, layouts, msg: m, first: first[i], children, varint_sig, varint_out };
+            let t = Lower {
+                b: &mut b,
+                ptr,
+                layouts,
+                msg: m,
+                first: first[i],
+                children,
+                varint_sig,
+                varint_out,
+                tags: Vec::new(),
+            };
             t.emit();
             b.seal_all_blocks();
             b.finalize(frontend);
             module.define_function(ids[i], &mut ctx).map_err(|e| codegen(layouts, m, e))?;
             code_bytes += ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+            if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_deref()).filter(|_| dump_vcode) {
+                let name = layouts.get(m.layout).descriptor().full_name();
+                eprintln!("; protojit: column appender of {name} (machine code)\n{vcode}");
+            }
             module.clear_context(&mut ctx);
+            ctx.set_disasm(dump_vcode);
         }
         module.finalize_definitions().map_err(|e| {
             PlanError::Jit(JitError::Codegen { message_type: "column appender".into(), reason: e.to_string() })
@@ -424,10 +450,9 @@ impl Appender {
             cols.non_ascii = ctx.non_ascii != 0;
             return true;
         }
-        // Declined: the row's cells back to zero (list items past `len` were never
-        // taken into the vectors).
+        // Declined: the row's fields absent again (its cells hold no value then; list
+        // items past `len` were never taken into the vectors).
         for c in &mut cols.cols {
-            c.values[row] = 0;
             c.valid[row] = 0;
         }
         false
@@ -508,10 +533,13 @@ fn buffers() -> MemFlagsData {
     MemFlagsData::trusted()
 }
 
-/// Lowers one message of a plan. Shape: `loop(p)`: at the end, return `p`; read the tag
-/// (one byte inline, longer through `pa_varint`); a `Switch` over the plan's tags sends
-/// each to its field's block, which reads the value, writes the cell and loops; any other
-/// tag is skipped by its wire type (groups and wire types 4, 6, 7 decline).
+/// Lowers one message of a plan, in the decoder's shape (`lower`): `next(p)`: at the end,
+/// return `p`, else `table(p, byte)`, which sends the tag to its field's label (a jump
+/// table over one-byte tags' field numbers, a `Switch` over longer tags); a label reads
+/// the value, writes the cell, then *threads*: compares the next byte with the tag
+/// expected next and jumps straight to its label, or on a miss to the table. Tags the
+/// plan does not read are skipped by their wire type (groups and wire types 4, 6, 7
+/// decline).
 struct Lower<'a, 'b, 'f> {
     b: &'f mut FunctionBuilder<'b>,
     ptr: cranelift_codegen::ir::Type,
@@ -523,6 +551,8 @@ struct Lower<'a, 'b, 'f> {
     varint_sig: SigRef,
     /// Where `pa_varint` writes its value.
     varint_out: StackSlot,
+    /// Every label: (tag, block, field, packed form).
+    tags: Vec<(u32, Block, usize, bool)>,
 }
 
 /// The values every block of a message function uses.
@@ -533,6 +563,10 @@ struct Env {
     row: Value,
     /// `next(p)`: the loop head.
     next: Block,
+    /// `done(p)`: return `p`, the message's end.
+    done: Block,
+    /// `table(p, b0)`: dispatch the tag at `p`, whose first byte is `b0`.
+    table: Block,
     /// Return null: decline the record.
     decline: Block,
 }
@@ -546,67 +580,198 @@ impl Lower<'_, '_, '_> {
         let (ctx, p0, end, row) = (params[0], params[1], params[2], params[3]);
         let next = self.b.create_block();
         self.b.append_block_param(next, self.ptr);
+        let done = self.b.create_block();
+        self.b.append_block_param(done, self.ptr);
+        let table = self.b.create_block();
+        self.b.append_block_param(table, self.ptr); // at the tag
+        self.b.append_block_param(table, types::I64); // its first byte
         let decline = self.b.create_block();
         self.b.set_cold_block(decline);
-        let env = Env { ctx, end, row, next, decline };
+        let env = Env { ctx, end, row, next, done, table, decline };
+        // One label per field and form, its value's position as parameter.
+        for (k, f) in self.msg.fields.iter().enumerate() {
+            let slot = self.layouts.get(self.msg.layout).slot(f.slot);
+            let single = self.b.create_block();
+            self.b.append_block_param(single, self.ptr);
+            self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, single, k, false));
+            if f.cell == PlanCell::List && slot.kind.is_packable() {
+                let packed = self.b.create_block();
+                self.b.append_block_param(packed, self.ptr);
+                self.tags.push((slot.number << 3 | 2, packed, k, true));
+            }
+        }
         self.b.ins().jump(next, &[BlockArg::Value(p0)]);
 
-        // next(p): the end returns `p`; else the tag.
+        // next(p): the end returns `p`; else the tag's first byte.
         self.b.switch_to_block(next);
         let p = self.b.block_params(next)[0];
         let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, end);
-        let done = self.b.create_block();
         let more = self.b.create_block();
-        self.b.ins().brif(at_end, done, &[], more, &[]);
-        self.b.switch_to_block(done);
-        self.b.ins().return_(&[p]);
+        self.b.ins().brif(at_end, done, &[BlockArg::Value(p)], more, &[]);
         self.b.switch_to_block(more);
         let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
-        let tagged = self.b.create_block();
-        self.b.append_block_param(tagged, types::I64); // the tag
-        self.b.append_block_param(tagged, self.ptr); // after it
-        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
-        let long = self.b.create_block();
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        self.b.ins().brif(short, tagged, &[BlockArg::Value(b0), BlockArg::Value(p1)], long, &[]);
-        self.b.switch_to_block(long);
-        let (tag, after) = self.varint(p, end, env);
-        // Tags are 32-bit: a longer one is malformed.
-        let big = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, tag, u32::MAX as i64);
-        let fits = self.b.create_block();
-        self.b.ins().brif(big, decline, &[], fits, &[]);
-        self.b.switch_to_block(fits);
-        self.b.ins().jump(tagged, &[BlockArg::Value(tag), BlockArg::Value(after)]);
+        self.b.ins().jump(table, &[BlockArg::Value(p), BlockArg::Value(b0)]);
+        self.b.switch_to_block(done);
+        let p = self.b.block_params(done)[0];
+        self.b.ins().return_(&[p]);
 
-        self.b.switch_to_block(tagged);
-        let tag = self.b.block_params(tagged)[0];
-        let q = self.b.block_params(tagged)[1];
-        let mut switch = Switch::new();
-        let mut fields = Vec::new();
-        for (k, f) in self.msg.fields.iter().enumerate() {
-            let slot = self.layouts.get(self.msg.layout).slot(f.slot);
-            let number = slot.number as u128;
-            let blk = self.b.create_block();
-            switch.set_entry(number << 3 | slot.kind.wire_type() as u128, blk);
-            fields.push((blk, k, false));
-            if f.cell == PlanCell::List && slot.kind.is_packable() {
-                let packed = self.b.create_block();
-                switch.set_entry(number << 3 | 2, packed);
-                fields.push((packed, k, true));
-            }
-        }
-        let unknown = self.b.create_block();
-        switch.emit(self.b, tag, unknown);
-        for (blk, k, packed) in fields {
-            self.b.switch_to_block(blk);
+        self.emit_table(env);
+        for (_, label, k, packed) in self.tags.clone() {
+            self.b.switch_to_block(label);
+            let q = self.b.block_params(label)[0];
             self.field(k, packed, q, env);
         }
-        self.b.switch_to_block(unknown);
-        self.skip(tag, q, env);
 
         self.b.switch_to_block(decline);
         let null = self.b.ins().iconst(self.ptr, 0);
         self.b.ins().return_(&[null]);
+    }
+
+    /// `table(p, b0)`: where the tag at `p` (first byte `b0`) goes. A one-byte tag (fields
+    /// 1..15) through a jump table over its field number, then its wire type compared; a
+    /// longer one read whole and looked up by a `Switch` (which also finds a one-byte tag
+    /// written in more bytes than it needs). Tags of no label go to the skip.
+    fn emit_table(&mut self, env: Env) {
+        self.b.switch_to_block(env.table);
+        let p = self.b.block_params(env.table)[0];
+        let b0 = self.b.block_params(env.table)[1];
+        let unknown = self.b.create_block();
+        self.b.append_block_param(unknown, types::I64); // the tag
+        self.b.append_block_param(unknown, self.ptr); // after it
+        let one = self.b.create_block();
+        let long = self.b.create_block();
+        let high = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, b0, 0x80);
+        self.b.ins().brif(high, long, &[], one, &[]);
+
+        self.b.switch_to_block(one);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let miss = self.b.create_block();
+        let numbers = self.tags.iter().map(|t| t.0 >> 3).filter(|&n| n < 16).max().unwrap_or(0);
+        let mut entries = Vec::with_capacity(numbers as usize + 1);
+        let mut compares = Vec::new();
+        for number in 0..=numbers {
+            let labels: Vec<(u32, Block)> =
+                self.tags.iter().filter(|t| t.0 >> 3 == number && number > 0).map(|t| (t.0 & 7, t.1)).collect();
+            if labels.is_empty() {
+                entries.push(self.b.func.dfg.block_call(miss, &[]));
+            } else {
+                let blk = self.b.create_block();
+                entries.push(self.b.func.dfg.block_call(blk, &[]));
+                compares.push((blk, labels));
+            }
+        }
+        let default = self.b.func.dfg.block_call(miss, &[]);
+        let number = self.b.ins().ushr_imm_u(b0, 3);
+        let number = self.b.ins().ireduce(types::I32, number);
+        let jt = self.b.create_jump_table(JumpTableData::new(default, &entries));
+        self.b.ins().br_table(number, jt);
+        for (blk, labels) in compares {
+            self.b.switch_to_block(blk);
+            let wt = self.b.ins().band_imm_u(b0, 7);
+            for (t, label) in labels {
+                let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
+                let other = self.b.create_block();
+                self.b.ins().brif(hit, label, &[BlockArg::Value(p1)], other, &[]);
+                self.b.switch_to_block(other);
+            }
+            self.b.ins().jump(miss, &[]);
+        }
+        self.b.switch_to_block(miss);
+        self.b.ins().jump(unknown, &[BlockArg::Value(b0), BlockArg::Value(p1)]);
+
+        self.b.switch_to_block(long);
+        let (tag, after) = self.varint(p, env.end, env);
+        // Tags are 32-bit: a longer one is malformed.
+        let big = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, tag, u32::MAX as i64);
+        let fits = self.b.create_block();
+        self.b.ins().brif(big, env.decline, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        let mut switch = Switch::new();
+        let mut hits = Vec::with_capacity(self.tags.len());
+        for &(t, label, ..) in &self.tags {
+            let hit = self.b.create_block();
+            switch.set_entry(t as u128, hit);
+            hits.push((hit, label));
+        }
+        let miss = self.b.create_block();
+        switch.emit(self.b, tag, miss);
+        for (hit, label) in hits {
+            self.b.switch_to_block(hit);
+            self.b.ins().jump(label, &[BlockArg::Value(after)]);
+        }
+        self.b.switch_to_block(miss);
+        self.b.ins().jump(unknown, &[BlockArg::Value(tag), BlockArg::Value(after)]);
+
+        self.b.switch_to_block(unknown);
+        let tag = self.b.block_params(unknown)[0];
+        let q = self.b.block_params(unknown)[1];
+        self.skip(tag, q, env);
+    }
+
+    /// After field `k`'s value, at `p`: fields are mostly written in number order, so the
+    /// next byte (or two) is compared with the tags expected next (the same field again
+    /// for an unpacked list, then the plan's next three fields by number) and a hit jumps
+    /// straight to its label; a miss goes to the table.
+    fn thread(&mut self, k: usize, p: Value, env: Env) {
+        let layout = self.layouts.get(self.msg.layout);
+        let number = layout.slot(self.msg.fields[k].slot).number;
+        let mut expected: Vec<(u32, Block)> = Vec::new();
+        let own = self.tags.iter().filter(|t| t.2 == k);
+        if self.msg.fields[k].cell == PlanCell::List {
+            // The same list again: its unpacked tag (a packed run is usually whole).
+            expected.extend(own.filter(|t| !t.3).map(|t| (t.0, t.1)));
+        }
+        // The next three numbers of the plan (fields are often absent: the next present
+        // one is one of the next few), packed first: what proto3 encoders write for a
+        // packable list.
+        let mut after: Vec<_> = self.tags.iter().filter(|t| t.0 >> 3 > number).collect();
+        after.sort_by_key(|t| (t.0 >> 3, !t.3));
+        let mut numbers = 0;
+        for (i, t) in after.iter().enumerate() {
+            if i == 0 || t.0 >> 3 != after[i - 1].0 >> 3 {
+                numbers += 1;
+                if numbers > 3 {
+                    break;
+                }
+            }
+            expected.push((t.0, t.1));
+        }
+        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, env.end);
+        let more = self.b.create_block();
+        self.b.ins().brif(at_end, env.done, &[BlockArg::Value(p)], more, &[]);
+        self.b.switch_to_block(more);
+        let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        let mut two_byte = Vec::new();
+        for (tag, label) in expected {
+            if tag >= 0x4000 {
+                continue;
+            }
+            if tag >= 0x80 {
+                // Two bytes on the wire: low 7 bits with the continuation bit, then the rest.
+                two_byte.push(((tag & 0x7f) | 0x80 | ((tag >> 7) << 8), label));
+                continue;
+            }
+            let hit = self.b.ins().icmp_imm_u(IntCC::Equal, b0, tag as i64);
+            let miss = self.b.create_block();
+            self.b.ins().brif(hit, label, &[BlockArg::Value(p1)], miss, &[]);
+            self.b.switch_to_block(miss);
+        }
+        if !two_byte.is_empty() {
+            let p2 = self.b.ins().iadd_imm_s(p, 2);
+            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, env.end);
+            let load = self.b.create_block();
+            self.b.ins().brif(fits, load, &[], env.table, &[BlockArg::Value(p), BlockArg::Value(b0)]);
+            self.b.switch_to_block(load);
+            let word = self.b.ins().uload16(types::I64, input(), p, 0);
+            for (encoded, label) in two_byte {
+                let hit = self.b.ins().icmp_imm_u(IntCC::Equal, word, encoded as i64);
+                let miss = self.b.create_block();
+                self.b.ins().brif(hit, label, &[BlockArg::Value(p2)], miss, &[]);
+                self.b.switch_to_block(miss);
+            }
+        }
+        self.b.ins().jump(env.table, &[BlockArg::Value(p), BlockArg::Value(b0)]);
     }
 
     /// Calls `pa_varint` at `p`: the value and the position after it (declines when null).
@@ -623,8 +788,12 @@ impl Lower<'_, '_, '_> {
         (v, after)
     }
 
-    /// A varint at `p`: one byte inline, longer ones through `pa_varint`. Continues in a
-    /// new block with the value and the position after it.
+    /// A varint at `p` (before `end`): one and two bytes inline, then a compact loop over
+    /// the next bytes (all ten read as the interpreter reads them: a tenth byte's bits past
+    /// 64 are dropped); varints cut short or longer than ten bytes through `pa_varint`,
+    /// which says they are malformed. Continues in a new block with the value and the
+    /// position after it. Unrolling all ten bytes would make every field's code several
+    /// times longer for values that are rarely more than two bytes.
     fn varint(&mut self, p: Value, end: Value, env: Env) -> (Value, Value) {
         let there = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
         let read = self.b.create_block();
@@ -634,34 +803,65 @@ impl Lower<'_, '_, '_> {
         let got = self.b.create_block();
         self.b.append_block_param(got, types::I64);
         self.b.append_block_param(got, self.ptr);
-        let long = self.b.create_block();
+        let second = self.b.create_block();
         let p1 = self.b.ins().iadd_imm_s(p, 1);
         let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
-        self.b.ins().brif(short, got, &[BlockArg::Value(b0), BlockArg::Value(p1)], long, &[]);
-        // All ten bytes inline, one at a time, as the interpreter reads them (a tenth
-        // byte's bits past 64 are dropped); longer ones, and varints cut short, through
-        // `pa_varint`, which says they are malformed.
-        self.b.switch_to_block(long);
+        self.b.ins().brif(short, got, &[BlockArg::Value(b0), BlockArg::Value(p1)], second, &[]);
+
+        self.b.switch_to_block(second);
         let call = self.b.create_block();
         self.b.set_cold_block(call);
-        let mut acc = self.b.ins().band_imm_u(b0, 0x7f);
-        for i in 1..10i64 {
-            let at = self.b.ins().iadd_imm_s(p, i);
-            let there = self.b.ins().icmp(IntCC::UnsignedLessThan, at, end);
-            let read = self.b.create_block();
-            self.b.ins().brif(there, read, &[], call, &[]);
-            self.b.switch_to_block(read);
-            let byte = self.b.ins().uload8(types::I64, input(), at, 0);
-            let bits = self.b.ins().band_imm_u(byte, 0x7f);
-            let bits = self.b.ins().ishl_imm_u(bits, 7 * i);
-            acc = self.b.ins().bor(acc, bits);
-            let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, byte, 0x80);
-            let after = self.b.ins().iadd_imm_s(p, i + 1);
-            let more = self.b.create_block();
-            self.b.ins().brif(last, got, &[BlockArg::Value(acc), BlockArg::Value(after)], more, &[]);
-            self.b.switch_to_block(more);
-        }
-        self.b.ins().jump(call, &[]);
+        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, end);
+        let read = self.b.create_block();
+        self.b.ins().brif(there, read, &[], call, &[]);
+        self.b.switch_to_block(read);
+        let b1 = self.b.ins().uload8(types::I64, input(), p, 1);
+        let lo = self.b.ins().band_imm_u(b0, 0x7f);
+        let hi = self.b.ins().band_imm_u(b1, 0x7f);
+        let hi = self.b.ins().ishl_imm_u(hi, 7);
+        let acc = self.b.ins().bor(lo, hi);
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b1, 0x80);
+        let more = self.b.create_block();
+        self.b.append_block_param(more, types::I64); // the value so far
+        self.b.append_block_param(more, self.ptr); // the next byte
+        self.b.append_block_param(more, types::I64); // its shift
+        let fourteen = self.b.ins().iconst(types::I64, 14);
+        self.b.ins().brif(
+            last,
+            got,
+            &[BlockArg::Value(acc), BlockArg::Value(p2)],
+            more,
+            &[BlockArg::Value(acc), BlockArg::Value(p2), BlockArg::Value(fourteen)],
+        );
+
+        // more(acc, q, shift): bytes three to ten.
+        self.b.switch_to_block(more);
+        let (acc, q, shift) = {
+            let ps = self.b.block_params(more);
+            (ps[0], ps[1], ps[2])
+        };
+        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q, end);
+        let within = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, shift, 70);
+        let ok = self.b.ins().band(there, within);
+        let byte = self.b.create_block();
+        self.b.ins().brif(ok, byte, &[], call, &[]);
+        self.b.switch_to_block(byte);
+        let b = self.b.ins().uload8(types::I64, input(), q, 0);
+        let bits = self.b.ins().band_imm_u(b, 0x7f);
+        let bits = self.b.ins().ishl(bits, shift);
+        let acc = self.b.ins().bor(acc, bits);
+        let q1 = self.b.ins().iadd_imm_s(q, 1);
+        let shift = self.b.ins().iadd_imm_s(shift, 7);
+        let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b, 0x80);
+        self.b.ins().brif(
+            last,
+            got,
+            &[BlockArg::Value(acc), BlockArg::Value(q1)],
+            more,
+            &[BlockArg::Value(acc), BlockArg::Value(q1), BlockArg::Value(shift)],
+        );
+
         self.b.switch_to_block(call);
         let (v, after) = self.varint_call_until(p, end, env);
         self.b.ins().jump(got, &[BlockArg::Value(v), BlockArg::Value(after)]);
@@ -788,7 +988,7 @@ impl Lower<'_, '_, '_> {
             PlanCell::Number => {
                 let (v, next) = self.number(kind, k, q, env.end, env);
                 self.put(k, v, env);
-                self.b.ins().jump(env.next, &[BlockArg::Value(next)]);
+                self.thread(k, next, env);
             }
             PlanCell::Bytes => {
                 let (start, stop) = self.span(q, env);
@@ -801,7 +1001,7 @@ impl Lower<'_, '_, '_> {
                 if kind == FieldKind::String {
                     self.ascii(start, stop, env);
                 }
-                self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+                self.thread(k, stop, env);
             }
             PlanCell::Message(j) => {
                 let (start, stop) = self.span(q, env);
@@ -813,32 +1013,45 @@ impl Lower<'_, '_, '_> {
                 let ok = self.b.create_block();
                 self.b.ins().brif(whole, ok, &[], env.decline, &[]);
                 self.b.switch_to_block(ok);
-                self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+                self.thread(k, stop, env);
             }
             PlanCell::List if !packed => {
                 let (v, next) = self.number(kind, k, q, env.end, env);
                 self.push(k, v, env);
-                self.b.ins().jump(env.next, &[BlockArg::Value(next)]);
+                self.thread(k, next, env);
             }
             PlanCell::List => {
+                // A packed run: the items' address and count in registers for the run,
+                // the count stored back once at its end.
                 let (start, stop) = self.span(q, env);
+                let col = self.col(k, env);
+                let items = self.b.ins().load(self.ptr, buffers(), col, ITEMS);
+                let len0 = self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
                 let run = self.b.create_block();
                 self.b.append_block_param(run, self.ptr);
-                self.b.ins().jump(run, &[BlockArg::Value(start)]);
+                self.b.append_block_param(run, types::I64);
+                self.b.ins().jump(run, &[BlockArg::Value(start), BlockArg::Value(len0)]);
                 self.b.switch_to_block(run);
                 let p = self.b.block_params(run)[0];
+                let len = self.b.block_params(run)[1];
                 let over = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, stop);
                 let item = self.b.create_block();
                 let after = self.b.create_block();
                 self.b.ins().brif(over, after, &[], item, &[]);
                 self.b.switch_to_block(item);
                 let (v, next) = self.number(kind, k, p, stop, env);
-                self.push(k, v, env);
-                self.b.ins().jump(run, &[BlockArg::Value(next)]);
+                let at = self.b.ins().ishl_imm_u(len, 3);
+                let cell = self.b.ins().iadd(items, at);
+                self.b.ins().store(buffers(), v, cell, 0);
+                let len1 = self.b.ins().iadd_imm_s(len, 1);
+                self.b.ins().jump(run, &[BlockArg::Value(next), BlockArg::Value(len1)]);
                 self.b.switch_to_block(after);
+                // (A declined record leaves `items_len` as it was: the run's items are
+                // past the vector's length, never taken.)
+                self.b.ins().store(buffers(), len, col, ITEMS_LEN);
                 // A run's last value must end exactly at its end (`number` never reads
                 // past `stop`, so `p == stop` here).
-                self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+                self.thread(k, stop, env);
             }
         }
     }
