@@ -26,6 +26,8 @@ pub(crate) struct Planned {
     first: Vec<usize>,
     /// The `string` columns (their bytes must be UTF-8: the code checks ASCII only).
     texts: Vec<usize>,
+    /// The lists of `string`s, likewise.
+    text_lists: Vec<usize>,
 }
 
 impl Planned {
@@ -39,18 +41,24 @@ impl Planned {
         }
         let mut first = Vec::with_capacity(plan.messages.len());
         let mut texts = Vec::new();
+        let mut text_lists = Vec::new();
         let mut n = 0;
         for m in &plan.messages {
             first.push(n);
             let layout = layouts.get(m.layout);
             for (k, f) in m.fields.iter().enumerate() {
-                if f.cell == PlanCell::Bytes && layout.slot(f.slot).kind == FieldKind::String {
-                    texts.push(n + k);
+                if layout.slot(f.slot).kind == FieldKind::String {
+                    match f.cell {
+                        PlanCell::Bytes => texts.push(n + k),
+                        PlanCell::BytesList => text_lists.push(n + k),
+                        _ => {}
+                    }
                 }
             }
             n += m.fields.len();
         }
-        Ok(Planned { plan, first, texts })
+        plan.check(layouts).map_err(|e| e.to_string())?;
+        Ok(Planned { plan, first, texts, text_lists })
     }
 
     /// Compiles the appender (what fails is a code generation error, as text).
@@ -70,11 +78,16 @@ impl Compiled {
             return true; // the code saw ASCII only
         }
         let row = cols.rows() - 1;
-        self.planned.texts.iter().all(|&c| {
-            let cell = cols.cell(c, row);
+        let utf8 = |cell: u64| {
             let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
             record.get(at..at + len).is_some_and(|text| std::str::from_utf8(text).is_ok())
-        })
+        };
+        self.planned.texts.iter().all(|&c| utf8(cols.cell(c, row)))
+            && self.planned.text_lists.iter().all(|&c| {
+                let ends = cols.ends(c);
+                let from = if row == 0 { 0 } else { ends[row - 1] as usize };
+                cols.items(c)[from..ends[row] as usize].iter().all(|&cell| utf8(cell))
+            })
     }
 
     /// Moves the rows of `cols` (records `records`, in order) into the builders under `root`.
@@ -96,12 +109,16 @@ impl Compiled {
                     }
                     self.flush_struct(child, j, cols, records, cx);
                 }
-                (PlanCell::List, Cell::List(l)) => {
+                (cell @ (PlanCell::List | PlanCell::BytesList), Cell::List(l)) => {
                     let base = *l.offsets.last().expect("offsets start with 0");
                     // A batch's items are bounded by its input (`MAX_BATCH_INPUT`), so they fit.
                     l.offsets.extend(cols.ends(col).iter().map(|&e| base + e as i32));
-                    let Cell::Values(items) = &mut l.item else { unreachable!("a planned list holds numbers") };
-                    items.extend_cells(cols.items(col), None);
+                    let Cell::Values(items) = &mut l.item else { unreachable!("a planned list holds values") };
+                    if cell == PlanCell::List {
+                        items.extend_cells(cols.items(col), None);
+                    } else {
+                        items.extend_item_spans(cols.items(col), cols.ends(col), records, cx);
+                    }
                 }
                 _ => unreachable!("the plan was made from these columns"),
             }
@@ -141,10 +158,11 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
             },
             Cell::Struct(child) => PlanCell::Message(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
             Cell::List(l) => match &l.item {
-                Cell::Values(v) if !v.is_nullable() && !matches!(v.data, Data::Text { .. } | Data::View(_)) => {
-                    PlanCell::List
-                }
-                _ => return Err(what("a list of strings or messages")),
+                Cell::Values(v) if !v.is_nullable() => match v.data {
+                    Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
+                    _ => PlanCell::List,
+                },
+                _ => return Err(what("a list of messages")),
             },
             Cell::Values(_) => return Err(what("a value read another way")),
             Cell::Time(_) => return Err(what("a timestamp or duration")),
@@ -224,6 +242,19 @@ impl Values {
             Data::F32(v) => v.extend(cells.map(|c| f32::from_bits(c as u32))),
             Data::F64(v) => v.extend(cells.map(f64::from_bits)),
             Data::Bool(_) | Data::Enum(..) | Data::Text { .. } | Data::View(_) => unreachable!("taken above"),
+        }
+    }
+
+    /// Appends the items of a list of strings or bytes: `items[ends[r - 1]..ends[r]]` lie
+    /// in record `r`.
+    pub(crate) fn extend_item_spans(&mut self, items: &[u64], ends: &[u32], records: &[&[u8]], cx: &RowCx) {
+        let mut from = 0;
+        for (record, &end) in records.iter().zip(ends) {
+            for &c in &items[from..end as usize] {
+                let (at, len) = ((c & 0xffff_ffff) as usize, (c >> 32) as usize);
+                self.push_bytes(&record[at..at + len], cx);
+            }
+            from = end as usize;
         }
     }
 

@@ -375,13 +375,29 @@ const COMPILED3: &str = r#"
     }
 "#;
 
+/// Oneofs (numbers, strings, bytes and message members, at the root and nested; a closed
+/// enum member), and lists of strings and bytes.
+const COMPILED_ONEOF: &str = r#"
+    syntax = "proto2";
+    package co;
+    enum Closed { A = 1; B = 2; }
+    message Leaf { optional int32 n = 1; repeated string names = 2; oneof pick { string s = 3; uint64 u = 4; } }
+    message Row {
+        oneof choice { int32 i = 1; string t = 2; bytes b = 3; Leaf leaf = 4; Leaf other = 5; double d = 6; }
+        repeated string tags = 7; repeated bytes blobs = 8; optional Leaf inner = 9;
+        oneof small { sint64 z = 10; Closed c = 11; fixed32 f = 12; }
+        repeated string far = 300;
+    }
+"#;
+
 /// Records the compiled appenders read: equal batches and errors on random, merged and
 /// corrupted records, every column option and projections; and most records are read
-/// by the code (the tree takes only what it declines).
+/// by the code (the tree takes only what it declines: a oneof member set after a message
+/// member, in merged records).
 #[test]
 fn compiled_appenders_equal_the_tree() {
     let mut rng = common::Rng(0xd1ec_0c0d);
-    for (source, root) in [(COMPILED, "c.Row"), (COMPILED3, "c3.Row3")] {
+    for (source, root) in [(COMPILED, "c.Row"), (COMPILED3, "c3.Row3"), (COMPILED_ONEOF, "co.Row")] {
         let schema = Schema::from_proto_source("c.proto", source).unwrap();
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let clean = records(&desc, 80, &mut rng);
@@ -391,17 +407,30 @@ fn compiled_appenders_equal_the_tree() {
         }
         let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
         let mut grid = options_grid();
-        for k in [2usize, 3, 7] {
-            let select = names.iter().step_by(k).cloned().collect();
+        let selections: Vec<Vec<String>> = if source == COMPILED_ONEOF {
+            // A projection keeps a oneof's message members (setting one clears a selected
+            // member), which the appenders do not read unselected: these select every
+            // message member of `choice`, and leave scalar members unselected (`i`, `t`,
+            // `b`; `z`, `f`), which only clear.
+            ["leaf other d c inner.s far", "leaf other tags blobs", "leaf other c inner.s"]
+                .iter()
+                .map(|s| s.split(' ').map(String::from).collect())
+                .collect()
+        } else {
+            [2usize, 3, 7].iter().map(|&k| names.iter().step_by(k).cloned().collect()).collect()
+        };
+        for select in selections {
             grid.push(ArrowOptions { select: Some(select), ..ArrowOptions::default() });
         }
         for options in grid {
             let p = paths(&schema, root, &options);
             assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{root}: {:?}", p.compiled.path_note());
             convert_all(&p, &recs, &format!("{root} {options:?}"));
-            // Whole records are the code's: the tree takes none of them.
+            // Whole records are the code's: the tree takes none of them (of the oneof
+            // schema, none of the unmerged ones).
+            let whole = if source == COMPILED_ONEOF { &clean[..80] } else { &clean[..] };
             let mut b = p.compiled.builder();
-            for r in &clean {
+            for r in whole {
                 b.append(r).unwrap();
             }
             assert_eq!(b.stats().tree_records, 0, "{root} {options:?}: clean records declined");
@@ -419,6 +448,20 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
         c.path_note(),
         Some("compiled column appenders cannot read these columns (ts: a timestamp or duration): chunked path instead")
     );
+    // A projection that keeps a oneof's message member unread; one that leaves a closed
+    // enum member unread (its undeclared values clear nothing).
+    let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();
+    for (select, why) in [
+        ("i", "co.Row has message fields without columns"),
+        ("leaf other z", "co.Row.z is a member of a oneof whose member c is not read"),
+    ] {
+        let select = select.split(' ').map(String::from).collect();
+        let options = ArrowOptions { select: Some(select), ..options.clone() };
+        let c = Converter::new(&schema, "co.Row", &options).unwrap();
+        assert_eq!(c.path(), ConvertPath::Chunked);
+        let note = c.path_note().unwrap();
+        assert!(note.contains(why), "{note}");
+    }
 }
 
 /// The compiled code checks strings for ASCII eight bytes at a time, then byte by byte:
@@ -431,18 +474,44 @@ fn compiled_appenders_check_utf8_at_every_position() {
     let p = paths(&schema, "c3.Row3", &options);
     assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
     let mut recs = Vec::new();
+    for text in texts_not_ascii() {
+        let mut r = vec![0x08, 0x07, 0x72, text.len() as u8];
+        r.extend_from_slice(&text);
+        recs.push(r);
+    }
+    convert_all(&p, &recs, "strings with a byte that is not ASCII");
+    // The same texts as the second item of a list of strings (`tags`, 7), and in a oneof
+    // (`t`, 2), after a row whose items are all ASCII.
+    let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();
+    let p = paths(&schema, "co.Row", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    let mut recs = Vec::new();
+    for r in texts_not_ascii() {
+        recs.push(vec![0x3a, 0x01, b'x', 0x3a, 0x01, b'y']);
+        let mut item = vec![0x3a, 0x01, b'x', 0x3a, r.len() as u8];
+        item.extend_from_slice(&r);
+        recs.push(item);
+        let mut member = vec![0x12, r.len() as u8];
+        member.extend_from_slice(&r);
+        recs.push(member);
+    }
+    convert_all(&p, &recs, "strings in lists and oneofs with a byte that is not ASCII");
+}
+
+/// Texts of every length up to 20 with a byte that is not UTF-8, or a valid two-byte
+/// character, at every position.
+fn texts_not_ascii() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
     for len in 1..=20usize {
         for at in 0..len {
             for bad in [&[0xffu8][..], &[0xc3], &[0xc3, 0xa9]] {
                 let mut text = vec![b'a'; len];
                 text.splice(at..at + 1, bad.iter().copied());
-                let mut r = vec![0x08, 0x07, 0x72, text.len() as u8];
-                r.extend_from_slice(&text);
-                recs.push(r);
+                out.push(text);
             }
         }
     }
-    convert_all(&p, &recs, "strings with a byte that is not ASCII");
+    out
 }
 
 /// With the default engine the appenders compile in the background: the chunked path fills

@@ -5,7 +5,8 @@
 //! Cranelift function per message of the plan, and [`Appender::append`] runs that code on
 //! a record, writing row `n` of a [`ChunkColumns`]: a cell of eight bytes per column and
 //! row (the value's bits; for strings and bytes, where they lie in the record), a presence
-//! byte per column and row, and the items of repeated numbers.
+//! byte per column and row, and the items of repeated fields (numbers, and where strings
+//! and bytes lie).
 //!
 //! The code handles the shapes records usually have, and **declines** the rest: an
 //! unknown group, a closed enum's undeclared value, a known number with another wire
@@ -16,7 +17,9 @@
 //!
 //! What accepted records mean, as the tree has it: a singular value met twice keeps the
 //! last (the cell is written again); a message met twice is merged (its fields write the
-//! same row); list items are appended in wire order, packed or not; fields the plan does
+//! same row); list items are appended in wire order, packed or not; a oneof member
+//! clears the other members of its oneof from the row (a message member already there
+//! declines the record: its fields would have to leave the row too); fields the plan does
 //! not name (and numbers the message does not declare) are skipped.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +44,14 @@ use crate::options::CompileOptions;
 pub struct ColumnPlan {
     /// The messages, the root first.
     pub messages: Vec<PlanMessage>,
+}
+
+impl ColumnPlan {
+    /// Whether [`Appender::compile`] reads every field of the plan (else why not), without
+    /// compiling it: what a caller decides a path by before it starts a compiler.
+    pub fn check(&self, layouts: &Layouts) -> Result<(), PlanError> {
+        check_plan(layouts, self).map(|_| ())
+    }
 }
 
 /// One message of a [`ColumnPlan`]: its layout and the fields read, each a column.
@@ -74,6 +85,8 @@ pub enum PlanCell {
     Message(usize),
     /// A repeated number, bool or enum: the items, as [`PlanCell::Number`]'s cells.
     List,
+    /// A repeated string or bytes field: the items, as [`PlanCell::Bytes`]'s cells.
+    BytesList,
 }
 
 /// Why a plan cannot be compiled.
@@ -296,8 +309,8 @@ const MAX_PLAN_DEPTH: usize = 64;
 
 impl Appender {
     /// Compiles `plan` over `layouts`, or says why it cannot be (fields of shapes the
-    /// appenders do not read: oneof members, groups, maps, lists of strings or messages,
-    /// closed enums whose values are not consecutive).
+    /// appenders do not read: groups, maps, lists of messages, closed enums whose values
+    /// are not consecutive, a oneof of which some members are not in the plan).
     pub fn compile(layouts: &Layouts, plan: &ColumnPlan, options: &CompileOptions) -> Result<Appender, PlanError> {
         let started = std::time::Instant::now();
         let columns = check_plan(layouts, plan)?;
@@ -495,7 +508,19 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanErr
             let slot = layout.slot(f.slot);
             let field = format!("{name}.{}", layout.slot_descriptor(f.slot).name());
             if slot.oneof != NO_INDEX {
-                return no(format!("{field} is a oneof member"));
+                // Setting a member clears the others from the row; one the plan does not
+                // read is skipped after that, so it must be a value the tree would take
+                // without a check the skip does not make (not a message; not a closed
+                // enum, whose undeclared values are unknown fields and clear nothing).
+                let unread = layout.slots().iter().enumerate().find(|(si, s)| {
+                    s.oneof == slot.oneof
+                        && !m.fields.iter().any(|g| g.slot.index() == *si)
+                        && (s.kind.is_message() || (s.kind == FieldKind::Enum && s.closed_enum))
+                });
+                if let Some((si, _)) = unread {
+                    let other = layout.slot_descriptor(SlotIndex::new(si as u32)).name().to_owned();
+                    return no(format!("{field} is a member of a oneof whose member {other} is not read"));
+                }
             }
             if slot.kind == FieldKind::Enum && slot.closed_enum && layout.closed_enum_range(f.slot).is_none() {
                 return no(format!("{field}: a closed enum whose values are not consecutive"));
@@ -508,6 +533,9 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanErr
                     slot.repetition == Repetition::Singular && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
                 }
                 PlanCell::List => slot.repetition == Repetition::Repeated && number,
+                PlanCell::BytesList => {
+                    slot.repetition == Repetition::Repeated && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
+                }
                 PlanCell::Message(j) => {
                     slot.repetition == Repetition::Singular
                         && slot.kind == FieldKind::Message
@@ -519,7 +547,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanErr
             if !ok {
                 return no(format!("{field} cannot be read as {:?}", f.cell));
             }
-            lists.push(f.cell == PlanCell::List);
+            lists.push(matches!(f.cell, PlanCell::List | PlanCell::BytesList));
         }
     }
     Ok(lists)
@@ -551,8 +579,24 @@ struct Lower<'a, 'b, 'f> {
     varint_sig: SigRef,
     /// Where `pa_varint` writes its value.
     varint_out: StackSlot,
-    /// Every label: (tag, block, field, packed form).
-    tags: Vec<(u32, Block, usize, bool)>,
+    /// Every label: its tag, its block (the value's position as parameter), what it does.
+    tags: Vec<(u32, Block, Target)>,
+}
+
+/// What a label does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Reads plan field `k`'s value (its packed form when the flag is set).
+    Field(usize, bool),
+    /// A member of oneof `o` the plan does not read: it clears the members the plan reads
+    /// from the row, then is skipped.
+    Clear(u32),
+}
+
+impl Target {
+    fn packed(self) -> bool {
+        matches!(self, Target::Field(_, true))
+    }
 }
 
 /// The values every block of a message function uses.
@@ -593,11 +637,23 @@ impl Lower<'_, '_, '_> {
             let slot = self.layouts.get(self.msg.layout).slot(f.slot);
             let single = self.b.create_block();
             self.b.append_block_param(single, self.ptr);
-            self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, single, k, false));
+            self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, single, Target::Field(k, false)));
             if f.cell == PlanCell::List && slot.kind.is_packable() {
                 let packed = self.b.create_block();
                 self.b.append_block_param(packed, self.ptr);
-                self.tags.push((slot.number << 3 | 2, packed, k, true));
+                self.tags.push((slot.number << 3 | 2, packed, Target::Field(k, true)));
+            }
+        }
+        // The members of the plan's oneofs that the plan does not read (a projection's).
+        let layout = self.layouts.get(self.msg.layout);
+        for (si, slot) in layout.slots().iter().enumerate() {
+            let read = self.msg.fields.iter().any(|f| f.slot.index() == si);
+            let oneof_read =
+                self.msg.fields.iter().any(|f| slot.oneof != NO_INDEX && layout.slot(f.slot).oneof == slot.oneof);
+            if !read && oneof_read {
+                let clear = self.b.create_block();
+                self.b.append_block_param(clear, self.ptr);
+                self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, clear, Target::Clear(slot.oneof)));
             }
         }
         self.b.ins().jump(next, &[BlockArg::Value(p0)]);
@@ -616,10 +672,17 @@ impl Lower<'_, '_, '_> {
         self.b.ins().return_(&[p]);
 
         self.emit_table(env);
-        for (_, label, k, packed) in self.tags.clone() {
+        for (tag, label, target) in self.tags.clone() {
             self.b.switch_to_block(label);
             let q = self.b.block_params(label)[0];
-            self.field(k, packed, q, env);
+            match target {
+                Target::Field(k, packed) => self.field(k, packed, q, env),
+                Target::Clear(oneof) => {
+                    self.clear_oneof(None, oneof, env);
+                    let tag = self.b.ins().iconst(types::I64, tag as i64);
+                    self.skip(tag, q, env);
+                }
+            }
         }
 
         self.b.switch_to_block(decline);
@@ -688,7 +751,7 @@ impl Lower<'_, '_, '_> {
         self.b.switch_to_block(fits);
         let mut switch = Switch::new();
         let mut hits = Vec::with_capacity(self.tags.len());
-        for &(t, label, ..) in &self.tags {
+        for &(t, label, _) in &self.tags {
             let hit = self.b.create_block();
             switch.set_entry(t as u128, hit);
             hits.push((hit, label));
@@ -716,16 +779,16 @@ impl Lower<'_, '_, '_> {
         let layout = self.layouts.get(self.msg.layout);
         let number = layout.slot(self.msg.fields[k].slot).number;
         let mut expected: Vec<(u32, Block)> = Vec::new();
-        let own = self.tags.iter().filter(|t| t.2 == k);
-        if self.msg.fields[k].cell == PlanCell::List {
+        let own = self.tags.iter().filter(|t| matches!(t.2, Target::Field(j, _) if j == k));
+        if matches!(self.msg.fields[k].cell, PlanCell::List | PlanCell::BytesList) {
             // The same list again: its unpacked tag (a packed run is usually whole).
-            expected.extend(own.filter(|t| !t.3).map(|t| (t.0, t.1)));
+            expected.extend(own.filter(|t| !t.2.packed()).map(|t| (t.0, t.1)));
         }
         // The next three numbers of the plan (fields are often absent: the next present
         // one is one of the next few), packed first: what proto3 encoders write for a
         // packable list.
         let mut after: Vec<_> = self.tags.iter().filter(|t| t.0 >> 3 > number).collect();
-        after.sort_by_key(|t| (t.0 >> 3, !t.3));
+        after.sort_by_key(|t| (t.0 >> 3, !t.2.packed()));
         let mut numbers = 0;
         for (i, t) in after.iter().enumerate() {
             if i == 0 || t.0 >> 3 != after[i - 1].0 >> 3 {
@@ -983,7 +1046,11 @@ impl Lower<'_, '_, '_> {
     /// loop head.
     fn field(&mut self, k: usize, packed: bool, q: Value, env: Env) {
         let f = self.msg.fields[k];
-        let kind = self.layouts.get(self.msg.layout).slot(f.slot).kind;
+        let slot = self.layouts.get(self.msg.layout).slot(f.slot);
+        let kind = slot.kind;
+        if slot.oneof != NO_INDEX {
+            self.clear_oneof(Some(k), slot.oneof, env);
+        }
         match f.cell {
             PlanCell::Number => {
                 let (v, next) = self.number(kind, k, q, env.end, env);
@@ -1013,6 +1080,19 @@ impl Lower<'_, '_, '_> {
                 let ok = self.b.create_block();
                 self.b.ins().brif(whole, ok, &[], env.decline, &[]);
                 self.b.switch_to_block(ok);
+                self.thread(k, stop, env);
+            }
+            PlanCell::BytesList => {
+                let (start, stop) = self.span(q, env);
+                let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
+                let offset = self.b.ins().isub(start, origin);
+                let len = self.b.ins().isub(stop, start);
+                let len = self.b.ins().ishl_imm_u(len, 32);
+                let cell = self.b.ins().bor(offset, len);
+                self.push(k, cell, env);
+                if kind == FieldKind::String {
+                    self.ascii(start, stop, env);
+                }
                 self.thread(k, stop, env);
             }
             PlanCell::List if !packed => {
@@ -1052,6 +1132,32 @@ impl Lower<'_, '_, '_> {
                 // A run's last value must end exactly at its end (`number` never reads
                 // past `stop`, so `p == stop` here).
                 self.thread(k, stop, env);
+            }
+        }
+    }
+
+    /// A member of oneof `oneof` is being set (plan field `k`, or one the plan does not
+    /// read): the other members leave the row (their presence bytes cleared). A message
+    /// member already in the row declines the record instead: its fields' columns would
+    /// have to leave the row too, which the tree does.
+    fn clear_oneof(&mut self, k: Option<usize>, oneof: u32, env: Env) {
+        let layout = self.layouts.get(self.msg.layout);
+        let siblings: Vec<(usize, bool)> = (self.msg.fields.iter().enumerate())
+            .filter(|&(j, g)| Some(j) != k && layout.slot(g.slot).oneof == oneof)
+            .map(|(j, g)| (j, matches!(g.cell, PlanCell::Message(_))))
+            .collect();
+        for (j, message) in siblings {
+            let col = self.col(j, env);
+            let valid = self.b.ins().load(self.ptr, buffers(), col, VALID);
+            let at = self.b.ins().iadd(valid, env.row);
+            if message {
+                let set = self.b.ins().uload8(types::I32, buffers(), at, 0);
+                let ok = self.b.create_block();
+                self.b.ins().brif(set, env.decline, &[], ok, &[]);
+                self.b.switch_to_block(ok);
+            } else {
+                let zero = self.b.ins().iconst(types::I8, 0);
+                self.b.ins().store(buffers(), zero, at, 0);
             }
         }
     }
