@@ -66,6 +66,39 @@ macro_rules! both {
 }
 both!(bool: bool, i32: i32, i64: i64, u32: u32, u64: u64, f32: f32, f64: f64, string: &'a str, bytes: &'a [u8]);
 
+/// [`Collect`] with packed runs taken whole through the plural methods, reading at most
+/// `.1` elements of each run (the walk checks the rest).
+struct Runs(Collect, usize);
+
+macro_rules! runs {
+    ($($name:ident: $t:ty),*; $($plural:ident: $e:ty),*) => {
+        impl<'a> StreamVisitor<'a> for Runs {
+            $(fn $name(&mut self, field: FieldInfo<'a>, v: $t) -> ControlFlow<()> {
+                StreamVisitor::$name(&mut self.0, field, v)
+            })*
+            $(fn $plural<I: Iterator<Item = $e>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+                values.take(self.1).for_each(|v| self.0.push(field, v));
+                ControlFlow::Continue(())
+            })*
+            fn enums<I: Iterator<Item = i32>>(&mut self, field: FieldInfo<'a>, numbers: I, _: &'a protojit::EnumType) -> ControlFlow<()> {
+                numbers.take(self.1).for_each(|n| self.0.push(field, n));
+                ControlFlow::Continue(())
+            }
+            fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) -> ControlFlow<()> {
+                StreamVisitor::enum_value(&mut self.0, field, v)
+            }
+            fn message(&mut self, field: FieldInfo<'a>) -> ControlFlow<(), Descend> {
+                StreamVisitor::message(&mut self.0, field)
+            }
+            fn end_message(&mut self, field: FieldInfo<'a>) -> ControlFlow<()> {
+                StreamVisitor::end_message(&mut self.0, field)
+            }
+        }
+    };
+}
+runs!(bool: bool, i32: i32, i64: i64, u32: u32, u64: u64, f32: f32, f64: f64, string: &'a str, bytes: &'a [u8];
+      bools: bool, i32s: i32, i64s: i64, u32s: u32, u64s: u64, f32s: f32, f64s: f64);
+
 fn reflect_schema() -> Schema {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas");
     let files = ["everything.proto", "everything3.proto", "reflect_wkt.proto"].map(|f| dir.join(f));
@@ -79,10 +112,15 @@ fn tree_view(decoder: &protojit::Decoder, bytes: &[u8]) -> Vec<String> {
     c.sorted()
 }
 
+/// The stream's values, as [`Collect`] sees them; asserted equal to those of a visitor
+/// that takes packed runs whole ([`Runs`]).
 fn stream_view(decoder: &protojit::Decoder, bytes: &[u8]) -> Vec<String> {
     let mut c = Collect::default();
     assert_eq!(decoder.stream(bytes, &mut c).unwrap(), ControlFlow::Continue(()));
     assert!(c.path.is_empty(), "every message ended");
+    let mut runs = Runs(Collect::default(), usize::MAX);
+    assert_eq!(decoder.stream(bytes, &mut runs).unwrap(), ControlFlow::Continue(()));
+    assert_eq!(runs.0.seen, c.seen, "packed runs taken whole: the same values in the same order");
     c.sorted()
 }
 
@@ -165,6 +203,9 @@ fn the_stream_fails_where_the_decoders_fail() {
             let tree = decoder.decode(&b, &arena).map(|_| ());
             let streamed = decoder.stream(&b, &mut Collect::default()).map(|_| ());
             assert_eq!(streamed, tree, "{root}");
+            // A visitor that reads one element of each packed run: the walk checks the rest.
+            let streamed = decoder.stream(&b, &mut Runs(Collect::default(), 1)).map(|_| ());
+            assert_eq!(streamed, tree, "{root}: runs read in part");
             if tree.is_ok() {
                 accepted += 1;
             } else {

@@ -43,6 +43,52 @@ pub enum WireValue<'a> {
     Bytes(&'a [u8]),
 }
 
+/// The variant of [`WireValue`] every element of a packed run is (runs are numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RunKind {
+    /// [`WireValue::Bool`].
+    Bool,
+    /// [`WireValue::I32`].
+    I32,
+    /// [`WireValue::I64`].
+    I64,
+    /// [`WireValue::U32`].
+    U32,
+    /// [`WireValue::U64`].
+    U64,
+    /// [`WireValue::F32`].
+    F32,
+    /// [`WireValue::F64`].
+    F64,
+    /// [`WireValue::Enum`].
+    Enum,
+}
+
+impl RunKind {
+    const fn from_code(k: u8) -> RunKind {
+        match k {
+            0 => RunKind::Bool,
+            1 => RunKind::I32,
+            2 => RunKind::I64,
+            3 => RunKind::U32,
+            4 => RunKind::U64,
+            5 => RunKind::F32,
+            6 => RunKind::F64,
+            _ => RunKind::Enum,
+        }
+    }
+}
+
+/// The elements of one packed run, for [`MessageSink::packed`]: an iterator whose elements
+/// are all of the variant [`KIND`](Self::KIND), a constant of the iterator's type, so a
+/// sink can pick what to do with them when it is compiled rather than per element (one
+/// instance of the sink's `packed` per kind).
+pub trait PackedRun<'a>: Iterator<Item = WireValue<'a>> {
+    /// The variant of every element.
+    const KIND: RunKind;
+}
+
 /// Receives a message's fields from [`walk`], in wire order. Slots are those of the
 /// message's [`MessageLayout`]; every element of a repeated field (packed or not) is one
 /// [`value`](Self::value) call. `Break` from any callback stops the walk.
@@ -72,12 +118,7 @@ pub trait MessageSink<'a> {
     /// run still come one `value` call each, its undeclared values left out). The walk
     /// checks whatever of the run the sink leaves unread; a malformed element ends the
     /// iterator, and the walk then fails with its error.
-    fn packed<I: Iterator<Item = WireValue<'a>>>(
-        &mut self,
-        cx: &mut Self::Cx,
-        si: SlotIndex,
-        values: I,
-    ) -> ControlFlow<()> {
+    fn packed<R: PackedRun<'a>>(&mut self, cx: &mut Self::Cx, si: SlotIndex, values: R) -> ControlFlow<()> {
         for v in values {
             self.value(cx, si, v)?;
         }
@@ -93,31 +134,78 @@ struct RunState {
 }
 
 /// The varints of a packed run, each converted by `convert` to the slot kind's
-/// [`WireValue`], for [`MessageSink::packed`]: ends at the run's end or at a malformed varint
-/// (kept in the state). One type per kind, so that the conversion is not matched per element.
-struct RunVarints<'d, 's, F> {
+/// [`WireValue`], for [`MessageSink::packed`]: ends at the run's end or at a malformed varint.
+/// One type per kind (`C`, a [`RunKind`]'s code, and the conversion), so that the
+/// conversion is not matched per element. The position is its own while it runs (a local
+/// the sink's loop keeps in a register, not a store per element through a reference); it
+/// and the error that ended the run go back to `state` when it is dropped.
+struct RunVarints<'d, 's, F, const C: u8> {
     data: &'d [u8],
+    pos: usize,
+    error: Option<DecodeError>,
     state: &'s mut RunState,
     convert: F,
 }
 
-impl<'d, F: Fn(u64) -> WireValue<'d>> Iterator for RunVarints<'d, '_, F> {
+impl<'d, 's, F, const C: u8> RunVarints<'d, 's, F, C> {
+    #[inline(always)]
+    fn new(data: &'d [u8], state: &'s mut RunState, convert: F) -> Self {
+        RunVarints { data, pos: state.pos, error: None, state, convert }
+    }
+}
+
+impl<F, const C: u8> Drop for RunVarints<'_, '_, F, C> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.state.pos = self.pos;
+        if let Some(e) = self.error.take() {
+            self.state.error = Some(e);
+        }
+    }
+}
+
+impl<'d, F: Fn(u64) -> WireValue<'d>, const C: u8> PackedRun<'d> for RunVarints<'d, '_, F, C> {
+    const KIND: RunKind = RunKind::from_code(C);
+}
+
+/// The fixed-width elements of a packed run, converted (`C`: a [`RunKind`]'s code).
+struct FixedRun<I, const C: u8>(I);
+
+impl<'d, I: Iterator<Item = WireValue<'d>>, const C: u8> Iterator for FixedRun<I, C> {
     type Item = WireValue<'d>;
 
     #[inline(always)]
     fn next(&mut self) -> Option<WireValue<'d>> {
-        let pos = self.state.pos;
+        self.0.next()
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl<'d, I: Iterator<Item = WireValue<'d>>, const C: u8> PackedRun<'d> for FixedRun<I, C> {
+    const KIND: RunKind = RunKind::from_code(C);
+}
+
+impl<'d, F: Fn(u64) -> WireValue<'d>, const C: u8> Iterator for RunVarints<'d, '_, F, C> {
+    type Item = WireValue<'d>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<WireValue<'d>> {
+        let pos = self.pos;
         if pos >= self.data.len() {
             return None;
         }
         match fast_varint(self.data, pos) {
             Ok((v, next)) => {
-                self.state.pos = next;
+                self.pos = next;
                 Some((self.convert)(v))
             }
             Err(e) => {
-                self.state.pos = self.data.len();
-                self.state.error = Some(e);
+                self.pos = self.data.len();
+                self.error = Some(e);
                 None
             }
         }
@@ -126,7 +214,7 @@ impl<'d, F: Fn(u64) -> WireValue<'d>> Iterator for RunVarints<'d, '_, F> {
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         // Each varint takes 1 to 10 bytes.
-        let left = self.data.len().saturating_sub(self.state.pos);
+        let left = self.data.len().saturating_sub(self.pos);
         (left.div_ceil(10), Some(left))
     }
 }
@@ -396,32 +484,55 @@ impl<'a> Walk<'a> {
         start: usize,
     ) -> Result<usize, Halt> {
         let stop = data.len();
-        let kind = slot.kind;
-        match kind.fixed_width() {
-            4 => fixed_run(sink, cx, si, data, start, |b: [u8; 4]| fixed32(kind, b))?,
-            8 => fixed_run(sink, cx, si, data, start, |b: [u8; 8]| fixed64(kind, b))?,
+        const B: u8 = RunKind::Bool as u8;
+        const I32: u8 = RunKind::I32 as u8;
+        const I64: u8 = RunKind::I64 as u8;
+        const U32: u8 = RunKind::U32 as u8;
+        const U64: u8 = RunKind::U64 as u8;
+        const F32: u8 = RunKind::F32 as u8;
+        const F64: u8 = RunKind::F64 as u8;
+        const E: u8 = RunKind::Enum as u8;
+        match slot.kind {
+            FieldKind::Fixed32 => {
+                fixed_run::<_, 4, U32>(sink, cx, si, data, start, |b| WireValue::U32(u32::from_le_bytes(b)))?
+            }
+            FieldKind::Sfixed32 => {
+                fixed_run::<_, 4, I32>(sink, cx, si, data, start, |b| WireValue::I32(i32::from_le_bytes(b)))?
+            }
+            FieldKind::Float => {
+                fixed_run::<_, 4, F32>(sink, cx, si, data, start, |b| WireValue::F32(f32::from_le_bytes(b)))?
+            }
+            FieldKind::Fixed64 => {
+                fixed_run::<_, 8, U64>(sink, cx, si, data, start, |b| WireValue::U64(u64::from_le_bytes(b)))?
+            }
+            FieldKind::Sfixed64 => {
+                fixed_run::<_, 8, I64>(sink, cx, si, data, start, |b| WireValue::I64(i64::from_le_bytes(b)))?
+            }
+            FieldKind::Double => {
+                fixed_run::<_, 8, F64>(sink, cx, si, data, start, |b| WireValue::F64(f64::from_le_bytes(b)))?
+            }
             _ => {
                 let mut state = RunState { pos: start, error: None };
                 // One arm per kind: the sink's loop is specialised to the kind's conversion.
                 // What the sink leaves unread is still checked.
                 macro_rules! run {
-                    ($convert:expr) => {{
-                        let flow = sink.packed(cx, si, RunVarints { data, state: &mut state, convert: $convert });
-                        if flow.is_continue() {
-                            RunVarints { data, state: &mut state, convert: $convert }.for_each(drop);
+                    ($k:expr, $convert:expr) => {{
+                        let flow = sink.packed(cx, si, RunVarints::<_, $k>::new(data, &mut state, $convert));
+                        if flow.is_continue() && state.pos < data.len() {
+                            RunVarints::<_, $k>::new(data, &mut state, $convert).for_each(drop);
                         }
                         flow
                     }};
                 }
                 let flow = match slot.kind {
-                    FieldKind::Int32 => run!(|v: u64| WireValue::I32(v as i32)),
-                    FieldKind::Int64 => run!(|v: u64| WireValue::I64(v as i64)),
-                    FieldKind::Uint32 => run!(|v: u64| WireValue::U32(v as u32)),
-                    FieldKind::Sint32 => run!(|v: u64| WireValue::I32(zigzag32(v as u32))),
-                    FieldKind::Sint64 => run!(|v: u64| WireValue::I64(zigzag64(v))),
-                    FieldKind::Bool => run!(|v: u64| WireValue::Bool(v != 0)),
-                    FieldKind::Enum => run!(|v: u64| WireValue::Enum(v as i32)),
-                    _ => run!(|v: u64| WireValue::U64(v)),
+                    FieldKind::Int32 => run!(I32, |v: u64| WireValue::I32(v as i32)),
+                    FieldKind::Int64 => run!(I64, |v: u64| WireValue::I64(v as i64)),
+                    FieldKind::Uint32 => run!(U32, |v: u64| WireValue::U32(v as u32)),
+                    FieldKind::Sint32 => run!(I32, |v: u64| WireValue::I32(zigzag32(v as u32))),
+                    FieldKind::Sint64 => run!(I64, |v: u64| WireValue::I64(zigzag64(v))),
+                    FieldKind::Bool => run!(B, |v: u64| WireValue::Bool(v != 0)),
+                    FieldKind::Enum => run!(E, |v: u64| WireValue::Enum(v as i32)),
+                    _ => run!(U64, |v: u64| WireValue::U64(v)),
                 };
                 if let Some(e) = state.error {
                     return Err(e.into());
@@ -436,7 +547,7 @@ impl<'a> Walk<'a> {
 /// The `W`-byte values of the packed run `data[start..]` (`data` ends where the run does),
 /// each converted by `convert`, handed to `sink` whole; a partial last value is `Truncated`
 /// at its offset, after the whole ones.
-fn fixed_run<'a, S: MessageSink<'a>, const W: usize>(
+fn fixed_run<'a, S: MessageSink<'a>, const W: usize, const C: u8>(
     sink: &mut S,
     cx: &mut S::Cx,
     si: SlotIndex,
@@ -446,7 +557,7 @@ fn fixed_run<'a, S: MessageSink<'a>, const W: usize>(
 ) -> Result<(), Halt> {
     let whole = start + (data.len() - start) / W * W;
     let values = data[start..whole].chunks_exact(W).map(|b| convert(b.try_into().unwrap()));
-    go(sink.packed(cx, si, values))?;
+    go(sink.packed(cx, si, FixedRun::<_, C>(values)))?;
     if whole != data.len() {
         return Err(DecodeError::new(K::Truncated, whole).into());
     }

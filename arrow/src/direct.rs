@@ -25,7 +25,7 @@
 
 use std::ops::ControlFlow;
 
-use protojit::layers::arena::stream::{MessageSink, WireValue};
+use protojit::layers::arena::stream::{MessageSink, PackedRun, WireValue};
 use protojit::layers::arena::{SlotIndex, NO_INDEX};
 
 use crate::column::{Cell, MapCol, StructCol, NO_COLUMN};
@@ -106,12 +106,7 @@ impl<'a> MessageSink<'a> for Cell {
     const WANTS_RUNS: bool = true;
 
     #[inline]
-    fn packed<I: Iterator<Item = WireValue<'a>>>(
-        &mut self,
-        cx: &mut DirectCx<'a>,
-        si: SlotIndex,
-        values: I,
-    ) -> ControlFlow<()> {
+    fn packed<R: PackedRun<'a>>(&mut self, cx: &mut DirectCx<'a>, si: SlotIndex, values: R) -> ControlFlow<()> {
         match self {
             Cell::Struct(s) => s.packed(cx, si, values),
             _ => {

@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 
-use protojit_arena::stream::{walk, MessageSink, WireValue};
+use protojit_arena::stream::{walk, MessageSink, PackedRun, RunKind, WireValue};
 use protojit_arena::{DecodeError, DecodeOptions, EnumType, FieldKind, LayoutIndex, Layouts, MessageLayout, SlotIndex};
 
 use crate::{Descend, EnumValue, FieldInfo};
@@ -21,8 +21,12 @@ use crate::{Descend, EnumValue, FieldInfo};
 ///   one is the field's value: "last one wins" is the visitor's to apply), a message
 ///   field written twice is begun twice (protobuf merges the two), and a oneof member
 ///   written after another replaces it;
-/// - **elements one by one**: a repeated field's elements, packed or not, are one call
-///   each, in wire order; a map is its entries, each a message with `key` (1) and
+/// - **elements in wire order**: an unpacked repeated field's elements are one call each;
+///   a packed run of numbers is one call of the plural method ([`i64s`](Self::i64s),
+///   [`bools`](Self::bools), ...) with an iterator that decodes the elements as it is
+///   advanced (no buffer; what the visitor leaves unread is still checked), whose default
+///   makes one call of the singular method per element; a closed enum's run comes
+///   element by element (its undeclared values are left out); a map is its entries, each a message with `key` (1) and
 ///   `value` (2) as far as they are on the wire (an encoder may leave out a default key
 ///   or value; the tree visitor shows both always), duplicates included;
 /// - **no unknown fields**: unknown fields, a known number in another wire type and a
@@ -72,6 +76,48 @@ pub trait StreamVisitor<'a> {
     /// An enum value.
     fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) -> ControlFlow<()> {
         ControlFlow::Continue(())
+    }
+    /// A packed run of `bool`s (by default, one [`bool`](Self::bool) call per element).
+    fn bools<I: Iterator<Item = bool>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.bool(field, v))
+    }
+    /// A packed run of `int32`, `sint32` or `sfixed32` values (by default, one
+    /// [`i32`](Self::i32) call per element).
+    fn i32s<I: Iterator<Item = i32>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.i32(field, v))
+    }
+    /// A packed run of `int64`, `sint64` or `sfixed64` values (by default, one
+    /// [`i64`](Self::i64) call per element).
+    fn i64s<I: Iterator<Item = i64>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.i64(field, v))
+    }
+    /// A packed run of `uint32` or `fixed32` values (by default, one [`u32`](Self::u32)
+    /// call per element).
+    fn u32s<I: Iterator<Item = u32>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.u32(field, v))
+    }
+    /// A packed run of `uint64` or `fixed64` values (by default, one [`u64`](Self::u64)
+    /// call per element).
+    fn u64s<I: Iterator<Item = u64>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.u64(field, v))
+    }
+    /// A packed run of `float`s (by default, one [`f32`](Self::f32) call per element).
+    fn f32s<I: Iterator<Item = f32>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.f32(field, v))
+    }
+    /// A packed run of `double`s (by default, one [`f64`](Self::f64) call per element).
+    fn f64s<I: Iterator<Item = f64>>(&mut self, field: FieldInfo<'a>, values: I) -> ControlFlow<()> {
+        values.into_iter().try_for_each(|v| self.f64(field, v))
+    }
+    /// A packed run of an open enum's numbers, of type `ty` (by default, one
+    /// [`enum_value`](Self::enum_value) call per element).
+    fn enums<I: Iterator<Item = i32>>(
+        &mut self,
+        field: FieldInfo<'a>,
+        numbers: I,
+        ty: &'a EnumType,
+    ) -> ControlFlow<()> {
+        numbers.into_iter().try_for_each(|n| self.enum_value(field, EnumValue::new(n, ty)))
     }
     /// A message or group begins (singular, an element, or a map entry): whether to walk
     /// its fields (then [`end_message`](Self::end_message) is called) or pass over it
@@ -149,6 +195,30 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
         }
     }
 
+    // Packed runs of numbers go to the visitor's plural methods, with iterators that decode
+    // as they are advanced; the walk makes one instance per kind's conversion, in which
+    // the kind's arm below is the one taken and the element's variant is known.
+    const WANTS_RUNS: bool = true;
+
+    #[inline(always)]
+    fn packed<R: PackedRun<'a>>(&mut self, _: &mut (), si: SlotIndex, values: R) -> ControlFlow<()> {
+        let field = self.field(si);
+        // `R::KIND` is a constant: each instance keeps one arm.
+        match R::KIND {
+            RunKind::Bool => self.visitor.bools(field, values.map(|x| bits(x) != 0)),
+            RunKind::I32 => self.visitor.i32s(field, values.map(|x| bits(x) as i32)),
+            RunKind::I64 => self.visitor.i64s(field, values.map(|x| bits(x) as i64)),
+            RunKind::U32 => self.visitor.u32s(field, values.map(|x| bits(x) as u32)),
+            RunKind::U64 => self.visitor.u64s(field, values.map(bits)),
+            RunKind::F32 => self.visitor.f32s(field, values.map(|x| f32::from_bits(bits(x) as u32))),
+            RunKind::F64 => self.visitor.f64s(field, values.map(|x| f64::from_bits(bits(x)))),
+            RunKind::Enum => match self.enum_type(si) {
+                Some(ty) => self.visitor.enums(field, values.map(|x| bits(x) as i32), ty),
+                None => self.visitor.i32s(field, values.map(|x| bits(x) as i32)),
+            },
+        }
+    }
+
     #[inline]
     fn begin(&mut self, _: &mut (), si: SlotIndex) -> ControlFlow<(), Option<&mut Self>> {
         let field = self.field(si);
@@ -166,5 +236,21 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
     fn end(&mut self, _: &mut (), si: SlotIndex) -> ControlFlow<()> {
         self.current = self.stack.pop().expect("end follows its begin");
         self.visitor.end_message(self.field(si))
+    }
+}
+
+/// A packed element's bits: its integer (sign-extended), or its float's bits. A run's
+/// elements are all of its `KIND`'s variant, so this folds to that arm.
+#[inline(always)]
+fn bits(v: WireValue<'_>) -> u64 {
+    match v {
+        WireValue::Bool(b) => b as u64,
+        WireValue::I32(x) | WireValue::Enum(x) => x as i64 as u64,
+        WireValue::I64(x) => x as u64,
+        WireValue::U32(x) => x as u64,
+        WireValue::U64(x) => x,
+        WireValue::F32(x) => x.to_bits() as u64,
+        WireValue::F64(x) => x.to_bits(),
+        WireValue::Str(_) | WireValue::Bytes(_) => 0, // never packed
     }
 }

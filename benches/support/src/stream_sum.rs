@@ -56,6 +56,17 @@ impl StreamSum {
         self.0 = self.0.wrapping_add(term(f.number(), v));
         ControlFlow::Continue(())
     }
+    /// A packed run: one loop, decoding as it sums.
+    #[inline(always)]
+    fn add_all<T>(&mut self, f: FieldInfo<'_>, v: impl Iterator<Item = T>, to: impl Fn(T) -> u64) -> ControlFlow<()> {
+        let nk = u64::from(f.number()).wrapping_mul(K);
+        let mut acc = self.0;
+        for x in v {
+            acc = acc.wrapping_add(nk.wrapping_add(to(x)));
+        }
+        self.0 = acc;
+        ControlFlow::Continue(())
+    }
 }
 
 impl<'a> StreamVisitor<'a> for StreamSum {
@@ -103,6 +114,38 @@ impl<'a> StreamVisitor<'a> for StreamSum {
     fn message(&mut self, f: FieldInfo<'a>) -> ControlFlow<(), Descend> {
         self.add(f, 0)?;
         ControlFlow::Continue(Descend::Yes)
+    }
+    #[inline]
+    fn bools<I: Iterator<Item = bool>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x as u64)
+    }
+    #[inline]
+    fn i32s<I: Iterator<Item = i32>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x as i64 as u64)
+    }
+    #[inline]
+    fn i64s<I: Iterator<Item = i64>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x as u64)
+    }
+    #[inline]
+    fn u32s<I: Iterator<Item = u32>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x as u64)
+    }
+    #[inline]
+    fn u64s<I: Iterator<Item = u64>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x)
+    }
+    #[inline]
+    fn f32s<I: Iterator<Item = f32>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x.to_bits() as u64)
+    }
+    #[inline]
+    fn f64s<I: Iterator<Item = f64>>(&mut self, f: FieldInfo<'a>, v: I) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x.to_bits())
+    }
+    #[inline]
+    fn enums<I: Iterator<Item = i32>>(&mut self, f: FieldInfo<'a>, v: I, _: &'a EnumType) -> ControlFlow<()> {
+        self.add_all(f, v, |x| x as i64 as u64)
     }
 }
 
