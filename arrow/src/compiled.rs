@@ -7,11 +7,12 @@
 //! copied from their records, and list offsets come from the items' ends.
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
-use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts};
+use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex};
 use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
+use protojit::layers::arena::stream::WireValue;
 
-use crate::column::{Cell, StructCol};
-use crate::values::{Data, RowCx, Values};
+use crate::column::{Cell, MapCol, StructCol};
+use crate::values::{Data, Pending, RowCx, Values};
 
 /// A converter's compiled appender and its plan.
 pub(crate) struct Compiled {
@@ -28,6 +29,26 @@ pub(crate) struct Planned {
     texts: Vec<usize>,
     /// The lists of `string`s, likewise.
     text_lists: Vec<usize>,
+    /// The maps: a record whose map holds a key twice goes to the tree (the mapping keeps
+    /// one entry per distinct key; the code appends every entry).
+    maps: Vec<MapKeys>,
+}
+
+/// A map's column and its entries' key column.
+struct MapKeys {
+    map: usize,
+    key: usize,
+    kind: KeyKind,
+}
+
+/// How a map key's cell compares (the code's cells of one key may differ in the bits the
+/// key's type ignores: an `int32` written in 5 or 10 bytes).
+#[derive(Clone, Copy)]
+enum KeyKind {
+    Bool,
+    Bits32,
+    Bits64,
+    Bytes,
 }
 
 impl Planned {
@@ -39,26 +60,39 @@ impl Planned {
         if plan.messages.len() > max_depth as usize {
             return Err(format!("{} nested messages in the columns exceed the depth limit", plan.messages.len()));
         }
-        let mut first = Vec::with_capacity(plan.messages.len());
-        let mut texts = Vec::new();
-        let mut text_lists = Vec::new();
-        let mut n = 0;
-        for m in &plan.messages {
-            first.push(n);
+        let first: Vec<usize> = (plan.messages.iter())
+            .scan(0, |n, m| {
+                *n += m.fields.len();
+                Some(*n - m.fields.len())
+            })
+            .collect();
+        let (mut texts, mut text_lists, mut maps) = (Vec::new(), Vec::new(), Vec::new());
+        for (m, &n) in plan.messages.iter().zip(&first) {
             let layout = layouts.get(m.layout);
             for (k, f) in m.fields.iter().enumerate() {
-                if layout.slot(f.slot).kind == FieldKind::String {
-                    match f.cell {
-                        PlanCell::Bytes => texts.push(n + k),
-                        PlanCell::BytesList => text_lists.push(n + k),
-                        _ => {}
+                let slot = layout.slot(f.slot);
+                match f.cell {
+                    PlanCell::Bytes if slot.kind == FieldKind::String => texts.push(n + k),
+                    PlanCell::BytesList if slot.kind == FieldKind::String => text_lists.push(n + k),
+                    PlanCell::Messages(j) if slot.repetition == Repetition::Map => {
+                        let kind = match layouts.get(plan.messages[j].layout).slot(SlotIndex::new(0)).kind {
+                            FieldKind::Bool => KeyKind::Bool,
+                            FieldKind::String | FieldKind::Bytes => KeyKind::Bytes,
+                            FieldKind::Int64
+                            | FieldKind::Uint64
+                            | FieldKind::Fixed64
+                            | FieldKind::Sfixed64
+                            | FieldKind::Sint64 => KeyKind::Bits64,
+                            _ => KeyKind::Bits32,
+                        };
+                        maps.push(MapKeys { map: n + k, key: first[j], kind });
                     }
+                    _ => {}
                 }
             }
-            n += m.fields.len();
         }
         plan.check(layouts).map_err(|e| e.to_string())?;
-        Ok(Planned { plan, first, texts, text_lists })
+        Ok(Planned { plan, first, texts, text_lists, maps })
     }
 
     /// Compiles the appender (what fails is a code generation error, as text).
@@ -70,61 +104,168 @@ impl Planned {
 }
 
 impl Compiled {
-    /// Whether the strings of the row just appended are UTF-8 (else the tree takes the
-    /// record, and says where): checked in full only where the code saw a byte that is
-    /// not ASCII.
-    pub(crate) fn texts_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
+    /// Whether the row just appended is the mapping's (else the tree takes the record, and
+    /// says what is wrong with it, if anything is): its strings are UTF-8 and no map of it
+    /// holds a key twice.
+    pub(crate) fn row_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
+        self.texts_ok(cols, record) && self.planned.maps.iter().all(|m| keys_distinct(m, cols, record))
+    }
+
+    /// Whether the strings of the row just appended are UTF-8: checked in full only where
+    /// the code saw a byte that is not ASCII.
+    fn texts_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
         if !cols.last_row_non_ascii() {
             return true; // the code saw ASCII only
         }
-        let row = cols.rows() - 1;
         let utf8 = |cell: u64| {
             let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
             record.get(at..at + len).is_some_and(|text| std::str::from_utf8(text).is_ok())
         };
-        self.planned.texts.iter().all(|&c| utf8(cols.cell(c, row)))
-            && self.planned.text_lists.iter().all(|&c| {
-                let ends = cols.ends(c);
-                let from = if row == 0 { 0 } else { ends[row - 1] as usize };
-                cols.items(c)[from..ends[row] as usize].iter().all(|&cell| utf8(cell))
-            })
+        self.planned.texts.iter().all(|&c| cols.last_rows(c).all(|row| utf8(cols.cell(c, row))))
+            && (self.planned.text_lists.iter())
+                .all(|&c| cols.items(c)[cols.last_items(c)].iter().all(|&cell| utf8(cell)))
     }
 
     /// Moves the rows of `cols` (records `records`, in order) into the builders under `root`.
     pub(crate) fn flush(&self, root: &mut StructCol, cols: &ChunkColumns, records: &[&[u8]], cx: &RowCx) {
         debug_assert_eq!(cols.rows(), records.len());
-        self.flush_struct(root, 0, cols, records, cx);
+        self.flush_struct(root, 0, cols, records, records, cx);
     }
 
-    fn flush_struct(&self, s: &mut StructCol, i: usize, cols: &ChunkColumns, records: &[&[u8]], cx: &RowCx) {
+    /// Moves the rows of plan message `i` (its space's rows, each in the record `rows`
+    /// says; `records` are the chunk's) into the builders under `s`.
+    fn flush_struct(
+        &self,
+        s: &mut StructCol,
+        i: usize,
+        cols: &ChunkColumns,
+        rows: &[&[u8]],
+        records: &[&[u8]],
+        cx: &RowCx,
+    ) {
         let first = self.planned.first[i];
         for (k, c) in s.columns.iter_mut().enumerate() {
             let col = first + k;
             match (self.planned.plan.messages[i].fields[k].cell, &mut c.cell) {
                 (PlanCell::Number, Cell::Values(v)) => v.extend_cells(cols.values(col), Some(cols.valid(col))),
-                (PlanCell::Bytes, Cell::Values(v)) => v.extend_spans(cols.values(col), cols.valid(col), records, cx),
+                (PlanCell::Bytes, Cell::Values(v)) => v.extend_spans(cols.values(col), cols.valid(col), rows, cx),
                 (PlanCell::Message(j), Cell::Struct(child)) => {
                     if let Some(nulls) = &mut child.nulls {
-                        cols.valid(col).iter().for_each(|&b| nulls.append(b != 0));
+                        append_validity(nulls, cols.valid(col));
                     }
-                    self.flush_struct(child, j, cols, records, cx);
+                    self.flush_struct(child, j, cols, rows, records, cx);
                 }
-                (cell @ (PlanCell::List | PlanCell::BytesList), Cell::List(l)) => {
+                (cell @ (PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_)), Cell::List(l)) => {
                     let base = *l.offsets.last().expect("offsets start with 0");
+                    let ends = cols.ends(col);
                     // A batch's items are bounded by its input (`MAX_BATCH_INPUT`), so they fit.
-                    l.offsets.extend(cols.ends(col).iter().map(|&e| base + e as i32));
-                    let Cell::Values(items) = &mut l.item else { unreachable!("a planned list holds values") };
-                    if cell == PlanCell::List {
-                        items.extend_cells(cols.items(col), None);
-                    } else {
-                        items.extend_item_spans(cols.items(col), cols.ends(col), records, cx);
+                    l.offsets.extend(ends.iter().map(|&e| base + e as i32));
+                    match (cell, &mut l.item) {
+                        (PlanCell::List, Cell::Values(items)) => items.extend_cells(cols.items(col), None),
+                        (PlanCell::BytesList, Cell::Values(items)) => {
+                            items.extend_item_spans(cols.items(col), &ends, rows, cx)
+                        }
+                        (PlanCell::Messages(j), Cell::Struct(child)) => {
+                            let element_rows = self.element_rows(j, cols, records);
+                            if let Some(nulls) = &mut child.nulls {
+                                nulls.append_n_non_nulls(element_rows.len());
+                            }
+                            self.flush_struct(child, j, cols, &element_rows, records, cx);
+                        }
+                        _ => unreachable!("the plan was made from these columns"),
                     }
+                }
+                (PlanCell::Messages(j), Cell::Map(m)) => {
+                    let base = *m.offsets.last().expect("offsets start with 0");
+                    m.offsets.extend(cols.ends(col).iter().map(|&e| base + e as i32));
+                    let element_rows = self.element_rows(j, cols, records);
+                    let [key, value] = &self.planned.plan.messages[j].fields[..] else {
+                        unreachable!("a map entry's plan is its key and value")
+                    };
+                    let Cell::Values(values) = &mut m.value else { unreachable!("planned by `add_entry`") };
+                    let first = self.planned.first[j];
+                    extend(&mut m.key, key.cell, first, cols, &element_rows, cx);
+                    extend(values, value.cell, first + 1, cols, &element_rows, cx);
                 }
                 _ => unreachable!("the plan was made from these columns"),
             }
         }
-        s.len += cols.rows();
+        s.len += rows.len();
     }
+
+    /// The rows of plan message `j` (under a list of messages or a map: a space of its own),
+    /// each with the record it lies in (of `records`, the chunk's).
+    fn element_rows<'r>(&self, j: usize, cols: &ChunkColumns, records: &[&'r [u8]]) -> Vec<&'r [u8]> {
+        let bounds = cols.record_bounds(self.planned.first[j]).unwrap_or(&[]);
+        let mut from = 0;
+        let mut rows = Vec::with_capacity(bounds.last().copied().unwrap_or(0) as usize);
+        for (record, &end) in records.iter().zip(bounds) {
+            rows.extend(std::iter::repeat_n(*record, end as usize - from));
+            from = end as usize;
+        }
+        rows
+    }
+}
+
+/// Appends column `col`'s rows (each in its record of `rows`) to `v`: a number's cells, or
+/// a string's or bytes' spans.
+fn extend(v: &mut Values, cell: PlanCell, col: usize, cols: &ChunkColumns, rows: &[&[u8]], cx: &RowCx) {
+    match cell {
+        PlanCell::Bytes => v.extend_spans(cols.values(col), cols.valid(col), rows, cx),
+        _ => v.extend_cells(cols.values(col), Some(cols.valid(col))),
+    }
+}
+
+/// Whether no map of map column `m` in the row just appended holds a key twice.
+fn keys_distinct(m: &MapKeys, cols: &ChunkColumns, record: &[u8]) -> bool {
+    let (cells, valid) = (cols.values(m.map), cols.valid(m.map));
+    let mut from = cols.last_rows(m.key).start;
+    for row in cols.last_rows(m.map) {
+        if valid[row] == 0 {
+            continue; // no entries
+        }
+        let entries = from..cells[row] as usize;
+        from = entries.end;
+        let n = entries.len();
+        if n < 2 {
+            continue;
+        }
+        let bits = |e: usize| {
+            let c = cols.cell(m.key, entries.start + e);
+            match m.kind {
+                KeyKind::Bool => (c != 0) as u64,
+                KeyKind::Bits32 => c as u32 as u64,
+                KeyKind::Bits64 | KeyKind::Bytes => c,
+            }
+        };
+        let distinct = match m.kind {
+            KeyKind::Bytes => {
+                // An absent key's cell is 0: the empty string.
+                let text = |e: usize| {
+                    let c = bits(e);
+                    let (at, len) = ((c & 0xffff_ffff) as usize, (c >> 32) as usize);
+                    &record[at..at + len]
+                };
+                distinct(n, text)
+            }
+            _ => distinct(n, bits),
+        };
+        if !distinct {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `key(0..n)` are distinct: by a scan for few (the common case, no allocation),
+/// else sorted.
+fn distinct<T: Ord>(n: usize, key: impl Fn(usize) -> T) -> bool {
+    if n <= 16 {
+        return (0..n).all(|a| (a + 1..n).all(|b| key(a) != key(b)));
+    }
+    let mut keys: Vec<T> = (0..n).map(key).collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1])
 }
 
 /// Adds the message of `s` (type `li`) and the messages under it to `plan`; its index.
@@ -147,6 +288,9 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
     if uncolumned {
         return Err(format!("{} has message fields without columns", layout.descriptor().full_name()));
     }
+    if s.columns.is_empty() {
+        return Err(format!("{} has no columns", layout.descriptor().full_name()));
+    }
     let mut fields = Vec::with_capacity(s.columns.len());
     for c in &s.columns {
         let slot = layout.slot(c.si);
@@ -162,18 +306,41 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
                     Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
                     _ => PlanCell::List,
                 },
-                _ => return Err(what("a list of messages")),
+                Cell::Struct(child) => PlanCell::Messages(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
+                _ => return Err(what("a list of values read another way")),
             },
             Cell::Values(_) => return Err(what("a value read another way")),
             Cell::Time(_) => return Err(what("a timestamp or duration")),
             Cell::Wrapper(..) => return Err(what("a wrapper")),
             Cell::Marker(_) => return Err(what("a message without columns")),
-            Cell::Map(_) => return Err(what("a map")),
+            Cell::Map(m) => PlanCell::Messages(add_entry(LayoutIndex::new(slot.child), m, plan).map_err(|e| what(e))?),
         };
         fields.push(PlanField { slot: c.si, cell });
     }
     plan.messages[i].fields = fields;
     Ok(i)
+}
+
+/// Adds a map's entry message (type `li`: the key, slot 0, and the value, slot 1) to `plan`;
+/// its index. Maps of numbers, enums, strings and bytes: a message value's entry without it
+/// reads as an empty message, which the code's columns cannot say.
+fn add_entry(li: LayoutIndex, m: &MapCol, plan: &mut ColumnPlan) -> Result<usize, &'static str> {
+    let cell = |v: &Values| match v.data {
+        _ if v.is_nullable() => Err("a map with nullable keys or values"),
+        Data::Text { .. } | Data::View(_) => Ok(PlanCell::Bytes),
+        _ => Ok(PlanCell::Number),
+    };
+    let Cell::Values(value) = &m.value else { return Err("a map whose values are messages or well-known types") };
+    if matches!(m.value_default, Pending::Number(WireValue::Enum(n)) if n != 0) {
+        // An entry without a value takes the enum's first value; an absent cell reads as 0.
+        return Err("a map whose values are a closed enum without 0");
+    }
+    let fields = vec![
+        PlanField { slot: SlotIndex::new(0), cell: cell(&m.key)? },
+        PlanField { slot: SlotIndex::new(1), cell: cell(value)? },
+    ];
+    plan.messages.push(PlanMessage { layout: li, fields });
+    Ok(plan.messages.len() - 1)
 }
 
 impl Values {

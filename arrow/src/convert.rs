@@ -593,7 +593,7 @@ impl BatchBuilder<'_> {
                 }
             };
             if compiled.appender.append(&mut cols, message) {
-                if compiled.texts_ok(&cols, message) {
+                if compiled.row_ok(&cols, message) {
                     taken.push(message);
                     self.intake.admitted(schema_id, message.len());
                     continue;

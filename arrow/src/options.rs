@@ -60,8 +60,8 @@ pub enum ConvertPath {
     /// the tree: an unknown group, a closed enum's undeclared value, invalid UTF-8) goes
     /// through the tree, counted in
     /// [`BatchStats::tree_records`](crate::BatchStats::tree_records), as does one where a
-    /// oneof member follows a message member. Columns the appenders do not read (maps,
-    /// lists of messages, well-known types, fields cut at `max_recursion`, extensions, a
+    /// oneof member follows a message member, or a map holds a key twice. Columns the appenders do not read (maps
+    /// of messages, well-known types, fields cut at `max_recursion`, extensions, a
     /// oneof with unread message or closed-enum members) make the converter
     /// take the chunked path instead, saying why in
     /// [`Converter::path_note`](crate::Converter::path_note).

@@ -390,6 +390,39 @@ const COMPILED_ONEOF: &str = r#"
     }
 "#;
 
+/// Lists of messages: nested in each other, with singular messages, lists of numbers and
+/// strings, and oneofs with message members in their elements.
+const COMPILED_LISTS: &str = r#"
+    syntax = "proto3";
+    package cl;
+    message Point { sint32 x = 1; sint32 y = 2; repeated string tags = 3; }
+    message Part {
+        string name = 1; repeated Point points = 2; Point center = 3; repeated int64 ids = 4;
+        oneof kind { int32 n = 5; Point p = 6; }
+    }
+    message Row { repeated Part parts = 1; repeated Point points = 2; int32 id = 3; Part main = 4; repeated bytes blobs = 5; }
+"#;
+
+/// Maps of every key kind, with string, number, enum and bytes values; in a list's
+/// elements; and a proto2 map of a closed enum (0 declared).
+const COMPILED_MAPS: &str = r#"
+    syntax = "proto3";
+    package cm;
+    enum Color { RED = 0; GREEN = 1; BLUE = 2; }
+    message Item { map<string, string> labels = 1; int64 n = 2; }
+    message Row {
+        map<string, string> labels = 1;
+        map<int32, sint64> by_i32 = 2;
+        map<bool, bytes> by_bool = 3;
+        map<uint64, double> by_u64 = 4;
+        map<sint32, Color> colors = 5;
+        map<fixed64, float> by_f64 = 6;
+        map<sfixed32, uint32> by_sf32 = 7;
+        repeated Item items = 8;
+        string name = 9;
+    }
+"#;
+
 /// Records the compiled appenders read: equal batches and errors on random, merged and
 /// corrupted records, every column option and projections; and most records are read
 /// by the code (the tree takes only what it declines: a oneof member set after a message
@@ -397,7 +430,14 @@ const COMPILED_ONEOF: &str = r#"
 #[test]
 fn compiled_appenders_equal_the_tree() {
     let mut rng = common::Rng(0xd1ec_0c0d);
-    for (source, root) in [(COMPILED, "c.Row"), (COMPILED3, "c3.Row3"), (COMPILED_ONEOF, "co.Row")] {
+    for (source, root) in
+    [
+        (COMPILED, "c.Row"),
+        (COMPILED3, "c3.Row3"),
+        (COMPILED_ONEOF, "co.Row"),
+        (COMPILED_LISTS, "cl.Row"),
+        (COMPILED_MAPS, "cm.Row"),
+    ] {
         let schema = Schema::from_proto_source("c.proto", source).unwrap();
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let clean = records(&desc, 80, &mut rng);
@@ -428,7 +468,12 @@ fn compiled_appenders_equal_the_tree() {
             convert_all(&p, &recs, &format!("{root} {options:?}"));
             // Whole records are the code's: the tree takes none of them (of the oneof
             // schema, none of the unmerged ones).
-            let whole = if source == COMPILED_ONEOF { &clean[..80] } else { &clean[..] };
+            // Merged maps hold keys twice, which the tree takes.
+            let whole = if [COMPILED_ONEOF, COMPILED_LISTS, COMPILED_MAPS].contains(&source) {
+                &clean[..80]
+            } else {
+                &clean[..]
+            };
             let mut b = p.compiled.builder();
             for r in whole {
                 b.append(r).unwrap();
@@ -496,6 +541,84 @@ fn compiled_appenders_check_utf8_at_every_position() {
         recs.push(member);
     }
     convert_all(&p, &recs, "strings in lists and oneofs with a byte that is not ASCII");
+    // The same texts as the name of a list's second element (`parts`, 1; `name`, 1).
+    let schema = Schema::from_proto_source("c.proto", COMPILED_LISTS).unwrap();
+    let p = paths(&schema, "cl.Row", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    let mut recs = Vec::new();
+    for r in texts_not_ascii() {
+        let mut rec = vec![0x0a, 0x03, 0x0a, 0x01, b'x', 0x0a, r.len() as u8 + 2, 0x0a, r.len() as u8];
+        rec.extend_from_slice(&r);
+        recs.push(rec);
+    }
+    convert_all(&p, &recs, "strings in elements of a list of messages with a byte that is not ASCII");
+}
+
+/// A map holding a key twice goes to the tree (one entry per distinct key, the last): keys
+/// equal as their type reads them, not as written (an `int32` in 5 or 10 bytes; an absent
+/// key and the empty string), counted; distinct keys stay the code's.
+#[test]
+fn a_map_key_met_twice_takes_the_tree() {
+    let schema = Schema::from_proto_source("c.proto", COMPILED_MAPS).unwrap();
+    let p = paths(&schema, "cm.Row", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    let entry = |field: u8, body: &[u8]| {
+        let mut e = vec![field << 3 | 2, body.len() as u8];
+        e.extend_from_slice(body);
+        e
+    };
+    let minus_one_10 = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x10, 0x02];
+    let minus_one_5 = [0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x10, 0x04];
+    let twice: Vec<(&str, Vec<u8>)> = vec![
+        ("a string key", [entry(1, b"\x0a\x01a\x12\x011"), entry(1, b"\x0a\x01a\x12\x012")].concat()),
+        ("an int32 key in 10 and 5 bytes", [entry(2, &minus_one_10), entry(2, &minus_one_5)].concat()),
+        ("an absent key and the empty one", [entry(1, b"\x12\x01x"), entry(1, b"\x0a\x00\x12\x01y")].concat()),
+        ("a bool key", [entry(3, b"\x08\x01\x12\x00"), entry(3, b"\x08\x01")].concat()),
+        ("in a list's element", entry(8, &[entry(1, b"\x0a\x01k"), entry(1, b"\x0a\x01k")].concat())),
+        (
+            "among 20 distinct keys",
+            (0..21u8).flat_map(|k| entry(4, &[0x08, k % 20, 0x21, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f])).collect(),
+        ),
+    ];
+    let distinct: Vec<u8> = [
+        entry(1, b"\x0a\x01a\x12\x011"),
+        entry(1, b"\x0a\x01b"),
+        entry(2, &minus_one_10),
+        entry(2, b"\x08\x01"),
+        entry(8, &entry(1, b"\x0a\x01k")),
+        entry(8, &entry(1, b"\x0a\x01k")),
+    ]
+    .concat();
+    let mut all: Vec<Vec<u8>> = twice.iter().map(|(_, r)| r.clone()).collect();
+    all.push(distinct.clone());
+    convert_all(&p, &all, "maps holding a key twice");
+    for (what, r) in &twice {
+        let mut k = p.compiled.builder();
+        k.append(r).unwrap();
+        assert_eq!(k.stats().tree_records, 1, "{what}");
+    }
+    let mut k = p.compiled.builder();
+    k.append(&distinct).unwrap();
+    assert_eq!(k.stats().tree_records, 0, "distinct keys, and one key in each of two maps");
+}
+
+/// A record declined inside an element of a list of messages, after the element's string
+/// was written, leaves no row behind: the next record's element (without a name) reads
+/// as absent, not as the declined one's name.
+#[test]
+fn a_record_declined_inside_a_list_element_leaves_no_row() {
+    let schema = Schema::from_proto_source("c.proto", COMPILED_LISTS).unwrap();
+    let p = paths(&schema, "cl.Row", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    // parts: [{ids: [1]}, {name: "é", then field 3 (a message) as a truncated varint}]
+    let declined = [0x0a, 0x02, 0x20, 0x01, 0x0a, 0x06, 0x0a, 0x02, 0xc3, 0xa9, 0x18, 0x8d];
+    // parts: [{}, {ids: [7]}], id: 3
+    let next = [0x0a, 0x00, 0x0a, 0x02, 0x20, 0x07, 0x18, 0x03];
+    convert_all(&p, &[declined.to_vec(), next.to_vec()], "a record declined inside a list element");
+    let mut k = p.compiled.builder();
+    assert!(k.append(&declined).is_err());
+    k.append(&next).unwrap();
+    assert_eq!(k.stats().tree_records, 0, "the code reads the next record");
 }
 
 /// Texts of every length up to 20 with a byte that is not UTF-8, or a valid two-byte

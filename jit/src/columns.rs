@@ -87,6 +87,11 @@ pub enum PlanCell {
     List,
     /// A repeated string or bytes field: the items, as [`PlanCell::Bytes`]'s cells.
     BytesList,
+    /// A repeated message, or a map (its entries, messages of a key and a value, in wire
+    /// order, keys repeated as the wire repeats them): its elements are the rows of
+    /// `messages[index]`'s columns, a row space of their own (growing as elements come);
+    /// the column's cell at a row is where that row's elements end.
+    Messages(usize),
 }
 
 /// Why a plan cannot be compiled.
@@ -117,6 +122,18 @@ const ITEMS: i32 = std::mem::offset_of!(ColPtrs, items) as i32;
 const ITEMS_LEN: i32 = std::mem::offset_of!(ColPtrs, items_len) as i32;
 const COL_SIZE: i64 = std::mem::size_of::<ColPtrs>() as i64;
 
+/// A row space's rows so far and how many its columns hold. Space 0 is the records' (its
+/// row comes with each call); the others are the elements of a list of messages.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct SpaceRows {
+    rows: u64,
+    capacity: u64,
+}
+const SPACE_ROWS: i32 = std::mem::offset_of!(SpaceRows, rows) as i32;
+const SPACE_CAPACITY: i32 = std::mem::offset_of!(SpaceRows, capacity) as i32;
+const SPACE_SIZE: i64 = std::mem::size_of::<SpaceRows>() as i64;
+
 /// What a compiled appender function runs with.
 #[repr(C)]
 struct AppendCtx {
@@ -127,10 +144,15 @@ struct AppendCtx {
     /// Set (not 0) by the code when a `string` value holds a byte of 0x80 or more: only
     /// then does its UTF-8 need a full check.
     non_ascii: u64,
+    /// The row spaces, by index.
+    spaces: *mut SpaceRows,
+    /// The columns being written, for `pa_grow`.
+    chunk: *mut ChunkColumns,
 }
 const CTX_COLS: i32 = std::mem::offset_of!(AppendCtx, cols) as i32;
 const CTX_START: i32 = std::mem::offset_of!(AppendCtx, start) as i32;
 const CTX_NON_ASCII: i32 = std::mem::offset_of!(AppendCtx, non_ascii) as i32;
+const CTX_SPACES: i32 = std::mem::offset_of!(AppendCtx, spaces) as i32;
 
 /// Every message function: `(ctx, ptr, end, row) -> the position after the message`, or
 /// null when the record is declined.
@@ -155,75 +177,148 @@ unsafe extern "C" fn pa_varint(p: *const u8, end: *const u8, out: *mut u64) -> *
     }
 }
 
+/// The most rows a space holds (its cells' offsets and ends are 32-bit); more declines.
+const MAX_SPACE_ROWS: usize = 1 << 30;
+
+/// Doubles the capacity of row space `space` (every column in it), re-pointing the code's
+/// column pointers: 1, or 0 (the record is declined) past [`MAX_SPACE_ROWS`]. Called by
+/// compiled code when a list of messages's next element would not fit. Never panics.
+///
+/// # Safety
+/// `ctx` is the context of a running [`Appender::append`]: its `chunk`, `cols` and
+/// `spaces` point to that call's buffers, which nothing else touches while the code runs.
+unsafe extern "C" fn pa_grow(ctx: *mut AppendCtx, space: u64) -> u64 {
+    // SAFETY: the caller's context (above); the raw pointers are the ones `append` derived
+    // from its `&mut ChunkColumns`, and only the fields named below are borrowed.
+    unsafe {
+        let chunk = (*ctx).chunk;
+        let space_cols = &(*chunk).space_cols;
+        let Some(members) = space_cols.get(space as usize) else { return 0 };
+        let rows = &mut *(*ctx).spaces.add(space as usize);
+        let capacity = (rows.capacity as usize).saturating_mul(2).max(64);
+        if capacity > MAX_SPACE_ROWS {
+            return 0;
+        }
+        let cols = &mut (*chunk).cols;
+        for &c in members {
+            let Some(col) = cols.get_mut(c) else { return 0 };
+            col.values.resize(capacity, 0);
+            col.valid.resize(capacity, 0);
+            let p = &mut *(*ctx).cols.add(c);
+            p.values = col.values.as_mut_ptr();
+            p.valid = col.valid.as_mut_ptr();
+        }
+        rows.capacity = capacity as u64;
+        1
+    }
+}
+
 /// The columns of one chunk of rows: what [`Appender::append`] writes and its caller
 /// reads. Made by [`Appender::columns`] for that appender only.
+///
+/// Columns lie in row spaces: space 0 holds one row per record; the columns under a list
+/// of messages hold one row per element, in a space of their own (see
+/// [`PlanCell::Messages`]), which grows as elements come.
 pub struct ChunkColumns {
     appender: u64,
     capacity: usize,
     rows: usize,
     cols: Vec<ChunkColumn>,
-    /// Where each column's buffers are, for the code. `values` and `valid` never move
-    /// (their length is the capacity, fixed); list items are re-pointed before each record.
+    /// Where each column's buffers are, for the code: re-pointed when a space grows (by
+    /// `pa_grow`), list items before each record.
     ptrs: Vec<ColPtrs>,
-    /// The list columns.
-    lists: Vec<usize>,
+    /// The columns with items (lists of numbers, strings, bytes).
+    item_cols: Vec<usize>,
+    /// Per row space: its rows so far (space 0's `rows` is unused: `self.rows` counts), the
+    /// columns in it, and (spaces past 0) its rows at the end of each record so far.
+    spaces: Vec<SpaceRows>,
+    space_cols: Vec<Vec<usize>>,
+    bounds: Vec<Vec<u32>>,
+    /// The spaces' rows and the item columns' lengths before the last record appended.
+    before: Before,
     /// Whether a `string` value of the last row written holds a byte of 0x80 or more.
     non_ascii: bool,
 }
 
+/// Where a chunk stood before a record: what a declined or dropped record is undone to.
+#[derive(Default)]
+struct Before {
+    rows: Vec<u64>,
+    items: Vec<usize>,
+    /// Whether the last record was appended and not dropped since.
+    undoable: bool,
+}
+
 /// One column of a [`ChunkColumns`].
 struct ChunkColumn {
-    /// One cell per row (`capacity` of them). A cell means something only where the row's
+    /// One cell per row of its space. A cell means something only where the row's
     /// presence byte is set: cells are not cleared between chunks (that would cost a
     /// store per column and row for the rows where the field is absent).
     values: Vec<u64>,
     /// One presence byte per row (1 where the field was met).
     valid: Vec<u8>,
-    /// Lists: the items of every row so far.
+    /// Lists of numbers, strings and bytes: the items of every row so far.
     items: Vec<u64>,
-    /// Lists: where each row's items end in `items`.
-    ends: Vec<u32>,
-    list: bool,
+    /// The row space it lies in.
+    space: usize,
 }
 
 // SAFETY: the raw pointers in `ptrs` point into `cols`' own buffers, which move with them.
 unsafe impl Send for ChunkColumns {}
 
 impl ChunkColumns {
-    /// Rows written.
+    /// Records appended (rows of space 0).
     pub fn rows(&self) -> usize {
         self.rows
     }
 
-    /// Rows it can hold.
+    /// Records it can hold.
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
-    /// Whether it holds `capacity` rows.
+    /// Whether it holds `capacity` records.
     pub fn is_full(&self) -> bool {
         self.rows == self.capacity
     }
 
-    /// Column `col`'s cells, one per row written. Where the row's presence byte
+    /// Rows of column `col`'s space: the records for a column of the record's message and
+    /// of singular messages under it, elements for one under a list of messages.
+    pub fn space_rows(&self, col: usize) -> usize {
+        match self.cols[col].space {
+            0 => self.rows,
+            s => self.spaces[s].rows as usize,
+        }
+    }
+
+    /// For a column under a list of messages: its space's rows at the end of each record
+    /// (record `r`'s elements are rows `bounds[r - 1]..bounds[r]`, from 0 for the first);
+    /// for one in space 0, `None` (row `r` is record `r`).
+    pub fn record_bounds(&self, col: usize) -> Option<&[u32]> {
+        match self.cols[col].space {
+            0 => None,
+            s => Some(&self.bounds[s]),
+        }
+    }
+
+    /// Column `col`'s cells, one per row of its space. Where the row's presence byte
     /// ([`valid`](Self::valid)) is 0 the cell holds no value (whatever an earlier chunk
     /// left there): read it as absent.
     pub fn values(&self, col: usize) -> &[u64] {
-        &self.cols[col].values[..self.rows]
+        &self.cols[col].values[..self.space_rows(col)]
     }
 
-    /// Whether a `string` value of the last row written holds a byte of 0x80 or more (its
-    /// text may not be UTF-8: the code checks ASCII only); `false` means every string of
-    /// the row is ASCII, so valid UTF-8.
+    /// Whether a `string` value of the last record appended holds a byte of 0x80 or more
+    /// (its text may not be UTF-8: the code checks ASCII only); `false` means every string
+    /// of the record is ASCII, so valid UTF-8.
     pub fn last_row_non_ascii(&self) -> bool {
         self.non_ascii
     }
 
-    /// Column `col`'s cell at row `row` (< [`rows`](Self::rows)): 0 where the field is
-    /// absent.
+    /// Column `col`'s cell at row `row` of its space: 0 where the field is absent.
     #[inline]
     pub fn cell(&self, col: usize, row: usize) -> u64 {
-        assert!(row < self.rows, "row {row} not written");
+        assert!(row < self.space_rows(col), "row {row} not written");
         let c = &self.cols[col];
         if c.valid[row] == 0 {
             0
@@ -232,44 +327,89 @@ impl ChunkColumns {
         }
     }
 
-    /// Column `col`'s presence bytes, one per row written.
+    /// Column `col`'s presence bytes, one per row of its space.
     pub fn valid(&self, col: usize) -> &[u8] {
-        &self.cols[col].valid[..self.rows]
+        &self.cols[col].valid[..self.space_rows(col)]
     }
 
-    /// A list column's items, all rows'.
+    /// A list column's items (lists of numbers, strings, bytes), all rows'.
     pub fn items(&self, col: usize) -> &[u64] {
         &self.cols[col].items
     }
 
-    /// A list column's item ends, one per row written (row `r`'s items are
-    /// `items[ends[r - 1]..ends[r]]`, from 0 for the first row).
-    pub fn ends(&self, col: usize) -> &[u32] {
-        &self.cols[col].ends
+    /// A list column's item ends, one per row of its space: row `r`'s items (or, for a
+    /// list of messages, its elements' rows) are `ends[r - 1]..ends[r]`, from 0 for the
+    /// first row.
+    pub fn ends(&self, col: usize) -> Vec<u32> {
+        let mut end = 0;
+        (self.values(col).iter().zip(self.valid(col)))
+            .map(|(&cell, &valid)| {
+                if valid != 0 {
+                    end = cell as u32;
+                }
+                end
+            })
+            .collect()
     }
 
-    /// Drops the last row written.
+    /// The rows of column `col`'s space the last record appended wrote.
+    pub fn last_rows(&self, col: usize) -> std::ops::Range<usize> {
+        match self.cols[col].space {
+            0 => self.rows.saturating_sub(1)..self.rows,
+            s => self.before.rows[s] as usize..self.spaces[s].rows as usize,
+        }
+    }
+
+    /// The items of list column `col` the last record appended.
+    pub fn last_items(&self, col: usize) -> std::ops::Range<usize> {
+        let from = self.item_cols.iter().position(|&c| c == col).map_or(0, |i| self.before.items[i]);
+        from.min(self.cols[col].items.len())..self.cols[col].items.len()
+    }
+
+    /// Undoes the last record appended (at most once after it). Panics if there is none.
     pub fn pop_row(&mut self) {
-        let Some(row) = self.rows.checked_sub(1) else { return };
-        for c in &mut self.cols {
-            c.valid[row] = 0;
-            if c.list {
-                c.ends.pop();
-                let end = c.ends.last().copied().unwrap_or(0) as usize;
-                c.items.truncate(end);
+        assert!(self.before.undoable, "no record to drop");
+        self.before.undoable = false;
+        self.rows -= 1;
+        let row = self.rows;
+        self.rewind(row);
+        for s in 1..self.spaces.len() {
+            self.bounds[s].pop();
+        }
+        for (i, &c) in self.item_cols.iter().enumerate() {
+            self.cols[c].items.truncate(self.before.items[i]);
+        }
+    }
+
+    /// Every row written since `before` absent again: record row `row` and the other
+    /// spaces' rows past their `before` (cells keep what was written: presence decides).
+    fn rewind(&mut self, row: usize) {
+        for (s, members) in self.space_cols.iter().enumerate() {
+            let rows = if s == 0 { row..row + 1 } else { self.before.rows[s] as usize..self.spaces[s].rows as usize };
+            for &c in members {
+                self.cols[c].valid[rows.clone()].fill(0);
+            }
+            if s > 0 {
+                self.spaces[s].rows = self.before.rows[s];
             }
         }
-        self.rows = row;
     }
 
     /// Empties it for the next chunk.
     pub fn clear(&mut self) {
+        for (s, members) in self.space_cols.iter().enumerate() {
+            let rows = if s == 0 { self.rows } else { self.spaces[s].rows as usize };
+            for &c in members {
+                self.cols[c].valid[..rows].fill(0);
+            }
+            self.spaces[s].rows = 0;
+            self.bounds[s].clear();
+        }
         for c in &mut self.cols {
-            c.valid[..self.rows].fill(0);
             c.items.clear();
-            c.ends.clear();
         }
         self.rows = 0;
+        self.before.undoable = false;
     }
 }
 
@@ -279,7 +419,7 @@ pub struct Appender {
     module: Mutex<Option<JITModule>>,
     root: AppendFn,
     id: u64,
-    lists: Vec<bool>,
+    shape: Shape,
     code_bytes: u32,
     compile_time: std::time::Duration,
 }
@@ -297,7 +437,7 @@ impl Drop for Appender {
 
 impl std::fmt::Debug for Appender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Appender").field("columns", &self.lists.len()).field("code_bytes", &self.code_bytes).finish()
+        f.debug_struct("Appender").field("columns", &self.shape.space_of_col.len()).field("code_bytes", &self.code_bytes).finish()
     }
 }
 
@@ -309,11 +449,11 @@ const MAX_PLAN_DEPTH: usize = 64;
 
 impl Appender {
     /// Compiles `plan` over `layouts`, or says why it cannot be (fields of shapes the
-    /// appenders do not read: groups, maps, lists of messages, closed enums whose values
-    /// are not consecutive, a oneof of which some members are not in the plan).
+    /// appenders do not read: groups, maps, closed enums whose values are not consecutive,
+    /// a oneof of which some message or closed-enum members are not in the plan).
     pub fn compile(layouts: &Layouts, plan: &ColumnPlan, options: &CompileOptions) -> Result<Appender, PlanError> {
         let started = std::time::Instant::now();
-        let columns = check_plan(layouts, plan)?;
+        let shape = check_plan(layouts, plan)?;
         let mut module = new_module(options, plan.messages.len())?;
         let frontend = module.isa().frontend_config();
         let ptr = frontend.pointer_type();
@@ -348,6 +488,12 @@ impl Appender {
                 s.returns.push(AbiParam::new(ptr));
                 b.import_signature(s)
             };
+            let grow_sig = {
+                let mut s = Signature::new(frontend.default_call_conv);
+                s.params.extend([AbiParam::new(ptr), AbiParam::new(types::I64)]);
+                s.returns.push(AbiParam::new(types::I64));
+                b.import_signature(s)
+            };
             let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
             let t = Lower {
                 b: &mut b,
@@ -357,7 +503,9 @@ impl Appender {
                 first: first[i],
                 children,
                 varint_sig,
+                grow_sig,
                 varint_out,
+                space_of_message: &shape.space_of_message,
                 tags: Vec::new(),
             };
             t.emit();
@@ -382,7 +530,7 @@ impl Appender {
             module: Mutex::new(Some(module)),
             root,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            lists: columns,
+            shape,
             code_bytes,
             compile_time: started.elapsed(),
         })
@@ -398,20 +546,18 @@ impl Appender {
         self.compile_time
     }
 
-    /// Buffers for `capacity` rows of this appender's columns.
+    /// Buffers for `capacity` records of this appender's columns (the spaces of lists of
+    /// messages start as large and grow as needed).
     pub fn columns(&self, capacity: usize) -> ChunkColumns {
-        let cols: Vec<ChunkColumn> = self
-            .lists
-            .iter()
-            .map(|&list| ChunkColumn {
+        let shape = &self.shape;
+        let mut cols: Vec<ChunkColumn> = (shape.space_of_col.iter())
+            .map(|&space| ChunkColumn {
                 values: vec![0; capacity],
                 valid: vec![0; capacity],
                 items: Vec::new(),
-                ends: Vec::new(),
-                list,
+                space: space as usize,
             })
             .collect();
-        let mut cols = cols;
         let ptrs = cols
             .iter_mut()
             .map(|c| ColPtrs {
@@ -421,8 +567,29 @@ impl Appender {
                 items_len: 0,
             })
             .collect();
-        let lists = self.lists.iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i).collect();
-        ChunkColumns { appender: self.id, capacity, rows: 0, ptrs, cols, lists, non_ascii: false }
+        let item_cols: Vec<usize> = (shape.kinds.iter().enumerate())
+            .filter(|(_, &k)| k == ColKind::Items)
+            .map(|(i, _)| i)
+            .collect();
+        let mut space_cols = vec![Vec::new(); shape.spaces];
+        for (c, &s) in shape.space_of_col.iter().enumerate() {
+            space_cols[s as usize].push(c);
+        }
+        let spaces = vec![SpaceRows { rows: 0, capacity: capacity as u64 }; shape.spaces];
+        let before = Before { rows: vec![0; shape.spaces], items: vec![0; item_cols.len()], undoable: false };
+        ChunkColumns {
+            appender: self.id,
+            capacity,
+            rows: 0,
+            ptrs,
+            cols,
+            item_cols,
+            bounds: vec![Vec::new(); shape.spaces],
+            spaces,
+            space_cols,
+            before,
+            non_ascii: false,
+        }
     }
 
     /// Appends `record` as the next row of `cols`: `true`, or `false` when the code
@@ -435,39 +602,54 @@ impl Appender {
             return false; // string cells hold 32-bit offsets
         }
         let row = cols.rows;
-        for &l in &cols.lists {
+        for (i, &l) in cols.item_cols.iter().enumerate() {
             let (c, p) = (&mut cols.cols[l], &mut cols.ptrs[l]);
             // Every item takes at least one byte of the record: the code never grows a
-            // list.
+            // list's items.
             c.items.reserve(record.len());
             p.items = c.items.as_mut_ptr();
             p.items_len = c.items.len() as u64;
+            cols.before.items[i] = c.items.len();
         }
-        let mut ctx = AppendCtx { cols: cols.ptrs.as_mut_ptr(), start: record.as_ptr(), non_ascii: 0 };
+        for (s, rows) in cols.spaces.iter().enumerate() {
+            cols.before.rows[s] = rows.rows;
+        }
         let end = record.as_ptr_range().end;
-        // SAFETY: the code was compiled for these columns (the id matched): it writes
-        // cell and presence byte `row` (< capacity, the length of every `values` and
-        // `valid`) of its columns, and list items at `items_len` (fewer than the
-        // capacity reserved above: each takes a byte of the record); it reads only
-        // `record`.
-        let r = unsafe { (self.root)(&mut ctx, record.as_ptr(), end, row as u64) };
-        if r == end {
-            for &l in &cols.lists {
+        let ok = {
+            // Every pointer the code and `pa_grow` use comes from this one.
+            let chunk: *mut ChunkColumns = cols;
+            // SAFETY: `chunk` is `cols`, borrowed mutably for this block; the fields are
+            // reached by place, without a reference to the whole.
+            let (ptrs, spaces) = unsafe { ((*chunk).ptrs.as_mut_ptr(), (*chunk).spaces.as_mut_ptr()) };
+            let mut ctx = AppendCtx { cols: ptrs, start: record.as_ptr(), non_ascii: 0, spaces, chunk };
+            // SAFETY: the code was compiled for these columns (the id matched): it writes
+            // cell and presence byte `row` (< capacity, the length of every space-0
+            // column's `values` and `valid`) of the record's columns, rows below their
+            // space's capacity of the others (growing a space through `pa_grow` first),
+            // and list items at `items_len` (fewer than the capacity reserved above: each
+            // takes a byte of the record); it reads only `record`.
+            let r = unsafe { (self.root)(&mut ctx, record.as_ptr(), end, row as u64) };
+            (r == end, ctx.non_ascii != 0)
+        };
+        if ok.0 {
+            for &l in &cols.item_cols {
                 let (c, p) = (&mut cols.cols[l], &cols.ptrs[l]);
                 // SAFETY: the code wrote items `len..items_len`, within the capacity
                 // reserved above.
                 unsafe { c.items.set_len(p.items_len as usize) };
-                c.ends.push(c.items.len() as u32);
+            }
+            for s in 1..cols.spaces.len() {
+                cols.bounds[s].push(cols.spaces[s].rows as u32);
             }
             cols.rows += 1;
-            cols.non_ascii = ctx.non_ascii != 0;
+            cols.non_ascii = ok.1;
+            cols.before.undoable = true;
             return true;
         }
-        // Declined: the row's fields absent again (its cells hold no value then; list
-        // items past `len` were never taken into the vectors).
-        for c in &mut cols.cols {
-            c.valid[row] = 0;
-        }
+        // Declined: the rows it wrote absent again (list items past `len` were never
+        // taken into the vectors).
+        cols.rewind(row);
+        cols.before.undoable = false;
         false
     }
 }
@@ -484,9 +666,28 @@ fn append_signature(ptr: cranelift_codegen::ir::Type, cc: cranelift_codegen::isa
     sig
 }
 
-/// Checks that every field of the plan is of a shape the code reads; per column, whether
-/// it is a list.
-fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanError> {
+/// What a column holds besides its cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ColKind {
+    /// Cells only.
+    Cells,
+    /// Items (a list of numbers, strings or bytes); its cells are its rows' item ends.
+    Items,
+    /// A list of messages: its cells are its rows' ends in the elements' space.
+    Rows,
+}
+
+/// A checked plan's columns and row spaces.
+struct Shape {
+    kinds: Vec<ColKind>,
+    space_of_col: Vec<u32>,
+    space_of_message: Vec<u32>,
+    spaces: usize,
+}
+
+/// Checks that every field of the plan is of a shape the code reads, and lays its
+/// columns out in row spaces.
+fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> {
     let no = |s: String| Err(PlanError::Unsupported(s));
     if plan.messages.is_empty() {
         return no("an empty plan".into());
@@ -494,11 +695,19 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanErr
     if plan.messages.len() > MAX_PLAN_DEPTH {
         return no(format!("{} messages (at most {MAX_PLAN_DEPTH})", plan.messages.len()));
     }
-    let mut lists = Vec::new();
+    let mut kinds = Vec::new();
+    let mut space_of_col = Vec::new();
+    // Every message but the root is named by exactly one field of an earlier one.
+    let mut space_of_message: Vec<Option<u32>> = vec![None; plan.messages.len()];
+    space_of_message[0] = Some(0);
+    let mut spaces = 1;
     for (i, m) in plan.messages.iter().enumerate() {
         if m.layout.index() >= layouts.len() {
             return no(format!("no layout #{}", m.layout.index()));
         }
+        let Some(space) = space_of_message[i] else {
+            return no(format!("message #{i} of the plan is under no field"));
+        };
         let layout = layouts.get(m.layout);
         let name = layout.descriptor().full_name();
         for f in &m.fields {
@@ -527,6 +736,9 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanErr
             }
             let number =
                 !matches!(slot.kind, FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group);
+            let child = |j: usize| {
+                j > i && j < plan.messages.len() && plan.messages[j].layout.as_u32() == slot.child
+            };
             let ok = match f.cell {
                 PlanCell::Number => slot.repetition == Repetition::Singular && number,
                 PlanCell::Bytes => {
@@ -537,20 +749,39 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Vec<bool>, PlanErr
                     slot.repetition == Repetition::Repeated && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
                 }
                 PlanCell::Message(j) => {
-                    slot.repetition == Repetition::Singular
+                    slot.repetition == Repetition::Singular && slot.kind == FieldKind::Message && child(j)
+                }
+                PlanCell::Messages(j) => {
+                    matches!(slot.repetition, Repetition::Repeated | Repetition::Map)
                         && slot.kind == FieldKind::Message
-                        && j > i
-                        && j < plan.messages.len()
-                        && plan.messages[j].layout.as_u32() == slot.child
+                        && child(j)
                 }
             };
             if !ok {
                 return no(format!("{field} cannot be read as {:?}", f.cell));
             }
-            lists.push(matches!(f.cell, PlanCell::List | PlanCell::BytesList));
+            if let PlanCell::Message(j) | PlanCell::Messages(j) = f.cell {
+                if space_of_message[j].is_some() {
+                    return no(format!("message #{j} of the plan is under two fields"));
+                }
+                space_of_message[j] = Some(match f.cell {
+                    PlanCell::Messages(_) => {
+                        spaces += 1;
+                        spaces as u32 - 1
+                    }
+                    _ => space,
+                });
+            }
+            kinds.push(match f.cell {
+                PlanCell::List | PlanCell::BytesList => ColKind::Items,
+                PlanCell::Messages(_) => ColKind::Rows,
+                _ => ColKind::Cells,
+            });
+            space_of_col.push(space);
         }
     }
-    Ok(lists)
+    let space_of_message = space_of_message.into_iter().map(|s| s.unwrap_or(0)).collect();
+    Ok(Shape { kinds, space_of_col, space_of_message, spaces })
 }
 
 fn input() -> MemFlagsData {
@@ -577,8 +808,11 @@ struct Lower<'a, 'b, 'f> {
     first: usize,
     children: Vec<cranelift_codegen::ir::FuncRef>,
     varint_sig: SigRef,
+    grow_sig: SigRef,
     /// Where `pa_varint` writes its value.
     varint_out: StackSlot,
+    /// The row space of each message of the plan.
+    space_of_message: &'a [u32],
     /// Every label: its tag, its block (the value's position as parameter), what it does.
     tags: Vec<(u32, Block, Target)>,
 }
@@ -669,6 +903,7 @@ impl Lower<'_, '_, '_> {
         self.b.ins().jump(table, &[BlockArg::Value(p), BlockArg::Value(b0)]);
         self.b.switch_to_block(done);
         let p = self.b.block_params(done)[0];
+        self.end_cells(env);
         self.b.ins().return_(&[p]);
 
         self.emit_table(env);
@@ -688,6 +923,33 @@ impl Lower<'_, '_, '_> {
         self.b.switch_to_block(decline);
         let null = self.b.ins().iconst(self.ptr, 0);
         self.b.ins().return_(&[null]);
+    }
+
+    /// At the message's end: each list's cell at the row is where its items (or its
+    /// elements' rows) end now, so a row's items are those between the previous row's end
+    /// and its own. (A row the message is absent from has no cell: it ends where the row
+    /// before it does.)
+    fn end_cells(&mut self, env: Env) {
+        for (k, f) in self.msg.fields.iter().enumerate() {
+            let end = match f.cell {
+                PlanCell::List | PlanCell::BytesList => {
+                    let col = self.col(k, env);
+                    self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN)
+                }
+                PlanCell::Messages(j) => {
+                    let space = self.space(j, env);
+                    self.b.ins().load(types::I64, buffers(), space, SPACE_ROWS)
+                }
+                _ => continue,
+            };
+            self.put(k, end, env);
+        }
+    }
+
+    /// The address of the row space of plan message `j`.
+    fn space(&mut self, j: usize, env: Env) -> Value {
+        let spaces = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_SPACES);
+        self.b.ins().iadd_imm_s(spaces, self.space_of_message[j] as i64 * SPACE_SIZE)
     }
 
     /// `table(p, b0)`: where the tag at `p` (first byte `b0`) goes. A one-byte tag (fields
@@ -780,7 +1042,7 @@ impl Lower<'_, '_, '_> {
         let number = layout.slot(self.msg.fields[k].slot).number;
         let mut expected: Vec<(u32, Block)> = Vec::new();
         let own = self.tags.iter().filter(|t| matches!(t.2, Target::Field(j, _) if j == k));
-        if matches!(self.msg.fields[k].cell, PlanCell::List | PlanCell::BytesList) {
+        if matches!(self.msg.fields[k].cell, PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_)) {
             // The same list again: its unpacked tag (a packed run is usually whole).
             expected.extend(own.filter(|t| !t.2.packed()).map(|t| (t.0, t.1)));
         }
@@ -1075,6 +1337,38 @@ impl Lower<'_, '_, '_> {
                 let col = self.col(k, env);
                 self.present(col, env);
                 let call = self.b.ins().call(self.children[j], &[env.ctx, start, stop, env.row]);
+                let r = self.b.inst_results(call)[0];
+                let whole = self.b.ins().icmp(IntCC::Equal, r, stop);
+                let ok = self.b.create_block();
+                self.b.ins().brif(whole, ok, &[], env.decline, &[]);
+                self.b.switch_to_block(ok);
+                self.thread(k, stop, env);
+            }
+            PlanCell::Messages(j) => {
+                // The element is the next row of its space: room for it first (doubling
+                // the space's columns through `pa_grow`), the row counted, then its
+                // fields.
+                let (start, stop) = self.span(q, env);
+                let space = self.space(j, env);
+                let row = self.b.ins().load(types::I64, buffers(), space, SPACE_ROWS);
+                let capacity = self.b.ins().load(types::I64, buffers(), space, SPACE_CAPACITY);
+                let full = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, row, capacity);
+                let grow = self.b.create_block();
+                self.b.set_cold_block(grow);
+                let room = self.b.create_block();
+                self.b.ins().brif(full, grow, &[], room, &[]);
+                self.b.switch_to_block(grow);
+                let f = self.b.ins().iconst(self.ptr, pa_grow as *const () as usize as i64);
+                let index = self.b.ins().iconst(types::I64, self.space_of_message[j] as i64);
+                let call = self.b.ins().call_indirect(self.grow_sig, f, &[env.ctx, index]);
+                let grown = self.b.inst_results(call)[0];
+                self.b.ins().brif(grown, room, &[], env.decline, &[]);
+                self.b.switch_to_block(room);
+                // Counted before its fields are read: a record declined inside the
+                // element must find the row among those it wrote (and rewind it).
+                let next = self.b.ins().iadd_imm_s(row, 1);
+                self.b.ins().store(buffers(), next, space, SPACE_ROWS);
+                let call = self.b.ins().call(self.children[j], &[env.ctx, start, stop, row]);
                 let r = self.b.inst_results(call)[0];
                 let whole = self.b.ins().icmp(IntCC::Equal, r, stop);
                 let ok = self.b.create_block();
