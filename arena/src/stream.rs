@@ -240,6 +240,31 @@ pub fn walk<'a, S: MessageSink<'a>>(
     }
 }
 
+/// Checks `buf` as the value of a length-delimited message field of layout `root` met in a
+/// message at nesting depth `depth` (0: the record's own fields), as the tree decoder
+/// checks it there (depth limit, tags, lengths, UTF-8, groups), keeping nothing. Error
+/// offsets are within `buf`.
+pub fn check_message(
+    layouts: &Layouts,
+    root: LayoutIndex,
+    buf: &[u8],
+    options: &DecodeOptions,
+    depth: u32,
+) -> Result<(), DecodeError> {
+    if buf.len() > u32::MAX as usize {
+        return Err(DecodeError::new(K::InputTooLarge, 0));
+    }
+    let walk = Walk { buf, layouts, max_depth: options.max_depth(), utf8: options.utf8() };
+    if depth >= walk.max_depth {
+        return Err(DecodeError::new(K::DepthLimitExceeded, 0));
+    }
+    match walk.message(layouts.get(root), &mut Check, &mut (), 0, buf.len(), depth + 1, None) {
+        Ok(_) => Ok(()),
+        Err(Halt::Error(e)) => Err(e),
+        Err(Halt::Stopped) => unreachable!("`Check` never stops"),
+    }
+}
+
 /// Why a walk ended early.
 enum Halt {
     Error(DecodeError),

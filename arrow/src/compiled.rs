@@ -7,11 +7,13 @@
 //! copied from their records, and list offsets come from the items' ends.
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
-use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex};
+use protojit::layers::arena::stream::check_message;
+use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
+use protojit::DecodeOptions;
 use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
 use protojit::layers::arena::stream::WireValue;
 
-use crate::column::{Cell, MapCol, StructCol};
+use crate::column::{Cell, MapCol, StructCol, TimeCol};
 use crate::values::{Data, Pending, RowCx, Values};
 
 /// A converter's compiled appender and its plan.
@@ -25,13 +27,12 @@ pub(crate) struct Planned {
     plan: ColumnPlan,
     /// The first column of each message of the plan.
     first: Vec<usize>,
-    /// The `string` columns (their bytes must be UTF-8: the code checks ASCII only).
-    texts: Vec<usize>,
-    /// The lists of `string`s, likewise.
-    text_lists: Vec<usize>,
     /// The maps: a record whose map holds a key twice goes to the tree (the mapping keeps
     /// one entry per distinct key; the code appends every entry).
     maps: Vec<MapKeys>,
+    /// The message fields without columns (cut at `max_recursion`): column, type, and the
+    /// depth of the message holding it (0: the record).
+    unread: Vec<(usize, LayoutIndex, u32)>,
 }
 
 /// A map's column and its entries' key column.
@@ -66,14 +67,20 @@ impl Planned {
                 Some(*n - m.fields.len())
             })
             .collect();
-        let (mut texts, mut text_lists, mut maps) = (Vec::new(), Vec::new(), Vec::new());
-        for (m, &n) in plan.messages.iter().zip(&first) {
+        let (mut maps, mut unread) = (Vec::new(), Vec::new());
+        // Each message's depth: one below the field naming it (which comes earlier).
+        let mut depth = vec![0u32; plan.messages.len()];
+        for (i, (m, &n)) in plan.messages.iter().zip(&first).enumerate() {
             let layout = layouts.get(m.layout);
             for (k, f) in m.fields.iter().enumerate() {
                 let slot = layout.slot(f.slot);
+                if let PlanCell::Message(j) | PlanCell::Messages(j) = f.cell {
+                    if j > i && j < depth.len() {
+                        depth[j] = depth[i] + 1;
+                    }
+                }
                 match f.cell {
-                    PlanCell::Bytes if slot.kind == FieldKind::String => texts.push(n + k),
-                    PlanCell::BytesList if slot.kind == FieldKind::String => text_lists.push(n + k),
+                    PlanCell::Spans => unread.push((n + k, LayoutIndex::new(slot.child), depth[i])),
                     PlanCell::Messages(j) if slot.repetition == Repetition::Map => {
                         let kind = match layouts.get(plan.messages[j].layout).slot(SlotIndex::new(0)).kind {
                             FieldKind::Bool => KeyKind::Bool,
@@ -92,7 +99,7 @@ impl Planned {
             }
         }
         plan.check(layouts).map_err(|e| e.to_string())?;
-        Ok(Planned { plan, first, texts, text_lists, maps })
+        Ok(Planned { plan, first, maps, unread })
     }
 
     /// Compiles the appender (what fails is a code generation error, as text).
@@ -105,29 +112,20 @@ impl Planned {
 
 impl Compiled {
     /// Whether the row just appended is the mapping's (else the tree takes the record, and
-    /// says what is wrong with it, if anything is): its strings are UTF-8 and no map of it
-    /// holds a key twice.
-    pub(crate) fn row_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
-        self.texts_ok(cols, record) && self.planned.maps.iter().all(|m| keys_distinct(m, cols, record))
-    }
-
-    /// Whether the strings of the row just appended are UTF-8: checked in full only where
-    /// the code saw a byte that is not ASCII.
-    fn texts_ok(&self, cols: &ChunkColumns, record: &[u8]) -> bool {
-        if !cols.last_row_non_ascii() {
-            return true; // the code saw ASCII only
-        }
-        let utf8 = |cell: u64| {
-            let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
-            record.get(at..at + len).is_some_and(|text| std::str::from_utf8(text).is_ok())
-        };
-        self.planned.texts.iter().all(|&c| cols.last_rows(c).all(|row| utf8(cols.cell(c, row))))
-            && (self.planned.text_lists.iter())
-                .all(|&c| cols.items(c)[cols.last_items(c)].iter().all(|&cell| utf8(cell)))
+    /// says what is wrong with it, if anything is): no map of it holds a key twice, and the messages without columns in it are well formed (checked
+    /// as the tree checks them, with `options`).
+    pub(crate) fn row_ok(&self, cols: &ChunkColumns, record: &[u8], layouts: &Layouts, options: &DecodeOptions) -> bool {
+        self.planned.maps.iter().all(|m| keys_distinct(m, cols, record))
+            && self.planned.unread.iter().all(|&(col, li, depth)| {
+                cols.items(col)[cols.last_items(col)].iter().all(|&cell| {
+                    let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
+                    record.get(at..at + len).is_some_and(|m| check_message(layouts, li, m, options, depth).is_ok())
+                })
+            })
     }
 
     /// Moves the rows of `cols` (records `records`, in order) into the builders under `root`.
-    pub(crate) fn flush(&self, root: &mut StructCol, cols: &ChunkColumns, records: &[&[u8]], cx: &RowCx) {
+    pub(crate) fn flush(&self, root: &mut StructCol, cols: &ChunkColumns, records: &[&[u8]], cx: &mut RowCx) {
         debug_assert_eq!(cols.rows(), records.len());
         self.flush_struct(root, 0, cols, records, records, cx);
     }
@@ -141,7 +139,7 @@ impl Compiled {
         cols: &ChunkColumns,
         rows: &[&[u8]],
         records: &[&[u8]],
-        cx: &RowCx,
+        cx: &mut RowCx,
     ) {
         let first = self.planned.first[i];
         for (k, c) in s.columns.iter_mut().enumerate() {
@@ -154,6 +152,13 @@ impl Compiled {
                         append_validity(nulls, cols.valid(col));
                     }
                     self.flush_struct(child, j, cols, rows, records, cx);
+                }
+                (PlanCell::Message(j), Cell::Time(t)) => self.flush_time(t, j, cols, Some(cols.valid(col)), cx),
+                (PlanCell::Message(j), Cell::Wrapper(v, _)) => {
+                    self.flush_wrapper(v, j, cols, Some(cols.valid(col)), rows, cx)
+                }
+                (PlanCell::Message(_), Cell::Marker(v)) => {
+                    v.extend_cells(&vec![1; rows.len()], Some(cols.valid(col)));
                 }
                 (cell @ (PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_)), Cell::List(l)) => {
                     let base = *l.offsets.last().expect("offsets start with 0");
@@ -171,6 +176,11 @@ impl Compiled {
                                 nulls.append_n_non_nulls(element_rows.len());
                             }
                             self.flush_struct(child, j, cols, &element_rows, records, cx);
+                        }
+                        (PlanCell::Messages(j), Cell::Time(t)) => self.flush_time(t, j, cols, None, cx),
+                        (PlanCell::Messages(j), Cell::Wrapper(v, _)) => {
+                            let element_rows = self.element_rows(j, cols, records);
+                            self.flush_wrapper(v, j, cols, None, &element_rows, cx)
                         }
                         _ => unreachable!("the plan was made from these columns"),
                     }
@@ -191,6 +201,49 @@ impl Compiled {
             }
         }
         s.len += rows.len();
+    }
+
+    /// Appends plan message `j`'s rows (a Timestamp's or Duration's seconds and nanos) to
+    /// `t`: null where `valid` (the message's presence; `None`: all present) says absent,
+    /// or where the nanoseconds overflow 64 bits (counted).
+    fn flush_time(&self, t: &mut TimeCol, j: usize, cols: &ChunkColumns, valid: Option<&[u8]>, cx: &mut RowCx) {
+        let first = self.planned.first[j];
+        for r in 0..cols.space_rows(first) {
+            if valid.is_none_or(|v| v[r] != 0) {
+                t.push(cols.cell(first, r) as i64, cols.cell(first + 1, r) as i32, cx);
+            } else {
+                t.push_null();
+            }
+        }
+    }
+
+    /// Appends plan message `j`'s rows (a wrapper's value, rows in `rows`' records) to `v`:
+    /// null where `valid` (the wrapper's presence; `None`: all present) says absent, the
+    /// default where the wrapper is present without its value.
+    fn flush_wrapper(
+        &self,
+        v: &mut Values,
+        j: usize,
+        cols: &ChunkColumns,
+        valid: Option<&[u8]>,
+        rows: &[&[u8]],
+        cx: &RowCx,
+    ) {
+        let first = self.planned.first[j];
+        // The value's cells, 0 where it is absent (the default; for a string, no bytes).
+        let cells: Vec<u64> = (0..cols.space_rows(first)).map(|r| cols.cell(first, r)).collect();
+        let present;
+        let valid = match valid {
+            Some(valid) => valid,
+            None => {
+                present = vec![1; cells.len()];
+                &present
+            }
+        };
+        match self.planned.plan.messages[j].fields[0].cell {
+            PlanCell::Bytes => v.extend_spans(&cells, valid, rows, cx),
+            _ => v.extend_cells(&cells, Some(valid)),
+        }
     }
 
     /// The rows of plan message `j` (under a list of messages or a map: a space of its own),
@@ -277,16 +330,20 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
         // The tree decodes extensions (and checks their strings); compiled code skips them.
         return Err(format!("{} has extensions", layout.descriptor().full_name()));
     }
-    // A message field without a column (cut at `max_recursion`, or a oneof member a
-    // projection keeps): the tree decodes what it holds, checks included; the code would
-    // skip it.
-    let uncolumned = layout
-        .slots()
-        .iter()
-        .enumerate()
-        .any(|(si, slot)| slot.kind.is_message() && !s.columns.iter().any(|c| c.si.index() == si));
-    if uncolumned {
-        return Err(format!("{} has message fields without columns", layout.descriptor().full_name()));
+    // A message field without a column (cut at `max_recursion`): the tree decodes what it
+    // holds, checks included, so the code records where each occurrence lies, for
+    // `Compiled::row_ok` to check (after the columns' fields: those are in the builders'
+    // order); a oneof member clears the others as any does. Not a group (delimited: the
+    // code would have to walk it to find its end).
+    let mut unread = Vec::new();
+    for (si, slot) in layout.slots().iter().enumerate() {
+        if !slot.kind.is_message() || s.columns.iter().any(|c| c.si.index() == si) {
+            continue;
+        }
+        if slot.kind != FieldKind::Message || slot.repetition == Repetition::Map {
+            return Err(format!("{} has message fields without columns", layout.descriptor().full_name()));
+        }
+        unread.push(PlanField { slot: SlotIndex::new(si as u32), cell: PlanCell::Spans });
     }
     if s.columns.is_empty() {
         return Err(format!("{} has no columns", layout.descriptor().full_name()));
@@ -301,24 +358,66 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
                 _ => PlanCell::Number,
             },
             Cell::Struct(child) => PlanCell::Message(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
+            Cell::Time(t) => PlanCell::Message(add_time(LayoutIndex::new(slot.child), t, plan)),
+            Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(LayoutIndex::new(slot.child), v, *si, plan)),
+            Cell::Marker(_) => PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan).map_err(what)?),
             Cell::List(l) => match &l.item {
                 Cell::Values(v) if !v.is_nullable() => match v.data {
                     Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
                     _ => PlanCell::List,
                 },
                 Cell::Struct(child) => PlanCell::Messages(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
+                Cell::Time(t) => PlanCell::Messages(add_time(LayoutIndex::new(slot.child), t, plan)),
+                Cell::Wrapper(v, si) => PlanCell::Messages(add_wrapper(LayoutIndex::new(slot.child), v, *si, plan)),
                 _ => return Err(what("a list of values read another way")),
             },
             Cell::Values(_) => return Err(what("a value read another way")),
-            Cell::Time(_) => return Err(what("a timestamp or duration")),
-            Cell::Wrapper(..) => return Err(what("a wrapper")),
-            Cell::Marker(_) => return Err(what("a message without columns")),
             Cell::Map(m) => PlanCell::Messages(add_entry(LayoutIndex::new(slot.child), m, plan).map_err(|e| what(e))?),
         };
         fields.push(PlanField { slot: c.si, cell });
     }
+    fields.extend(unread);
     plan.messages[i].fields = fields;
     Ok(i)
+}
+
+/// Adds a `google.protobuf.Timestamp` or `Duration` (type `li`) to `plan`: its seconds and
+/// nanos, as numbers; its index.
+fn add_time(li: LayoutIndex, t: &TimeCol, plan: &mut ColumnPlan) -> usize {
+    let fields = vec![
+        PlanField { slot: t.seconds, cell: PlanCell::Number },
+        PlanField { slot: t.nanos, cell: PlanCell::Number },
+    ];
+    plan.messages.push(PlanMessage { layout: li, fields });
+    plan.messages.len() - 1
+}
+
+/// Adds a `google.protobuf.*Value` wrapper (type `li`, its value in slot `si`) to `plan`;
+/// its index.
+fn add_wrapper(li: LayoutIndex, v: &Values, si: SlotIndex, plan: &mut ColumnPlan) -> usize {
+    let cell = match v.data {
+        Data::Text { .. } | Data::View(_) => PlanCell::Bytes,
+        _ => PlanCell::Number,
+    };
+    plan.messages.push(PlanMessage { layout: li, fields: vec![PlanField { slot: si, cell }] });
+    plan.messages.len() - 1
+}
+
+/// Adds a message without columns (a `Boolean` column: whether it is present; type `li`)
+/// to `plan`: its fields are messages cut at `max_recursion` (or there are none, as in
+/// `google.protobuf.Empty`), each checked as [`PlanCell::Spans`]; its index.
+fn add_marker(layouts: &Layouts, li: LayoutIndex, plan: &mut ColumnPlan) -> Result<usize, &'static str> {
+    let layout = layouts.get(li);
+    let mut fields = Vec::new();
+    for (si, slot) in layout.slots().iter().enumerate() {
+        let cut = slot.kind == FieldKind::Message && slot.repetition != Repetition::Map;
+        if !cut || slot.is_extension {
+            return Err("a message without columns whose fields are not all messages");
+        }
+        fields.push(PlanField { slot: SlotIndex::new(si as u32), cell: PlanCell::Spans });
+    }
+    plan.messages.push(PlanMessage { layout: li, fields });
+    Ok(plan.messages.len() - 1)
 }
 
 /// Adds a map's entry message (type `li`: the key, slot 0, and the value, slot 1) to `plan`;

@@ -593,7 +593,7 @@ impl BatchBuilder<'_> {
                 }
             };
             if compiled.appender.append(&mut cols, message) {
-                if compiled.row_ok(&cols, message) {
+                if compiled.row_ok(&cols, message, self.converter.schema.layouts(), &self.converter.options.decode.decode) {
                     taken.push(message);
                     self.intake.admitted(schema_id, message.len());
                     continue;
@@ -629,7 +629,7 @@ impl BatchBuilder<'_> {
         let compiled = self.converter.appender().expect("the compiled path has its appender");
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         root.pad_deep();
-        compiled.flush(root, cols, taken, &self.cx);
+        compiled.flush(root, cols, taken, &mut self.cx);
         let cell = self.converter.compiled.as_ref().expect("the compiled path has its cell");
         cell.compiled_rows.fetch_add(cols.rows() as u64, Ordering::Relaxed);
         cols.clear();

@@ -56,14 +56,13 @@ pub enum ConvertPath {
     /// [`Converter::compiled_records`](crate::Converter::compiled_records) counts the rows
     /// of each; [`Converter::wait_for_appender`](crate::Converter::wait_for_appender)
     /// waits); the interpreter engine compiles nothing (the chunked path, with a note).
-    /// A record the code declines (malformed, or of a shape it leaves to
-    /// the tree: an unknown group, a closed enum's undeclared value, invalid UTF-8) goes
-    /// through the tree, counted in
-    /// [`BatchStats::tree_records`](crate::BatchStats::tree_records), as does one where a
-    /// oneof member follows a message member, or a map holds a key twice. Columns the appenders do not read (maps
-    /// of messages, well-known types, fields cut at `max_recursion`, extensions, a
-    /// oneof with unread message or closed-enum members) make the converter
-    /// take the chunked path instead, saying why in
+    /// A record the code declines (malformed, or of a shape it leaves to the tree: an
+    /// unknown group, a closed enum's undeclared value, invalid UTF-8) goes through the
+    /// tree, counted in [`BatchStats::tree_records`](crate::BatchStats::tree_records), as
+    /// does one where a oneof member follows a message member, or a map holds a key twice.
+    /// Columns the appenders do not read (maps of messages, extensions, groups without
+    /// columns, a oneof with unread closed-enum members) make the converter take the
+    /// chunked path instead, saying why in
     /// [`Converter::path_note`](crate::Converter::path_note).
     DirectCompiled,
 }

@@ -9,7 +9,7 @@
 mod common;
 
 use prost::Message as _;
-use protojit::Schema;
+use protojit::{EngineOptions, Schema};
 use protojit_arrow::arrow_array::RecordBatch;
 use protojit_arrow::{ArrowOptions, ConvertError, ConvertPath, Converter, EnumColumns, StringColumns};
 
@@ -65,6 +65,7 @@ fn convert_all(p: &Paths, records: &[Vec<u8>], what: &str) -> u64 {
     assert_eq!(t.stats().tree_records, 0);
     assert_eq!(c.stats(), t.stats(), "{what}");
     assert_eq!(d.stats().time_out_of_range, t.stats().time_out_of_range, "{what}");
+    assert_eq!(k.stats().time_out_of_range, t.stats().time_out_of_range, "{what}: compiled");
     let tree = t.finish().unwrap();
     assert_eq!(d.finish().unwrap(), tree, "{what}: direct");
     assert_eq!(c.finish().unwrap(), tree, "{what}: chunked, one by one");
@@ -423,6 +424,13 @@ const COMPILED_MAPS: &str = r#"
     }
 "#;
 
+/// A recursive type: the options grid cuts it at 1, 2 and 3 levels (singular and repeated).
+const COMPILED_NODE: &str = r#"
+    syntax = "proto3";
+    package cn;
+    message Node { int32 v = 1; Node left = 2; repeated Node kids = 3; string s = 4; }
+"#;
+
 /// Records the compiled appenders read: equal batches and errors on random, merged and
 /// corrupted records, every column option and projections; and most records are read
 /// by the code (the tree takes only what it declines: a oneof member set after a message
@@ -437,6 +445,7 @@ fn compiled_appenders_equal_the_tree() {
         (COMPILED_ONEOF, "co.Row"),
         (COMPILED_LISTS, "cl.Row"),
         (COMPILED_MAPS, "cm.Row"),
+        (COMPILED_NODE, "cn.Node"),
     ] {
         let schema = Schema::from_proto_source("c.proto", source).unwrap();
         let desc = schema.pool().get_message_by_name(root).unwrap();
@@ -451,8 +460,9 @@ fn compiled_appenders_equal_the_tree() {
             // A projection keeps a oneof's message members (setting one clears a selected
             // member), which the appenders do not read unselected: these select every
             // message member of `choice`, and leave scalar members unselected (`i`, `t`,
-            // `b`; `z`, `f`), which only clear.
-            ["leaf other d c inner.s far", "leaf other tags blobs", "leaf other c inner.s"]
+            // `b`; `z`, `f`), which only clear; or none of them (`i t`: `leaf` and `other`
+            // are then unread, their spans checked, and clear the members read).
+            ["leaf other d c inner.s far", "leaf other tags blobs", "leaf other c inner.s", "i t", "d inner.n"]
                 .iter()
                 .map(|s| s.split(' ').map(String::from).collect())
                 .collect()
@@ -491,15 +501,15 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
     assert_eq!(c.path(), ConvertPath::Chunked);
     assert_eq!(
         c.path_note(),
-        Some("compiled column appenders cannot read these columns (ts: a timestamp or duration): chunked path instead")
+        Some(
+            "compiled column appenders cannot read these columns (fields: a map whose values are messages or \
+             well-known types): chunked path instead"
+        )
     );
-    // A projection that keeps a oneof's message member unread; one that leaves a closed
-    // enum member unread (its undeclared values clear nothing).
+    // A projection that leaves a closed enum member unread (its undeclared values clear
+    // nothing).
     let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();
-    for (select, why) in [
-        ("i", "co.Row has message fields without columns"),
-        ("leaf other z", "co.Row.z is a member of a oneof whose member c is not read"),
-    ] {
+    for (select, why) in [("leaf other z", "co.Row.z is a member of a oneof whose member c is not read")] {
         let select = select.split(' ').map(String::from).collect();
         let options = ArrowOptions { select: Some(select), ..options.clone() };
         let c = Converter::new(&schema, "co.Row", &options).unwrap();
@@ -507,6 +517,41 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
         let note = c.path_note().unwrap();
         assert!(note.contains(why), "{note}");
     }
+}
+
+/// Timestamps, durations (out of range too), wrappers, `Empty`, lists of timestamps, and
+/// the same one level down (`child`), read by the compiled appenders, equal the tree's.
+#[test]
+fn compiled_appenders_read_well_known_types() {
+    let schema = reflect_schema();
+    let desc = schema.pool().get_message_by_name("reflectwkt.Wkt").unwrap();
+    let mut rng = common::Rng(0x77c7);
+    let clean = records(&desc, 60, &mut rng);
+    let mut recs = clean.clone();
+    for r in &clean {
+        recs.push(corrupted(r, &clean, &mut rng));
+    }
+    let wkt = "ts dur empty w_double w_float w_int64 w_uint64 w_int32 w_uint32 w_bool w_string w_bytes r_ts level";
+    let select: Vec<String> = wkt.split(' ').flat_map(|f| [f.to_owned(), format!("child.{f}")]).collect();
+    for options in options_grid() {
+        let options = ArrowOptions { select: Some(select.clone()), ..options };
+        let p = paths(&schema, "reflectwkt.Wkt", &options);
+        assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
+        convert_all(&p, &recs, &format!("well-known types {options:?}"));
+        let mut b = p.compiled.builder();
+        for r in &clean[..60] {
+            b.append(r).unwrap();
+        }
+        assert_eq!(b.stats().tree_records, 0, "{options:?}: clean records declined");
+    }
+    // Seconds whose nanoseconds overflow 64 bits: null, counted alike.
+    let far = [0x0a, 0x0c, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x10, 0x01];
+    let options = ArrowOptions { select: Some(select), ..ArrowOptions::default() };
+    let p = paths(&schema, "reflectwkt.Wkt", &options);
+    let mut k = p.compiled.builder();
+    k.append(&far).unwrap();
+    assert_eq!(k.stats().time_out_of_range, 1);
+    convert_all(&p, &[far.to_vec()], "a timestamp out of range");
 }
 
 /// The compiled code checks strings for ASCII eight bytes at a time, then byte by byte:
@@ -525,6 +570,12 @@ fn compiled_appenders_check_utf8_at_every_position() {
         recs.push(r);
     }
     convert_all(&p, &recs, "strings with a byte that is not ASCII");
+    // The same texts replaced by a later value: every occurrence is checked, as the tree
+    // decodes every one.
+    let recs: Vec<Vec<u8>> = (texts_not_ascii().iter())
+        .map(|text| [&[0x72, text.len() as u8][..], text, &[0x72, 0x01, b'a']].concat())
+        .collect();
+    convert_all(&p, &recs, "strings with a byte that is not ASCII, replaced");
     // The same texts as the second item of a list of strings (`tags`, 7), and in a oneof
     // (`t`, 2), after a row whose items are all ASCII.
     let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();
@@ -541,6 +592,14 @@ fn compiled_appenders_check_utf8_at_every_position() {
         recs.push(member);
     }
     convert_all(&p, &recs, "strings in lists and oneofs with a byte that is not ASCII");
+    // The same texts in a oneof member a projection leaves unread (`t`): it clears the
+    // selected members, and is `bytes` in the projection's schema (unchecked on every path).
+    let select = ["leaf", "other", "tags", "blobs"].map(String::from).to_vec();
+    let p = paths(&schema, "co.Row", &ArrowOptions { select: Some(select), ..ArrowOptions::default() });
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    let recs: Vec<Vec<u8>> =
+        texts_not_ascii().iter().map(|text| [&[0x12, text.len() as u8][..], text].concat()).collect();
+    convert_all(&p, &recs, "an unread oneof string with a byte that is not ASCII");
     // The same texts as the name of a list's second element (`parts`, 1; `name`, 1).
     let schema = Schema::from_proto_source("c.proto", COMPILED_LISTS).unwrap();
     let p = paths(&schema, "cl.Row", &ArrowOptions::default());
@@ -600,6 +659,61 @@ fn a_map_key_met_twice_takes_the_tree() {
     let mut k = p.compiled.builder();
     k.append(&distinct).unwrap();
     assert_eq!(k.stats().tree_records, 0, "distinct keys, and one key in each of two maps");
+}
+
+/// A message cut at `max_recursion` has no column but is checked as the tree checks it:
+/// a string that is not UTF-8 or nesting past the depth limit below the cut fails the
+/// record alike (whether met once, twice as a singular field, or in a list); well-formed
+/// ones stay the code's.
+#[test]
+fn messages_cut_at_max_recursion_are_checked_as_the_tree_checks_them() {
+    let schema = Schema::from_proto_source("c.proto", COMPILED_NODE).unwrap();
+    let nest = |field: u8, n: usize, leaf: &[u8]| {
+        let mut m = leaf.to_vec();
+        for _ in 0..n {
+            let mut outer = vec![field << 3 | 2, m.len() as u8];
+            outer.extend_from_slice(&m);
+            m = outer;
+        }
+        m
+    };
+    let (good, bad) = ([0x22, 0x01, b'a'], [0x22, 0x01, 0xff]);
+    let options = ArrowOptions {
+        max_recursion: 1,
+        decode: EngineOptions {
+            decode: ArrowOptions::default().decode.decode.with_max_depth(6),
+            ..ArrowOptions::default().decode
+        },
+        ..ArrowOptions::default()
+    };
+    let p = paths(&schema, "cn.Node", &options);
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
+    let well_formed = vec![
+        nest(2, 4, &good),
+        nest(3, 4, &good),
+        [nest(2, 3, &good), nest(2, 3, &good)].concat(),
+        nest(2, 6, &[]),
+    ];
+    let malformed = vec![
+        nest(2, 4, &bad),
+        nest(3, 3, &bad),
+        // The bad one first: a singular field met twice keeps both spans.
+        [nest(2, 3, &bad), nest(2, 3, &good)].concat(),
+        [nest(3, 1, &good), nest(3, 2, &bad)].concat(),
+        // Seven levels below the record: past the limit of 6.
+        nest(2, 7, &[]),
+        nest(3, 7, &good),
+    ];
+    let all: Vec<Vec<u8>> = well_formed.iter().chain(&malformed).cloned().collect();
+    convert_all(&p, &all, "messages cut at max_recursion");
+    let mut k = p.compiled.builder();
+    for r in &well_formed {
+        k.append(r).unwrap();
+    }
+    for r in &malformed {
+        assert!(k.append(r).is_err(), "[{}]", hex(r));
+    }
+    assert_eq!(k.stats().tree_records, 0, "well-formed cut messages stay the code's");
 }
 
 /// A record declined inside an element of a list of messages, after the element's string

@@ -143,9 +143,9 @@ fn columns_compile_only_what_the_input_repays_when_every_core_converts() {
     assert_eq!(all.stdout, one.stdout);
 }
 
-/// With `--engine jit` the compiled column appenders fill the columns (of a projection they
-/// read: no map), with the output of the chunked path on the interpreter; `-v` says which
-/// path ran and, where the appenders cannot read a column, why not.
+/// With `--engine jit` the compiled column appenders fill the columns (of a projection, and
+/// of the whole type with its map and recursion cut), with the output of the chunked path on
+/// the interpreter; `-v` says which path ran.
 #[test]
 fn compiled_appenders_convert_as_the_chunked_path_does() {
     let tmp = TempDir::new("arrow-compiled");
@@ -163,9 +163,11 @@ fn compiled_appenders_convert_as_the_chunked_path_does() {
     let notes = String::from_utf8_lossy(&compiled.stderr);
     let path = "protojit: note: records become columns by the direct path (compiled column appenders)";
     assert!(notes.lines().any(|l| l == path), "{notes}");
-    // The whole type holds a map: the chunked path, and why.
-    let whole = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow", "--engine", "jit"]);
-    let notes = String::from_utf8_lossy(&whole.stderr);
-    let why = "protojit: note: compiled column appenders cannot read these columns (counts: a map)";
-    assert!(notes.lines().any(|l| l.starts_with(why)), "{notes}");
+    // The whole type, with its map and `child` cut at `max_recursion`: compiled too.
+    let whole = |engine: &str| decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow", "--engine", engine]);
+    let (compiled, chunked) = (whole("jit"), whole("interp"));
+    assert!(compiled.status.success() && chunked.status.success(), "{compiled:?} {chunked:?}");
+    assert_eq!(compiled.stdout, chunked.stdout);
+    let notes = String::from_utf8_lossy(&compiled.stderr);
+    assert!(notes.lines().any(|l| l == path), "{notes}");
 }

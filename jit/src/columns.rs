@@ -78,8 +78,9 @@ pub enum PlanCell {
     /// A singular number, bool or enum: the value's bits (zigzag decoded; a varint as read,
     /// so an `int32` is its low 32 bits, a `bool` is set when not 0).
     Number,
-    /// A singular string or bytes field: `offset | len << 32` in the record (not checked
-    /// for UTF-8).
+    /// A singular string or bytes field: `offset | len << 32` in the record. A `string`
+    /// (every occurrence, also one a later one replaces) that is not UTF-8 declines the
+    /// record.
     Bytes,
     /// A singular message: its presence; its fields are those of `messages[index]`.
     Message(usize),
@@ -92,6 +93,11 @@ pub enum PlanCell {
     /// `messages[index]`'s columns, a row space of their own (growing as elements come);
     /// the column's cell at a row is where that row's elements end.
     Messages(usize),
+    /// A message field the caller reads another way (a field without a column, which it
+    /// must still check as the tree would): where each occurrence lies in the record, as
+    /// [`PlanCell::BytesList`]'s items (a singular field met twice has two), unread by
+    /// the code. A oneof member clears the others as any member does.
+    Spans,
 }
 
 /// Why a plan cannot be compiled.
@@ -141,9 +147,6 @@ struct AppendCtx {
     cols: *mut ColPtrs,
     /// The record's first byte (string cells are offsets from it).
     start: *const u8,
-    /// Set (not 0) by the code when a `string` value holds a byte of 0x80 or more: only
-    /// then does its UTF-8 need a full check.
-    non_ascii: u64,
     /// The row spaces, by index.
     spaces: *mut SpaceRows,
     /// The columns being written, for `pa_grow`.
@@ -151,7 +154,6 @@ struct AppendCtx {
 }
 const CTX_COLS: i32 = std::mem::offset_of!(AppendCtx, cols) as i32;
 const CTX_START: i32 = std::mem::offset_of!(AppendCtx, start) as i32;
-const CTX_NON_ASCII: i32 = std::mem::offset_of!(AppendCtx, non_ascii) as i32;
 const CTX_SPACES: i32 = std::mem::offset_of!(AppendCtx, spaces) as i32;
 
 /// Every message function: `(ctx, ptr, end, row) -> the position after the message`, or
@@ -175,6 +177,17 @@ unsafe extern "C" fn pa_varint(p: *const u8, end: *const u8, out: *mut u64) -> *
         }
         Err(_) => std::ptr::null(),
     }
+}
+
+/// Whether `p..end` is UTF-8: 1, else 0. Called by compiled code for a `string` value with
+/// a byte of 0x80 or more. Never panics.
+///
+/// # Safety
+/// `p..end` is readable.
+unsafe extern "C" fn pa_utf8(p: *const u8, end: *const u8) -> u64 {
+    // SAFETY: the caller passes a range of the record it reads.
+    let text = unsafe { std::slice::from_raw_parts(p, end.offset_from(p) as usize) };
+    std::str::from_utf8(text).is_ok() as u64
 }
 
 /// The most rows a space holds (its cells' offsets and ends are 32-bit); more declines.
@@ -236,8 +249,6 @@ pub struct ChunkColumns {
     bounds: Vec<Vec<u32>>,
     /// The spaces' rows and the item columns' lengths before the last record appended.
     before: Before,
-    /// Whether a `string` value of the last row written holds a byte of 0x80 or more.
-    non_ascii: bool,
 }
 
 /// Where a chunk stood before a record: what a declined or dropped record is undone to.
@@ -306,13 +317,6 @@ impl ChunkColumns {
     /// left there): read it as absent.
     pub fn values(&self, col: usize) -> &[u64] {
         &self.cols[col].values[..self.space_rows(col)]
-    }
-
-    /// Whether a `string` value of the last record appended holds a byte of 0x80 or more
-    /// (its text may not be UTF-8: the code checks ASCII only); `false` means every string
-    /// of the record is ASCII, so valid UTF-8.
-    pub fn last_row_non_ascii(&self) -> bool {
-        self.non_ascii
     }
 
     /// Column `col`'s cell at row `row` of its space: 0 where the field is absent.
@@ -494,6 +498,12 @@ impl Appender {
                 s.returns.push(AbiParam::new(types::I64));
                 b.import_signature(s)
             };
+            let utf8_sig = {
+                let mut s = Signature::new(frontend.default_call_conv);
+                s.params.extend([AbiParam::new(ptr), AbiParam::new(ptr)]);
+                s.returns.push(AbiParam::new(types::I64));
+                b.import_signature(s)
+            };
             let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
             let t = Lower {
                 b: &mut b,
@@ -504,6 +514,7 @@ impl Appender {
                 children,
                 varint_sig,
                 grow_sig,
+                utf8_sig,
                 varint_out,
                 space_of_message: &shape.space_of_message,
                 tags: Vec::new(),
@@ -588,7 +599,6 @@ impl Appender {
             spaces,
             space_cols,
             before,
-            non_ascii: false,
         }
     }
 
@@ -621,7 +631,7 @@ impl Appender {
             // SAFETY: `chunk` is `cols`, borrowed mutably for this block; the fields are
             // reached by place, without a reference to the whole.
             let (ptrs, spaces) = unsafe { ((*chunk).ptrs.as_mut_ptr(), (*chunk).spaces.as_mut_ptr()) };
-            let mut ctx = AppendCtx { cols: ptrs, start: record.as_ptr(), non_ascii: 0, spaces, chunk };
+            let mut ctx = AppendCtx { cols: ptrs, start: record.as_ptr(), spaces, chunk };
             // SAFETY: the code was compiled for these columns (the id matched): it writes
             // cell and presence byte `row` (< capacity, the length of every space-0
             // column's `values` and `valid`) of the record's columns, rows below their
@@ -629,9 +639,9 @@ impl Appender {
             // and list items at `items_len` (fewer than the capacity reserved above: each
             // takes a byte of the record); it reads only `record`.
             let r = unsafe { (self.root)(&mut ctx, record.as_ptr(), end, row as u64) };
-            (r == end, ctx.non_ascii != 0)
+            r == end
         };
-        if ok.0 {
+        if ok {
             for &l in &cols.item_cols {
                 let (c, p) = (&mut cols.cols[l], &cols.ptrs[l]);
                 // SAFETY: the code wrote items `len..items_len`, within the capacity
@@ -642,7 +652,6 @@ impl Appender {
                 cols.bounds[s].push(cols.spaces[s].rows as u32);
             }
             cols.rows += 1;
-            cols.non_ascii = ok.1;
             cols.before.undoable = true;
             return true;
         }
@@ -756,6 +765,10 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                         && slot.kind == FieldKind::Message
                         && child(j)
                 }
+                PlanCell::Spans => {
+                    matches!(slot.repetition, Repetition::Singular | Repetition::Repeated)
+                        && slot.kind == FieldKind::Message
+                }
             };
             if !ok {
                 return no(format!("{field} cannot be read as {:?}", f.cell));
@@ -773,7 +786,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                 });
             }
             kinds.push(match f.cell {
-                PlanCell::List | PlanCell::BytesList => ColKind::Items,
+                PlanCell::List | PlanCell::BytesList | PlanCell::Spans => ColKind::Items,
                 PlanCell::Messages(_) => ColKind::Rows,
                 _ => ColKind::Cells,
             });
@@ -809,6 +822,7 @@ struct Lower<'a, 'b, 'f> {
     children: Vec<cranelift_codegen::ir::FuncRef>,
     varint_sig: SigRef,
     grow_sig: SigRef,
+    utf8_sig: SigRef,
     /// Where `pa_varint` writes its value.
     varint_out: StackSlot,
     /// The row space of each message of the plan.
@@ -823,8 +837,9 @@ enum Target {
     /// Reads plan field `k`'s value (its packed form when the flag is set).
     Field(usize, bool),
     /// A member of oneof `o` the plan does not read: it clears the members the plan reads
-    /// from the row, then is skipped.
-    Clear(u32),
+    /// from the row, then is skipped (a `string` checked for UTF-8 first, when the flag is
+    /// set: the tree decodes it).
+    Clear(u32, bool),
 }
 
 impl Target {
@@ -887,7 +902,7 @@ impl Lower<'_, '_, '_> {
             if !read && oneof_read {
                 let clear = self.b.create_block();
                 self.b.append_block_param(clear, self.ptr);
-                self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, clear, Target::Clear(slot.oneof)));
+                self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, clear, Target::Clear(slot.oneof, slot.kind == FieldKind::String)));
             }
         }
         self.b.ins().jump(next, &[BlockArg::Value(p0)]);
@@ -912,10 +927,16 @@ impl Lower<'_, '_, '_> {
             let q = self.b.block_params(label)[0];
             match target {
                 Target::Field(k, packed) => self.field(k, packed, q, env),
-                Target::Clear(oneof) => {
+                Target::Clear(oneof, text) => {
                     self.clear_oneof(None, oneof, env);
-                    let tag = self.b.ins().iconst(types::I64, tag as i64);
-                    self.skip(tag, q, env);
+                    if text {
+                        let (start, stop) = self.span(q, env);
+                        self.utf8(start, stop, env);
+                        self.b.ins().jump(env.next, &[BlockArg::Value(stop)]);
+                    } else {
+                        let tag = self.b.ins().iconst(types::I64, tag as i64);
+                        self.skip(tag, q, env);
+                    }
                 }
             }
         }
@@ -932,7 +953,7 @@ impl Lower<'_, '_, '_> {
     fn end_cells(&mut self, env: Env) {
         for (k, f) in self.msg.fields.iter().enumerate() {
             let end = match f.cell {
-                PlanCell::List | PlanCell::BytesList => {
+                PlanCell::List | PlanCell::BytesList | PlanCell::Spans => {
                     let col = self.col(k, env);
                     self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN)
                 }
@@ -1042,7 +1063,10 @@ impl Lower<'_, '_, '_> {
         let number = layout.slot(self.msg.fields[k].slot).number;
         let mut expected: Vec<(u32, Block)> = Vec::new();
         let own = self.tags.iter().filter(|t| matches!(t.2, Target::Field(j, _) if j == k));
-        if matches!(self.msg.fields[k].cell, PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_)) {
+        if matches!(
+            self.msg.fields[k].cell,
+            PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_) | PlanCell::Spans
+        ) {
             // The same list again: its unpacked tag (a packed run is usually whole).
             expected.extend(own.filter(|t| !t.2.packed()).map(|t| (t.0, t.1)));
         }
@@ -1328,7 +1352,7 @@ impl Lower<'_, '_, '_> {
                 let cell = self.b.ins().bor(offset, len);
                 self.put(k, cell, env);
                 if kind == FieldKind::String {
-                    self.ascii(start, stop, env);
+                    self.utf8(start, stop, env);
                 }
                 self.thread(k, stop, env);
             }
@@ -1376,7 +1400,7 @@ impl Lower<'_, '_, '_> {
                 self.b.switch_to_block(ok);
                 self.thread(k, stop, env);
             }
-            PlanCell::BytesList => {
+            PlanCell::BytesList | PlanCell::Spans => {
                 let (start, stop) = self.span(q, env);
                 let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
                 let offset = self.b.ins().isub(start, origin);
@@ -1385,7 +1409,7 @@ impl Lower<'_, '_, '_> {
                 let cell = self.b.ins().bor(offset, len);
                 self.push(k, cell, env);
                 if kind == FieldKind::String {
-                    self.ascii(start, stop, env);
+                    self.utf8(start, stop, env);
                 }
                 self.thread(k, stop, env);
             }
@@ -1456,10 +1480,10 @@ impl Lower<'_, '_, '_> {
         }
     }
 
-    /// Flags the record (`non_ascii` in the context) when `start..stop` holds a byte of
-    /// 0x80 or more: eight bytes at a time, then the rest one by one. Continues in a new
-    /// block.
-    fn ascii(&mut self, start: Value, stop: Value, env: Env) {
+    /// Declines the record when `start..stop` is not UTF-8: ASCII checked inline, eight
+    /// bytes at a time, then the rest one by one; text with a byte of 0x80 or more whole
+    /// by `pa_utf8`. Continues in a new block.
+    fn utf8(&mut self, start: Value, stop: Value, env: Env) {
         let words = self.b.create_block();
         self.b.append_block_param(words, self.ptr);
         let word = self.b.create_block();
@@ -1492,9 +1516,10 @@ impl Lower<'_, '_, '_> {
         self.b.ins().brif(high, mark, &[], bytes, &[BlockArg::Value(q1)]);
 
         self.b.switch_to_block(mark);
-        let one = self.b.ins().iconst(types::I64, 1);
-        self.b.ins().store(buffers(), one, env.ctx, CTX_NON_ASCII);
-        self.b.ins().jump(done, &[]);
+        let f = self.b.ins().iconst(self.ptr, pa_utf8 as *const () as usize as i64);
+        let call = self.b.ins().call_indirect(self.utf8_sig, f, &[start, stop]);
+        let valid = self.b.inst_results(call)[0];
+        self.b.ins().brif(valid, done, &[], env.decline, &[]);
         self.b.switch_to_block(done);
     }
 
