@@ -8,10 +8,10 @@
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
 use protojit::layers::arena::stream::check_message;
-use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
-use protojit::DecodeOptions;
-use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
 use protojit::layers::arena::stream::WireValue;
+use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex};
+use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
+use protojit::DecodeOptions;
 
 use crate::column::{Cell, MapCol, StructCol, TimeCol};
 use crate::values::{Data, Pending, RowCx, Values};
@@ -114,7 +114,13 @@ impl Compiled {
     /// Whether the row just appended is the mapping's (else the tree takes the record, and
     /// says what is wrong with it, if anything is): no map of it holds a key twice, and the messages without columns in it are well formed (checked
     /// as the tree checks them, with `options`).
-    pub(crate) fn row_ok(&self, cols: &ChunkColumns, record: &[u8], layouts: &Layouts, options: &DecodeOptions) -> bool {
+    pub(crate) fn row_ok(
+        &self,
+        cols: &ChunkColumns,
+        record: &[u8],
+        layouts: &Layouts,
+        options: &DecodeOptions,
+    ) -> bool {
         self.planned.maps.iter().all(|m| keys_distinct(m, cols, record))
             && self.planned.unread.iter().all(|&(col, li, depth)| {
                 cols.items(col)[cols.last_items(col)].iter().all(|&cell| {
@@ -360,7 +366,9 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
             Cell::Struct(child) => PlanCell::Message(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
             Cell::Time(t) => PlanCell::Message(add_time(LayoutIndex::new(slot.child), t, plan)),
             Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(LayoutIndex::new(slot.child), v, *si, plan)),
-            Cell::Marker(_) => PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan).map_err(what)?),
+            Cell::Marker(_) => {
+                PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan).map_err(what)?)
+            }
             Cell::List(l) => match &l.item {
                 Cell::Values(v) if !v.is_nullable() => match v.data {
                     Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
@@ -372,7 +380,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
                 _ => return Err(what("a list of values read another way")),
             },
             Cell::Values(_) => return Err(what("a value read another way")),
-            Cell::Map(m) => PlanCell::Messages(add_entry(LayoutIndex::new(slot.child), m, plan).map_err(|e| what(e))?),
+            Cell::Map(m) => PlanCell::Messages(add_entry(LayoutIndex::new(slot.child), m, plan).map_err(what)?),
         };
         fields.push(PlanField { slot: c.si, cell });
     }

@@ -593,7 +593,12 @@ impl BatchBuilder<'_> {
                 }
             };
             if compiled.appender.append(&mut cols, message) {
-                if compiled.row_ok(&cols, message, self.converter.schema.layouts(), &self.converter.options.decode.decode) {
+                if compiled.row_ok(
+                    &cols,
+                    message,
+                    self.converter.schema.layouts(),
+                    &self.converter.options.decode.decode,
+                ) {
                     taken.push(message);
                     self.intake.admitted(schema_id, message.len());
                     continue;

@@ -438,8 +438,7 @@ const COMPILED_NODE: &str = r#"
 #[test]
 fn compiled_appenders_equal_the_tree() {
     let mut rng = common::Rng(0xd1ec_0c0d);
-    for (source, root) in
-    [
+    for (source, root) in [
         (COMPILED, "c.Row"),
         (COMPILED3, "c3.Row3"),
         (COMPILED_ONEOF, "co.Row"),
@@ -509,14 +508,12 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
     // A projection that leaves a closed enum member unread (its undeclared values clear
     // nothing).
     let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();
-    for (select, why) in [("leaf other z", "co.Row.z is a member of a oneof whose member c is not read")] {
-        let select = select.split(' ').map(String::from).collect();
-        let options = ArrowOptions { select: Some(select), ..options.clone() };
-        let c = Converter::new(&schema, "co.Row", &options).unwrap();
-        assert_eq!(c.path(), ConvertPath::Chunked);
-        let note = c.path_note().unwrap();
-        assert!(note.contains(why), "{note}");
-    }
+    let select = ["leaf", "other", "z"].map(String::from).to_vec();
+    let options = ArrowOptions { select: Some(select), ..options.clone() };
+    let c = Converter::new(&schema, "co.Row", &options).unwrap();
+    assert_eq!(c.path(), ConvertPath::Chunked);
+    let note = c.path_note().unwrap();
+    assert!(note.contains("co.Row.z is a member of a oneof whose member c is not read"), "{note}");
 }
 
 /// Timestamps, durations (out of range too), wrappers, `Empty`, lists of timestamps, and
@@ -688,12 +685,8 @@ fn messages_cut_at_max_recursion_are_checked_as_the_tree_checks_them() {
     };
     let p = paths(&schema, "cn.Node", &options);
     assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
-    let well_formed = vec![
-        nest(2, 4, &good),
-        nest(3, 4, &good),
-        [nest(2, 3, &good), nest(2, 3, &good)].concat(),
-        nest(2, 6, &[]),
-    ];
+    let well_formed =
+        vec![nest(2, 4, &good), nest(3, 4, &good), [nest(2, 3, &good), nest(2, 3, &good)].concat(), nest(2, 6, &[])];
     let malformed = vec![
         nest(2, 4, &bad),
         nest(3, 3, &bad),

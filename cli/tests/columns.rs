@@ -102,7 +102,8 @@ fn column_flags_are_checked() {
     assert!(line.starts_with("--output-file applies to --output arrow and parquet"), "{line}");
 }
 
-/// `--verbose` says which path fills the columns: the chunked one by default.
+/// `--verbose` says which path fills the columns (the compiled appenders by default, the
+/// chunked path while they compile) and how many records each filled.
 #[test]
 fn verbose_names_the_columns_path() {
     let tmp = TempDir::new("arrow-path");
@@ -110,10 +111,12 @@ fn verbose_names_the_columns_path() {
     let out = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow"]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.lines().any(|l| l == "protojit: note: records become columns by the chunked path (records decoded a chunk at a time, then read column by column)"),
-        "{stderr}"
-    );
+    let path = "protojit: note: records become columns by the direct path (compiled column appenders)";
+    assert!(stderr.lines().any(|l| l == path), "{stderr}");
+    let counts = "protojit: note: records filled by the compiled column appenders: ";
+    let line = stderr.lines().find(|l| l.starts_with(counts)).unwrap_or_default();
+    let numbers: Vec<u64> = line.split([':', ';']).filter_map(|part| part.trim().parse().ok()).collect();
+    assert_eq!((numbers.len(), numbers.iter().sum::<u64>()), (3, 50), "{stderr}");
     // And, at the end, which engine decodes each type (no silent fallback).
     let engines = "protojit: note: at the end, each message type decodes by: sample.Reading ";
     assert_eq!(stderr.lines().filter(|l| l.starts_with(engines)).count(), 1, "{stderr}");

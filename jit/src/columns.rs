@@ -441,7 +441,10 @@ impl Drop for Appender {
 
 impl std::fmt::Debug for Appender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Appender").field("columns", &self.shape.space_of_col.len()).field("code_bytes", &self.code_bytes).finish()
+        f.debug_struct("Appender")
+            .field("columns", &self.shape.space_of_col.len())
+            .field("code_bytes", &self.code_bytes)
+            .finish()
     }
 }
 
@@ -578,10 +581,8 @@ impl Appender {
                 items_len: 0,
             })
             .collect();
-        let item_cols: Vec<usize> = (shape.kinds.iter().enumerate())
-            .filter(|(_, &k)| k == ColKind::Items)
-            .map(|(i, _)| i)
-            .collect();
+        let item_cols: Vec<usize> =
+            (shape.kinds.iter().enumerate()).filter(|(_, &k)| k == ColKind::Items).map(|(i, _)| i).collect();
         let mut space_cols = vec![Vec::new(); shape.spaces];
         for (c, &s) in shape.space_of_col.iter().enumerate() {
             space_cols[s as usize].push(c);
@@ -745,9 +746,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
             }
             let number =
                 !matches!(slot.kind, FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group);
-            let child = |j: usize| {
-                j > i && j < plan.messages.len() && plan.messages[j].layout.as_u32() == slot.child
-            };
+            let child = |j: usize| j > i && j < plan.messages.len() && plan.messages[j].layout.as_u32() == slot.child;
             let ok = match f.cell {
                 PlanCell::Number => slot.repetition == Repetition::Singular && number,
                 PlanCell::Bytes => {
@@ -902,7 +901,11 @@ impl Lower<'_, '_, '_> {
             if !read && oneof_read {
                 let clear = self.b.create_block();
                 self.b.append_block_param(clear, self.ptr);
-                self.tags.push((slot.number << 3 | slot.kind.wire_type() as u32, clear, Target::Clear(slot.oneof, slot.kind == FieldKind::String)));
+                self.tags.push((
+                    slot.number << 3 | slot.kind.wire_type() as u32,
+                    clear,
+                    Target::Clear(slot.oneof, slot.kind == FieldKind::String),
+                ));
             }
         }
         self.b.ins().jump(next, &[BlockArg::Value(p0)]);
