@@ -58,9 +58,6 @@ impl Planned {
     pub(crate) fn new(layouts: &Layouts, li: LayoutIndex, root: &StructCol, max_depth: u32) -> Result<Planned, String> {
         let mut plan = ColumnPlan::default();
         add(layouts, li, root, &mut plan)?;
-        if plan.messages.len() > max_depth as usize {
-            return Err(format!("{} nested messages in the columns exceed the depth limit", plan.messages.len()));
-        }
         let first: Vec<usize> = (plan.messages.iter())
             .scan(0, |n, m| {
                 *n += m.fields.len();
@@ -80,7 +77,9 @@ impl Planned {
                     }
                 }
                 match f.cell {
-                    PlanCell::Spans => unread.push((n + k, LayoutIndex::new(slot.child), depth[i])),
+                    PlanCell::Spans if slot.kind == FieldKind::Message => {
+                        unread.push((n + k, LayoutIndex::new(slot.child), depth[i]))
+                    }
                     PlanCell::Messages(j) if slot.repetition == Repetition::Map => {
                         let kind = match layouts.get(plan.messages[j].layout).slot(SlotIndex::new(0)).kind {
                             FieldKind::Bool => KeyKind::Bool,
@@ -97,6 +96,12 @@ impl Planned {
                     _ => {}
                 }
             }
+        }
+        // The code reads messages as deep as the plan's deepest; the tree fails a record
+        // nested past `max_depth`, so no deeper plan (a shallower one leaves the rest to the
+        // spans' checks, which count the depth).
+        if let Some(&deepest) = depth.iter().max().filter(|&&d| d > max_depth) {
+            return Err(format!("messages {deepest} deep in the columns exceed the depth limit ({max_depth})"));
         }
         plan.check(layouts).map_err(|e| e.to_string())?;
         Ok(Planned { plan, first, maps, unread })
@@ -198,10 +203,29 @@ impl Compiled {
                     let [key, value] = &self.planned.plan.messages[j].fields[..] else {
                         unreachable!("a map entry's plan is its key and value")
                     };
-                    let Cell::Values(values) = &mut m.value else { unreachable!("planned by `add_entry`") };
                     let first = self.planned.first[j];
                     extend(&mut m.key, key.cell, first, cols, &element_rows, cx);
-                    extend(values, value.cell, first + 1, cols, &element_rows, cx);
+                    // Every entry has its value (the default where the wire has none).
+                    let present = vec![1u8; element_rows.len()];
+                    match (value.cell, &mut m.value) {
+                        (PlanCell::Number | PlanCell::Bytes, Cell::Values(values)) => {
+                            extend(values, value.cell, first + 1, cols, &element_rows, cx)
+                        }
+                        (PlanCell::Message(k), Cell::Struct(child)) => {
+                            if let Some(nulls) = &mut child.nulls {
+                                nulls.append_n_non_nulls(element_rows.len());
+                            }
+                            self.flush_struct(child, k, cols, &element_rows, records, cx);
+                        }
+                        (PlanCell::Message(k), Cell::Time(t)) => self.flush_time(t, k, cols, None, cx),
+                        (PlanCell::Message(k), Cell::Wrapper(v, _)) => {
+                            self.flush_wrapper(v, k, cols, None, &element_rows, cx)
+                        }
+                        (PlanCell::Message(_), Cell::Marker(v)) => {
+                            v.extend_cells(&vec![1; element_rows.len()], Some(&present))
+                        }
+                        _ => unreachable!("planned by `add_entry`"),
+                    }
                 }
                 _ => unreachable!("the plan was made from these columns"),
             }
@@ -336,21 +360,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
         // The tree decodes extensions (and checks their strings); compiled code skips them.
         return Err(format!("{} has extensions", layout.descriptor().full_name()));
     }
-    // A message field without a column (cut at `max_recursion`): the tree decodes what it
-    // holds, checks included, so the code records where each occurrence lies, for
-    // `Compiled::row_ok` to check (after the columns' fields: those are in the builders'
-    // order); a oneof member clears the others as any does. Not a group (delimited: the
-    // code would have to walk it to find its end).
-    let mut unread = Vec::new();
-    for (si, slot) in layout.slots().iter().enumerate() {
-        if !slot.kind.is_message() || s.columns.iter().any(|c| c.si.index() == si) {
-            continue;
-        }
-        if slot.kind != FieldKind::Message || slot.repetition == Repetition::Map {
-            return Err(format!("{} has message fields without columns", layout.descriptor().full_name()));
-        }
-        unread.push(PlanField { slot: SlotIndex::new(si as u32), cell: PlanCell::Spans });
-    }
+    let unread = unread_fields(layouts, li, |si| s.columns.iter().any(|c| c.si.index() == si))?;
     if s.columns.is_empty() {
         return Err(format!("{} has no columns", layout.descriptor().full_name()));
     }
@@ -366,9 +376,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
             Cell::Struct(child) => PlanCell::Message(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
             Cell::Time(t) => PlanCell::Message(add_time(LayoutIndex::new(slot.child), t, plan)),
             Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(LayoutIndex::new(slot.child), v, *si, plan)),
-            Cell::Marker(_) => {
-                PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan).map_err(what)?)
-            }
+            Cell::Marker(_) => PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan)?),
             Cell::List(l) => match &l.item {
                 Cell::Values(v) if !v.is_nullable() => match v.data {
                     Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
@@ -380,7 +388,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
                 _ => return Err(what("a list of values read another way")),
             },
             Cell::Values(_) => return Err(what("a value read another way")),
-            Cell::Map(m) => PlanCell::Messages(add_entry(LayoutIndex::new(slot.child), m, plan).map_err(what)?),
+            Cell::Map(m) => PlanCell::Messages(add_entry(layouts, LayoutIndex::new(slot.child), m, plan)?),
         };
         fields.push(PlanField { slot: c.si, cell });
     }
@@ -412,42 +420,78 @@ fn add_wrapper(li: LayoutIndex, v: &Values, si: SlotIndex, plan: &mut ColumnPlan
 }
 
 /// Adds a message without columns (a `Boolean` column: whether it is present; type `li`)
-/// to `plan`: its fields are messages cut at `max_recursion` (or there are none, as in
-/// `google.protobuf.Empty`), each checked as [`PlanCell::Spans`]; its index.
-fn add_marker(layouts: &Layouts, li: LayoutIndex, plan: &mut ColumnPlan) -> Result<usize, &'static str> {
-    let layout = layouts.get(li);
-    let mut fields = Vec::new();
-    for (si, slot) in layout.slots().iter().enumerate() {
-        let cut = slot.kind == FieldKind::Message && slot.repetition != Repetition::Map;
-        if !cut || slot.is_extension {
-            return Err("a message without columns whose fields are not all messages");
-        }
-        fields.push(PlanField { slot: SlotIndex::new(si as u32), cell: PlanCell::Spans });
-    }
+/// to `plan`: its fields (cut at `max_recursion`, or none, as in `google.protobuf.Empty`)
+/// checked as [`unread_fields`] says; its index.
+fn add_marker(layouts: &Layouts, li: LayoutIndex, plan: &mut ColumnPlan) -> Result<usize, String> {
+    let fields = unread_fields(layouts, li, |_| false)?;
     plan.messages.push(PlanMessage { layout: li, fields });
     Ok(plan.messages.len() - 1)
 }
 
-/// Adds a map's entry message (type `li`: the key, slot 0, and the value, slot 1) to `plan`;
-/// its index. Maps of numbers, enums, strings and bytes: a message value's entry without it
-/// reads as an empty message, which the code's columns cannot say.
-fn add_entry(li: LayoutIndex, m: &MapCol, plan: &mut ColumnPlan) -> Result<usize, &'static str> {
+/// The fields of message type `li` without columns (those `has_column` does not name) that
+/// the tree checks beyond their wire form, which the code must then check too: a message
+/// (cut at `max_recursion`) or map, whose every occurrence's span `Compiled::row_ok`
+/// checks as the tree does; a `string` (a type shared by a projection's selected and
+/// unselected paths keeps its strings), whose every occurrence the code checks for UTF-8.
+/// They come after a message's columns in its plan (those are in the builders' order); a
+/// oneof member clears the others as any does. Numbers are skipped (their wire form is all
+/// the tree checks); a group or an extension is not read (a group is delimited: the code
+/// would have to walk it to find its end).
+fn unread_fields(
+    layouts: &Layouts,
+    li: LayoutIndex,
+    has_column: impl Fn(usize) -> bool,
+) -> Result<Vec<PlanField>, String> {
+    let layout = layouts.get(li);
+    let name = layout.descriptor().full_name();
+    let mut fields = Vec::new();
+    for (si, slot) in layout.slots().iter().enumerate() {
+        if has_column(si) {
+            continue;
+        }
+        if slot.kind == FieldKind::Group || slot.is_extension {
+            return Err(format!("{name} has groups or extensions without columns"));
+        }
+        if matches!(slot.kind, FieldKind::Message | FieldKind::String) {
+            fields.push(PlanField { slot: SlotIndex::new(si as u32), cell: PlanCell::Spans });
+        }
+    }
+    Ok(fields)
+}
+
+/// Adds a map's entry message (type `li`: the key, slot 0, and the value, slot 1) to `plan`,
+/// and the value's message where it is one; the entry's index. An entry without its value
+/// reads as the value's default: 0, an empty string, an empty message (every field
+/// absent), a zero timestamp, a wrapper of the default.
+fn add_entry(layouts: &Layouts, li: LayoutIndex, m: &MapCol, plan: &mut ColumnPlan) -> Result<usize, String> {
     let cell = |v: &Values| match v.data {
-        _ if v.is_nullable() => Err("a map with nullable keys or values"),
+        _ if v.is_nullable() => Err("a map with nullable keys or values".to_owned()),
         Data::Text { .. } | Data::View(_) => Ok(PlanCell::Bytes),
         _ => Ok(PlanCell::Number),
     };
-    let Cell::Values(value) = &m.value else { return Err("a map whose values are messages or well-known types") };
-    if matches!(m.value_default, Pending::Number(WireValue::Enum(n)) if n != 0) {
-        // An entry without a value takes the enum's first value; an absent cell reads as 0.
-        return Err("a map whose values are a closed enum without 0");
-    }
-    let fields = vec![
-        PlanField { slot: SlotIndex::new(0), cell: cell(&m.key)? },
-        PlanField { slot: SlotIndex::new(1), cell: cell(value)? },
-    ];
-    plan.messages.push(PlanMessage { layout: li, fields });
-    Ok(plan.messages.len() - 1)
+    // The entry first: the value's message comes after it in the plan.
+    let j = plan.messages.len();
+    plan.messages.push(PlanMessage { layout: li, fields: Vec::new() });
+    let key = cell(&m.key)?;
+    let child = LayoutIndex::new(layouts.get(li).slot(SlotIndex::new(1)).child);
+    let value = match &m.value {
+        Cell::Values(v) => {
+            if matches!(m.value_default, Pending::Number(WireValue::Enum(n)) if n != 0) {
+                // An entry without a value takes the enum's first value; an absent cell
+                // reads as 0.
+                return Err("a map whose values are a closed enum without 0".to_owned());
+            }
+            cell(v)?
+        }
+        Cell::Struct(s) => PlanCell::Message(add(layouts, child, s, plan)?),
+        Cell::Time(t) => PlanCell::Message(add_time(child, t, plan)),
+        Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(child, v, *si, plan)),
+        Cell::Marker(_) => PlanCell::Message(add_marker(layouts, child, plan)?),
+        Cell::List(_) | Cell::Map(_) => unreachable!("a map's value is not repeated"),
+    };
+    plan.messages[j].fields =
+        vec![PlanField { slot: SlotIndex::new(0), cell: key }, PlanField { slot: SlotIndex::new(1), cell: value }];
+    Ok(j)
 }
 
 impl Values {

@@ -404,11 +404,13 @@ const COMPILED_LISTS: &str = r#"
     message Row { repeated Part parts = 1; repeated Point points = 2; int32 id = 3; Part main = 4; repeated bytes blobs = 5; }
 "#;
 
-/// Maps of every key kind, with string, number, enum and bytes values; in a list's
-/// elements; and a proto2 map of a closed enum (0 declared).
+/// Maps of every key kind, with string, number, enum, bytes, message, timestamp and wrapper
+/// values; in a list's elements and in a map's values.
 const COMPILED_MAPS: &str = r#"
     syntax = "proto3";
     package cm;
+    import "google/protobuf/timestamp.proto";
+    import "google/protobuf/wrappers.proto";
     enum Color { RED = 0; GREEN = 1; BLUE = 2; }
     message Item { map<string, string> labels = 1; int64 n = 2; }
     message Row {
@@ -421,6 +423,9 @@ const COMPILED_MAPS: &str = r#"
         map<sfixed32, uint32> by_sf32 = 7;
         repeated Item items = 8;
         string name = 9;
+        map<string, Item> by_name = 10;
+        map<int32, google.protobuf.Timestamp> times = 11;
+        map<bool, google.protobuf.StringValue> texts = 12;
     }
 "#;
 
@@ -500,11 +505,16 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
     assert_eq!(c.path(), ConvertPath::Chunked);
     assert_eq!(
         c.path_note(),
-        Some(
-            "compiled column appenders cannot read these columns (fields: a map whose values are messages or \
-             well-known types): chunked path instead"
-        )
+        Some("compiled column appenders cannot read these columns (504 messages (at most 64)): chunked path instead")
     );
+    // Columns nested deeper than the decoder's depth limit (which the tree would enforce).
+    let schema = Schema::from_proto_source("c.proto", COMPILED_NODE).unwrap();
+    let decode = ArrowOptions::default().decode;
+    let decode = EngineOptions { decode: decode.decode.with_max_depth(1), ..decode };
+    let c = Converter::new(&schema, "cn.Node", &ArrowOptions { decode, max_recursion: 3, ..options.clone() }).unwrap();
+    assert_eq!(c.path(), ConvertPath::Chunked);
+    let note = c.path_note().unwrap();
+    assert!(note.contains("messages 2 deep in the columns exceed the depth limit (1)"), "{note}");
     // A projection that leaves a closed enum member unread (its undeclared values clear
     // nothing).
     let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();

@@ -19,8 +19,6 @@ for set in $sets; do
   for _ in $(seq "$rounds"); do
     for arm in protojit compiled direct tree ptars project2 project2_compiled project2_direct project2_tree decode scan; do
       [ "$set" != gm1 ] && [[ "$arm" == project2* || "$arm" == scan ]] && continue
-      # The telemetry records hold maps: the compiled appenders do not read them.
-      [ "$set" = telemetry ] && [ "$arm" = compiled ] && continue
       many=$(elapsed "$bin" "$set" "$n" "$arm")
       one=$(elapsed "$bin" "$set" 1 "$arm")
       echo "$set $arm $(echo "$many - $one" | bc)" >> "$out"

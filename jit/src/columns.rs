@@ -93,10 +93,11 @@ pub enum PlanCell {
     /// `messages[index]`'s columns, a row space of their own (growing as elements come);
     /// the column's cell at a row is where that row's elements end.
     Messages(usize),
-    /// A message field the caller reads another way (a field without a column, which it
-    /// must still check as the tree would): where each occurrence lies in the record, as
-    /// [`PlanCell::BytesList`]'s items (a singular field met twice has two), unread by
-    /// the code. A oneof member clears the others as any member does.
+    /// A message, map or `string` field the caller reads another way (a field without a
+    /// column, which it must still check as the tree would): where each occurrence lies in
+    /// the record, as [`PlanCell::BytesList`]'s items (a singular field met twice has two);
+    /// a `string`'s checked for UTF-8 by the code, a message's unread. A oneof member
+    /// clears the others as any member does.
     Spans,
 }
 
@@ -764,10 +765,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                         && slot.kind == FieldKind::Message
                         && child(j)
                 }
-                PlanCell::Spans => {
-                    matches!(slot.repetition, Repetition::Singular | Repetition::Repeated)
-                        && slot.kind == FieldKind::Message
-                }
+                PlanCell::Spans => matches!(slot.kind, FieldKind::Message | FieldKind::String),
             };
             if !ok {
                 return no(format!("{field} cannot be read as {:?}", f.cell));
