@@ -60,8 +60,8 @@ pub enum ConvertPath {
     /// unknown group, a closed enum's undeclared value, invalid UTF-8) goes through the
     /// tree, counted in [`BatchStats::tree_records`](crate::BatchStats::tree_records), as
     /// does one where a oneof member follows a message member, or a map holds a key twice.
-    /// Columns the appenders do not read (extensions, groups without columns, more than 64
-    /// nested messages, a oneof with unread closed-enum members) make the converter take
+    /// Columns the appenders do not read (extensions, groups without columns, more than 256
+    /// messages, a oneof with unread closed-enum members) make the converter take
     /// the chunked path instead, saying why in
     /// [`Converter::path_note`](crate::Converter::path_note).
     DirectCompiled,

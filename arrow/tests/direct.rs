@@ -204,8 +204,14 @@ fn corpus_payloads_read_directly_equal_the_tree() {
         for options in
             [ArrowOptions::default(), ArrowOptions { strings: StringColumns::Views, ..ArrowOptions::default() }]
         {
-            let handed = convert_all(&paths(&schema, type_name, &options), &[bytes.clone(), bytes.clone()], file);
+            let p = paths(&schema, type_name, &options);
+            // Every public payload's type is read by the compiled appenders: no fallback.
+            assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{file}: {:?}", p.compiled.path_note());
+            let handed = convert_all(&p, &[bytes.clone(), bytes.clone()], file);
             assert_eq!(handed, 0, "{file}: records handed to the tree");
+            let mut k = p.compiled.builder();
+            k.append(&bytes).unwrap();
+            assert_eq!(k.stats().tree_records, 0, "{file}: declined by the compiled appenders");
         }
     }
 }
@@ -505,7 +511,7 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
     assert_eq!(c.path(), ConvertPath::Chunked);
     assert_eq!(
         c.path_note(),
-        Some("compiled column appenders cannot read these columns (504 messages (at most 64)): chunked path instead")
+        Some("compiled column appenders cannot read these columns (504 messages (at most 256)): chunked path instead")
     );
     // Columns nested deeper than the decoder's depth limit (which the tree would enforce).
     let schema = Schema::from_proto_source("c.proto", COMPILED_NODE).unwrap();
@@ -717,6 +723,59 @@ fn messages_cut_at_max_recursion_are_checked_as_the_tree_checks_them() {
         assert!(k.append(r).is_err(), "[{}]", hex(r));
     }
     assert_eq!(k.stats().tree_records, 0, "well-formed cut messages stay the code's");
+}
+
+/// Closed enums whose declared values have gaps (and an alias): an undeclared value is an
+/// unknown field, which the tree takes (counted); declared ones stay the code's; groups,
+/// singular and repeated, read by the code.
+#[test]
+fn sparse_closed_enums_and_groups_read_as_the_tree_reads_them() {
+    let schema = Schema::from_proto_source(
+        "s.proto",
+        r#"
+        syntax = "proto2";
+        package se;
+        enum Sparse { option allow_alias = true; S1 = 1; S5 = 5; FIVE = 5; S900 = 900; SNEG = -3; }
+        message Row {
+            optional Sparse s = 1;
+            repeated Sparse many = 2;
+            optional group G = 3 { optional int32 a = 4; optional Sparse e = 5; }
+            repeated group R = 6 { optional string t = 7; }
+        }
+        "#,
+    )
+    .unwrap();
+    let p = paths(&schema, "se.Row", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
+    let value = |v: i64| {
+        let mut out = vec![0x08];
+        let mut u = v as u64;
+        while u >= 0x80 {
+            out.push(u as u8 | 0x80);
+            u >>= 7;
+        }
+        out.push(u as u8);
+        out
+    };
+    let declared = [1, 5, 900, -3];
+    let undeclared = [0, 2, 4, 6, 899, 901, -1, -4];
+    let mut recs: Vec<Vec<u8>> = declared.iter().chain(&undeclared).map(|&v| value(v)).collect();
+    // Groups: G { a: 7, e: S5 }, two R, an unterminated R, and an end tag of another group.
+    recs.push(vec![0x1b, 0x20, 0x07, 0x28, 0x05, 0x1c, 0x33, 0x3a, 0x01, b'x', 0x34, 0x33, 0x34]);
+    recs.push(vec![0x33, 0x3a, 0x01, b'x']);
+    recs.push(vec![0x1b, 0x20, 0x07, 0x34]);
+    recs.push(vec![0x1b, 0x28, 0x02, 0x1c]);
+    convert_all(&p, &recs, "sparse closed enums and groups");
+    let mut k = p.compiled.builder();
+    for r in &recs[..declared.len()] {
+        k.append(r).unwrap();
+    }
+    k.append(&recs[declared.len() + undeclared.len()]).unwrap();
+    assert_eq!(k.stats().tree_records, 0, "declared values and whole groups stay the code's");
+    for r in &recs[declared.len()..declared.len() + undeclared.len()] {
+        k.append(r).unwrap();
+    }
+    assert_eq!(k.stats().tree_records, undeclared.len() as u64, "undeclared values go to the tree");
 }
 
 /// A record declined inside an element of a list of messages, after the element's string

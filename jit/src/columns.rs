@@ -452,8 +452,10 @@ impl std::fmt::Debug for Appender {
 /// Appender ids, so that buffers are only ever handed to the code they were made for.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The deepest plan compiled: each message of a plan is one call deeper.
-const MAX_PLAN_DEPTH: usize = 64;
+/// The most messages a plan compiled has: each is a function of its own (a type appears
+/// once per path to it, so recursive types multiply), and compiling takes time and code
+/// in proportion. (A plan's depth, the code's stack depth, is at most this too.)
+const MAX_PLAN_MESSAGES: usize = 256;
 
 impl Appender {
     /// Compiles `plan` over `layouts`, or says why it cannot be (fields of shapes the
@@ -521,6 +523,8 @@ impl Appender {
                 utf8_sig,
                 varint_out,
                 space_of_message: &shape.space_of_message,
+                group_of_message: &shape.group_of_message,
+                group: shape.group_of_message[i],
                 tags: Vec::new(),
             };
             t.emit();
@@ -693,6 +697,9 @@ struct Shape {
     kinds: Vec<ColKind>,
     space_of_col: Vec<u32>,
     space_of_message: Vec<u32>,
+    /// Per message: the field number of the group it is read as (it ends at that group's
+    /// end tag), or `None` for a length-delimited message.
+    group_of_message: Vec<Option<u32>>,
     spaces: usize,
 }
 
@@ -703,14 +710,15 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
     if plan.messages.is_empty() {
         return no("an empty plan".into());
     }
-    if plan.messages.len() > MAX_PLAN_DEPTH {
-        return no(format!("{} messages (at most {MAX_PLAN_DEPTH})", plan.messages.len()));
+    if plan.messages.len() > MAX_PLAN_MESSAGES {
+        return no(format!("{} messages (at most {MAX_PLAN_MESSAGES})", plan.messages.len()));
     }
     let mut kinds = Vec::new();
     let mut space_of_col = Vec::new();
     // Every message but the root is named by exactly one field of an earlier one.
     let mut space_of_message: Vec<Option<u32>> = vec![None; plan.messages.len()];
     space_of_message[0] = Some(0);
+    let mut group_of_message: Vec<Option<u32>> = vec![None; plan.messages.len()];
     let mut spaces = 1;
     for (i, m) in plan.messages.iter().enumerate() {
         if m.layout.index() >= layouts.len() {
@@ -742,8 +750,8 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                     return no(format!("{field} is a member of a oneof whose member {other} is not read"));
                 }
             }
-            if slot.kind == FieldKind::Enum && slot.closed_enum && layout.closed_enum_range(f.slot).is_none() {
-                return no(format!("{field}: a closed enum whose values are not consecutive"));
+            if slot.kind == FieldKind::Enum && slot.closed_enum && layout.closed_enum_values(f.slot).len() > 1024 {
+                return no(format!("{field}: a closed enum of more than 1024 values"));
             }
             let number =
                 !matches!(slot.kind, FieldKind::String | FieldKind::Bytes | FieldKind::Message | FieldKind::Group);
@@ -757,12 +765,10 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                 PlanCell::BytesList => {
                     slot.repetition == Repetition::Repeated && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
                 }
-                PlanCell::Message(j) => {
-                    slot.repetition == Repetition::Singular && slot.kind == FieldKind::Message && child(j)
-                }
+                PlanCell::Message(j) => slot.repetition == Repetition::Singular && slot.kind.is_message() && child(j),
                 PlanCell::Messages(j) => {
-                    matches!(slot.repetition, Repetition::Repeated | Repetition::Map)
-                        && slot.kind == FieldKind::Message
+                    (slot.repetition == Repetition::Repeated && slot.kind.is_message()
+                        || slot.repetition == Repetition::Map && slot.kind == FieldKind::Message)
                         && child(j)
                 }
                 PlanCell::Spans => matches!(slot.kind, FieldKind::Message | FieldKind::String),
@@ -773,6 +779,9 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
             if let PlanCell::Message(j) | PlanCell::Messages(j) = f.cell {
                 if space_of_message[j].is_some() {
                     return no(format!("message #{j} of the plan is under two fields"));
+                }
+                if slot.kind == FieldKind::Group {
+                    group_of_message[j] = Some(slot.number);
                 }
                 space_of_message[j] = Some(match f.cell {
                     PlanCell::Messages(_) => {
@@ -791,7 +800,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
         }
     }
     let space_of_message = space_of_message.into_iter().map(|s| s.unwrap_or(0)).collect();
-    Ok(Shape { kinds, space_of_col, space_of_message, spaces })
+    Ok(Shape { kinds, space_of_col, space_of_message, group_of_message, spaces })
 }
 
 fn input() -> MemFlagsData {
@@ -824,6 +833,10 @@ struct Lower<'a, 'b, 'f> {
     varint_out: StackSlot,
     /// The row space of each message of the plan.
     space_of_message: &'a [u32],
+    group_of_message: &'a [Option<u32>],
+    /// The field number of the group this message is read as: it ends at that group's
+    /// end tag (and the record's end before it is malformed).
+    group: Option<u32>,
     /// Every label: its tag, its block (the value's position as parameter), what it does.
     tags: Vec<(u32, Block, Target)>,
 }
@@ -837,6 +850,8 @@ enum Target {
     /// from the row, then is skipped (a `string` checked for UTF-8 first, when the flag is
     /// set: the tree decodes it).
     Clear(u32, bool),
+    /// The end tag of the group this message is read as.
+    GroupEnd,
 }
 
 impl Target {
@@ -853,8 +868,9 @@ struct Env {
     row: Value,
     /// `next(p)`: the loop head.
     next: Block,
-    /// `done(p)`: return `p`, the message's end.
-    done: Block,
+    /// `ended(p)`: the input ends at `p`: for a message, return `p` (its end); for a
+    /// group, decline (its end tag is missing).
+    ended: Block,
     /// `table(p, b0)`: dispatch the tag at `p`, whose first byte is `b0`.
     table: Block,
     /// Return null: decline the record.
@@ -877,7 +893,16 @@ impl Lower<'_, '_, '_> {
         self.b.append_block_param(table, types::I64); // its first byte
         let decline = self.b.create_block();
         self.b.set_cold_block(decline);
-        let env = Env { ctx, end, row, next, done, table, decline };
+        let ended = match self.group {
+            None => done,
+            Some(_) => {
+                let truncated = self.b.create_block();
+                self.b.append_block_param(truncated, self.ptr);
+                self.b.set_cold_block(truncated);
+                truncated
+            }
+        };
+        let env = Env { ctx, end, row, next, ended, table, decline };
         // One label per field and form, its value's position as parameter.
         for (k, f) in self.msg.fields.iter().enumerate() {
             let slot = self.layouts.get(self.msg.layout).slot(f.slot);
@@ -889,6 +914,13 @@ impl Lower<'_, '_, '_> {
                 self.b.append_block_param(packed, self.ptr);
                 self.tags.push((slot.number << 3 | 2, packed, Target::Field(k, true)));
             }
+        }
+        // A group's end tag: the message ends after it (another group's end tag is
+        // malformed: the skip declines it).
+        if let Some(number) = self.group {
+            let end_tag = self.b.create_block();
+            self.b.append_block_param(end_tag, self.ptr);
+            self.tags.push((number << 3 | 4, end_tag, Target::GroupEnd));
         }
         // The members of the plan's oneofs that the plan does not read (a projection's).
         let layout = self.layouts.get(self.msg.layout);
@@ -913,7 +945,7 @@ impl Lower<'_, '_, '_> {
         let p = self.b.block_params(next)[0];
         let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, end);
         let more = self.b.create_block();
-        self.b.ins().brif(at_end, done, &[BlockArg::Value(p)], more, &[]);
+        self.b.ins().brif(at_end, ended, &[BlockArg::Value(p)], more, &[]);
         self.b.switch_to_block(more);
         let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
         self.b.ins().jump(table, &[BlockArg::Value(p), BlockArg::Value(b0)]);
@@ -922,12 +954,19 @@ impl Lower<'_, '_, '_> {
         self.end_cells(env);
         self.b.ins().return_(&[p]);
 
+        if ended != done {
+            self.b.switch_to_block(ended);
+            self.b.ins().jump(decline, &[]);
+        }
         self.emit_table(env);
         for (tag, label, target) in self.tags.clone() {
             self.b.switch_to_block(label);
             let q = self.b.block_params(label)[0];
             match target {
                 Target::Field(k, packed) => self.field(k, packed, q, env),
+                Target::GroupEnd => {
+                    self.b.ins().jump(done, &[BlockArg::Value(q)]);
+                }
                 Target::Clear(oneof, text) => {
                     self.clear_oneof(None, oneof, env);
                     if text {
@@ -965,6 +1004,35 @@ impl Lower<'_, '_, '_> {
                 _ => continue,
             };
             self.put(k, end, env);
+        }
+    }
+
+    /// Where plan message `j`'s value at `q` lies: a length-delimited message's span, or
+    /// for a group, from `q` to the end of the input (it ends at its end tag).
+    fn child_span(&mut self, j: usize, q: Value, env: Env) -> (Value, Value) {
+        match self.group_of_message[j] {
+            None => self.span(q, env),
+            Some(_) => (q, env.end),
+        }
+    }
+
+    /// The position after plan message `j`, whose function returned `r` for input ending
+    /// at `stop`: a message must have read to `stop`, a group past its end tag (not
+    /// null); else the record is declined.
+    fn child_end(&mut self, j: usize, r: Value, stop: Value, env: Env) -> Value {
+        let ok = self.b.create_block();
+        match self.group_of_message[j] {
+            None => {
+                let whole = self.b.ins().icmp(IntCC::Equal, r, stop);
+                self.b.ins().brif(whole, ok, &[], env.decline, &[]);
+                self.b.switch_to_block(ok);
+                stop
+            }
+            Some(_) => {
+                self.b.ins().brif(r, ok, &[], env.decline, &[]);
+                self.b.switch_to_block(ok);
+                r
+            }
         }
     }
 
@@ -1088,7 +1156,7 @@ impl Lower<'_, '_, '_> {
         }
         let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, env.end);
         let more = self.b.create_block();
-        self.b.ins().brif(at_end, env.done, &[BlockArg::Value(p)], more, &[]);
+        self.b.ins().brif(at_end, env.ended, &[BlockArg::Value(p)], more, &[]);
         self.b.switch_to_block(more);
         let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
         let p1 = self.b.ins().iadd_imm_s(p, 1);
@@ -1312,14 +1380,29 @@ impl Lower<'_, '_, '_> {
             FieldKind::Enum => {
                 let layout = self.layouts.get(self.msg.layout);
                 let si = self.msg.fields[k].slot;
-                if let Some((lo, hi)) = layout.closed_enum_range(si).filter(|_| layout.slot(si).closed_enum) {
-                    // An undeclared value of a closed enum is an unknown field: the tree's.
+                // An undeclared value of a closed enum is an unknown field: the tree's.
+                if !layout.slot(si).closed_enum {
+                } else if let Some((lo, hi)) = layout.closed_enum_range(si) {
                     let x = self.b.ins().ireduce(types::I32, v);
                     let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, lo as i64);
                     let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, x, hi as i64);
                     let out = self.b.ins().bor(below, above);
                     let ok = self.b.create_block();
                     self.b.ins().brif(out, env.decline, &[], ok, &[]);
+                    self.b.switch_to_block(ok);
+                } else {
+                    // Declared values with gaps: a `Switch` over them (a few compares).
+                    let x = self.b.ins().ireduce(types::I32, v);
+                    let ok = self.b.create_block();
+                    let mut switch = Switch::new();
+                    let values = layout.closed_enum_values(si);
+                    // Sorted; aliases repeat a number.
+                    for (i, &value) in values.iter().enumerate() {
+                        if i == 0 || values[i - 1] != value {
+                            switch.set_entry(value as u32 as u128, ok);
+                        }
+                    }
+                    switch.emit(self.b, x, env.decline);
                     self.b.switch_to_block(ok);
                 }
                 v
@@ -1358,22 +1441,19 @@ impl Lower<'_, '_, '_> {
                 self.thread(k, stop, env);
             }
             PlanCell::Message(j) => {
-                let (start, stop) = self.span(q, env);
+                let (start, stop) = self.child_span(j, q, env);
                 let col = self.col(k, env);
                 self.present(col, env);
                 let call = self.b.ins().call(self.children[j], &[env.ctx, start, stop, env.row]);
                 let r = self.b.inst_results(call)[0];
-                let whole = self.b.ins().icmp(IntCC::Equal, r, stop);
-                let ok = self.b.create_block();
-                self.b.ins().brif(whole, ok, &[], env.decline, &[]);
-                self.b.switch_to_block(ok);
-                self.thread(k, stop, env);
+                let after = self.child_end(j, r, stop, env);
+                self.thread(k, after, env);
             }
             PlanCell::Messages(j) => {
                 // The element is the next row of its space: room for it first (doubling
                 // the space's columns through `pa_grow`), the row counted, then its
                 // fields.
-                let (start, stop) = self.span(q, env);
+                let (start, stop) = self.child_span(j, q, env);
                 let space = self.space(j, env);
                 let row = self.b.ins().load(types::I64, buffers(), space, SPACE_ROWS);
                 let capacity = self.b.ins().load(types::I64, buffers(), space, SPACE_CAPACITY);
@@ -1395,11 +1475,8 @@ impl Lower<'_, '_, '_> {
                 self.b.ins().store(buffers(), next, space, SPACE_ROWS);
                 let call = self.b.ins().call(self.children[j], &[env.ctx, start, stop, row]);
                 let r = self.b.inst_results(call)[0];
-                let whole = self.b.ins().icmp(IntCC::Equal, r, stop);
-                let ok = self.b.create_block();
-                self.b.ins().brif(whole, ok, &[], env.decline, &[]);
-                self.b.switch_to_block(ok);
-                self.thread(k, stop, env);
+                let after = self.child_end(j, r, stop, env);
+                self.thread(k, after, env);
             }
             PlanCell::BytesList | PlanCell::Spans => {
                 let (start, stop) = self.span(q, env);
