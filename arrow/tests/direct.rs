@@ -630,7 +630,7 @@ fn compiled_appenders_check_utf8_at_every_position() {
 /// equal as their type reads them, not as written (an `int32` in 5 or 10 bytes; an absent
 /// key and the empty string), counted; distinct keys stay the code's.
 #[test]
-fn a_map_key_met_twice_takes_the_tree() {
+fn compiled_appenders_send_a_map_key_met_twice_to_the_tree() {
     let schema = Schema::from_proto_source("c.proto", COMPILED_MAPS).unwrap();
     let p = paths(&schema, "cm.Row", &ArrowOptions::default());
     assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
@@ -679,7 +679,7 @@ fn a_map_key_met_twice_takes_the_tree() {
 /// record alike (whether met once, twice as a singular field, or in a list); well-formed
 /// ones stay the code's.
 #[test]
-fn messages_cut_at_max_recursion_are_checked_as_the_tree_checks_them() {
+fn compiled_appenders_check_messages_cut_at_max_recursion_as_the_tree_does() {
     let schema = Schema::from_proto_source("c.proto", COMPILED_NODE).unwrap();
     let nest = |field: u8, n: usize, leaf: &[u8]| {
         let mut m = leaf.to_vec();
@@ -729,7 +729,7 @@ fn messages_cut_at_max_recursion_are_checked_as_the_tree_checks_them() {
 /// unknown field, which the tree takes (counted); declared ones stay the code's; groups,
 /// singular and repeated, read by the code.
 #[test]
-fn sparse_closed_enums_and_groups_read_as_the_tree_reads_them() {
+fn compiled_appenders_read_sparse_closed_enums_and_groups_as_the_tree_does() {
     let schema = Schema::from_proto_source(
         "s.proto",
         r#"
@@ -782,7 +782,7 @@ fn sparse_closed_enums_and_groups_read_as_the_tree_reads_them() {
 /// was written, leaves no row behind: the next record's element (without a name) reads
 /// as absent, not as the declined one's name.
 #[test]
-fn a_record_declined_inside_a_list_element_leaves_no_row() {
+fn compiled_appenders_leave_no_row_of_a_record_declined_inside_a_list_element() {
     let schema = Schema::from_proto_source("c.proto", COMPILED_LISTS).unwrap();
     let p = paths(&schema, "cl.Row", &ArrowOptions::default());
     assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);

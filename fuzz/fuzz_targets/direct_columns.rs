@@ -1,6 +1,6 @@
 //! Fuzz target: arbitrary bytes as records of corpus types, converted to Arrow by the
-//! chunked, direct, compiled (google_message1's types; the others take the chunked path
-//! there) and tree paths; all must accept and reject the same records with the same error
+//! chunked, direct, compiled (where the appenders read the type's columns; else the chunked
+//! path again) and tree paths; all must accept and reject the same records with the same error
 //! and build equal batches (a rejected record leaves the batch as it was).
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run direct_columns` (needs
