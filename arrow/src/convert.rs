@@ -46,6 +46,8 @@ pub struct Converter {
     compiled: Option<AppenderCell>,
     /// Why the path is not the one asked for, if it is not.
     path_note: Option<String>,
+    /// Rows of every batch its builders finished.
+    rows: AtomicU64,
 }
 
 /// A converter's compiled appender: compiled when the converter is made
@@ -194,6 +196,7 @@ impl Converter {
             framing,
             compiled,
             path_note,
+            rows: AtomicU64::new(0),
         })
     }
 
@@ -249,6 +252,11 @@ impl Converter {
             let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
             (load(&c.compiled_rows), load(&c.waiting_rows), load(&c.tree_rows))
         })
+    }
+
+    /// Rows of every batch this converter's builders have finished (on every path).
+    pub fn rows_converted(&self) -> u64 {
+        self.rows.load(Ordering::Relaxed)
     }
 
     /// The compiled appender, once it is there.
@@ -706,6 +714,7 @@ impl BatchBuilder<'_> {
     /// The rows so far as a batch; the builder starts again empty.
     pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
         let rows = self.len();
+        self.converter.rows.fetch_add(rows as u64, Ordering::Relaxed);
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         let mut columns = root.finish_columns(&self.shared);
         if let Some(ids) = &mut self.intake.schema_ids {

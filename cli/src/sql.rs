@@ -90,6 +90,8 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::usage(format!("--table {}: {e}", t.name)))?;
     }
     let statements = DFParser::parse_sql(&args.query).map_err(|e| Failure::input(one_line(&e.to_string())))?;
+    // `-v`: which path filled the scans' columns, said at the end.
+    protojit_sql::track_scan_paths(common::verbose());
     let mut results = Vec::new();
     for statement in statements {
         let result = runtime.block_on(async {
@@ -104,6 +106,16 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         if !schema.fields().is_empty() {
             results.push((schema, batches));
         }
+    }
+    if common::verbose() {
+        let paths = protojit_sql::take_scan_paths();
+        for why in &paths.notes {
+            common::note(why);
+        }
+        common::note(&format!(
+            "scans: {}; records filled by the compiled column appenders: {}; by the chunked path while they compiled: {}; by the tree (declined by the code): {}; by another path: {}",
+            paths.scans, paths.compiled, paths.while_compiling, paths.tree, paths.other
+        ));
     }
     if args.output == SqlOutput::Parquet {
         let target = args.output_file.as_deref().expect("checked above");

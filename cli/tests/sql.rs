@@ -24,6 +24,36 @@ fn sql_command(tmp: &TempDir, input: &std::path::Path, extra: &[&str], query: &s
     command
 }
 
+/// `-v` says at the end how many records each path filled: every record by the compiled
+/// appenders or, while they compiled, the chunked path (none by another path, no note why);
+/// under `--engine interp`, by another path, and why.
+#[test]
+fn sql_verbose_says_which_path_filled_the_columns() {
+    let tmp = TempDir::new("sql-paths");
+    let input = tmp.write("in.bin", &stream(N));
+    let query = "SELECT COUNT(*) AS n, SUM(id) AS ids, MAX(label) AS l FROM r";
+    let counts = |out: &std::process::Output| -> Vec<u64> {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr.lines().find(|l| l.starts_with("protojit: note: scans: ")).unwrap_or_default().to_owned();
+        line.split([':', ';']).filter_map(|part| part.trim().parse().ok()).collect()
+    };
+    for partitions in ["1", "2"] {
+        let out = sql(&tmp, &input, &["-v", "--partitions", partitions, "-o", "csv"], query);
+        assert!(out.status.success(), "{out:?}");
+        let n = counts(&out);
+        assert_eq!(n.len(), 5, "{out:?}");
+        assert_eq!((n[1] + n[2], n[3], n[4]), (u64::from(N), 0, 0), "{out:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("chunked path instead"), "{out:?}");
+    }
+    let out = sql(&tmp, &input, &["-v", "--engine", "interp", "-o", "csv"], query);
+    let n = counts(&out);
+    assert_eq!((n[1], n[4]), (0, u64::from(N)), "{out:?}");
+    let why = "protojit: note: the interpreter engine compiles nothing: chunked path instead";
+    assert!(String::from_utf8_lossy(&out.stderr).lines().any(|l| l == why), "{out:?}");
+    // Without -v, nothing.
+    assert!(sql(&tmp, &input, &["-o", "csv"], query).stderr.is_empty());
+}
+
 #[test]
 fn sql_prints_tables_csv_json_and_parquet() {
     let tmp = TempDir::new("sql");

@@ -459,8 +459,10 @@ impl FileSource for ProtobufSource {
         let options = ArrowOptions { select: Some(select), ..format.options.clone() };
         let converter = Converter::new(&format.schema, &format.message, &options)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let converter = Arc::new(converter);
+        crate::paths::track(&converter);
         let opener = Arc::new(ProtobufOpener {
-            converter: Arc::new(converter),
+            converter,
             schema,
             batch_size: self.batch_size.unwrap_or(8192),
             compression: config.file_compression_type,

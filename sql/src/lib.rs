@@ -72,6 +72,7 @@
 #![warn(missing_docs)]
 
 mod format;
+mod paths;
 mod scan;
 mod table;
 
@@ -79,5 +80,6 @@ mod table;
 pub use datafusion;
 
 pub use format::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
+pub use paths::{take_scan_paths, track_scan_paths, ScanPaths};
 pub use scan::{ScanError, MAX_RECORD};
 pub use table::{ProtobufTable, SqlError, TableOptions};

@@ -207,9 +207,11 @@ impl TableProvider for ProtobufTable {
         let options = ArrowOptions { select, ..self.options.arrow.clone() };
         let converter = Converter::new(&self.schema, &self.message, &options)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let converter = Arc::new(converter);
+        crate::paths::track(&converter);
         let scan = Arc::new(Scan {
             schema: schema.clone(),
-            converter: Arc::new(converter),
+            converter,
             data: self.data.clone(),
             records: self.records.clone(),
             batch_size: self.options.batch_size.max(1),
