@@ -131,7 +131,8 @@ pub fn engine_name(t: &protojit::TypeStats) -> String {
 
 /// Notes (`--verbose`) which engine decodes each message type of `decoder` now, at the end
 /// of a run: compiled code, or the interpreter and why. Nothing is decoded by anything the
-/// note does not name.
+/// note does not name. (The columnar commands' note.)
+#[cfg(feature = "columns")]
 pub fn note_engines(decoder: &Decoder) {
     if !VERBOSE.load(Ordering::Relaxed) {
         return;
@@ -249,6 +250,7 @@ fn tiering_for_input(
 }
 
 /// The size of input `input` when it is a regular file (not `-`, not a pipe).
+#[cfg(feature = "columns")]
 pub fn input_size(input: &str) -> Option<u64> {
     (input != "-").then(|| std::fs::metadata(input).ok().filter(|m| m.is_file()).map(|m| m.len())).flatten()
 }
