@@ -1,16 +1,17 @@
 //! Compiled column appenders: a record read from the wire straight into column buffers, one row per record, with no tree.
 //!
 //! A [`ColumnPlan`] names the fields to read (a message type's fields, and those of the
-//! singular messages among them, each a column); [`Appender::compile`] lowers it to one
-//! Cranelift function per message of the plan, and [`Appender::append`] runs that code on
-//! a record, writing row `n` of a [`ChunkColumns`]: a cell of eight bytes per column and
-//! row (the value's bits; for strings and bytes, where they lie in the record), a presence
-//! byte per column and row, and the items of repeated fields (numbers, and where strings
-//! and bytes lie).
+//! messages, groups, list elements and map entries among them, each a column);
+//! [`Appender::compile`] lowers it to one Cranelift function per message of the plan, and
+//! [`Appender::append`] runs that code on a record, writing row `n` of a [`ChunkColumns`]:
+//! a cell of eight bytes per column and row (the value's bits; for strings and bytes, where
+//! they lie in the record), a presence byte per column and row, and the items of repeated
+//! fields (numbers, and where strings and bytes lie). The elements of a list of messages
+//! (or a map's entries) are rows of a row space of their own, which grows as they come.
 //!
 //! The code handles the shapes records usually have, and **declines** the rest: an
-//! unknown group, a closed enum's undeclared value, a known number with another wire
-//! type inside a packed run's end, and anything malformed. A declined record leaves the
+//! unknown group, a closed enum's undeclared value, a `string` that is not UTF-8, a known
+//! number with another wire type inside a packed run's end, and anything malformed. A declined record leaves the
 //! buffers as they were; the caller reads it some other way (the tree), which also says
 //! what is wrong with it. So the compiled code needs no error paths of its own, and its
 //! semantics are checked against the tree's on every record it accepts.
