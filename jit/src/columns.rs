@@ -1008,6 +1008,21 @@ impl Lower<'_, '_, '_> {
         }
     }
 
+    /// The length-delimited value at `q` as a cell (`offset | len << 32` from the record's
+    /// start), checked for UTF-8 when it is a `string`; and the position after it.
+    fn text(&mut self, kind: FieldKind, q: Value, env: Env) -> (Value, Value) {
+        let (start, stop) = self.span(q, env);
+        let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
+        let offset = self.b.ins().isub(start, origin);
+        let len = self.b.ins().isub(stop, start);
+        let len = self.b.ins().ishl_imm_u(len, 32);
+        let cell = self.b.ins().bor(offset, len);
+        if kind == FieldKind::String {
+            self.utf8(start, stop, env);
+        }
+        (cell, stop)
+    }
+
     /// Where plan message `j`'s value at `q` lies: a length-delimited message's span, or
     /// for a group, from `q` to the end of the input (it ends at its end tag).
     fn child_span(&mut self, j: usize, q: Value, env: Env) -> (Value, Value) {
@@ -1429,16 +1444,8 @@ impl Lower<'_, '_, '_> {
                 self.thread(k, next, env);
             }
             PlanCell::Bytes => {
-                let (start, stop) = self.span(q, env);
-                let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
-                let offset = self.b.ins().isub(start, origin);
-                let len = self.b.ins().isub(stop, start);
-                let len = self.b.ins().ishl_imm_u(len, 32);
-                let cell = self.b.ins().bor(offset, len);
+                let (cell, stop) = self.text(kind, q, env);
                 self.put(k, cell, env);
-                if kind == FieldKind::String {
-                    self.utf8(start, stop, env);
-                }
                 self.thread(k, stop, env);
             }
             PlanCell::Message(j) => {
@@ -1480,16 +1487,8 @@ impl Lower<'_, '_, '_> {
                 self.thread(k, after, env);
             }
             PlanCell::BytesList | PlanCell::Spans => {
-                let (start, stop) = self.span(q, env);
-                let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
-                let offset = self.b.ins().isub(start, origin);
-                let len = self.b.ins().isub(stop, start);
-                let len = self.b.ins().ishl_imm_u(len, 32);
-                let cell = self.b.ins().bor(offset, len);
+                let (cell, stop) = self.text(kind, q, env);
                 self.push(k, cell, env);
-                if kind == FieldKind::String {
-                    self.utf8(start, stop, env);
-                }
                 self.thread(k, stop, env);
             }
             PlanCell::List if !packed => {
