@@ -156,8 +156,7 @@ impl Compiled {
         for (k, c) in s.columns.iter_mut().enumerate() {
             let col = first + k;
             match (self.planned.plan.messages[i].fields[k].cell, &mut c.cell) {
-                (PlanCell::Number, Cell::Values(v)) => v.extend_cells(cols.values(col), Some(cols.valid(col))),
-                (PlanCell::Bytes, Cell::Values(v)) => v.extend_spans(cols.values(col), cols.valid(col), rows, cx),
+                (cell @ (PlanCell::Number | PlanCell::Bytes), Cell::Values(v)) => extend(v, cell, col, cols, rows, cx),
                 (PlanCell::Message(j), Cell::Struct(child)) => {
                     if let Some(nulls) = &mut child.nulls {
                         append_validity(nulls, cols.valid(col));
