@@ -1,9 +1,10 @@
 //! `Decoder`: a prepared decoder for one root message type.
 
 use prost_reflect::MessageDescriptor;
+use protojit_arena::stream::walk;
 use protojit_arena::{Arena, DecodeError};
 use protojit_jit::{Engine, EngineStats};
-use protojit_reflect::{stream_message, MessageRef, StreamVisitor};
+use protojit_reflect::{MessageRef, StreamVisitor, VisitorSink};
 
 /// Decodes messages of one type. Cheap to share: `Send + Sync`, reusable across threads.
 pub struct Decoder {
@@ -88,8 +89,12 @@ impl Decoder {
     /// as it comes off the wire, in wire order, every occurrence (see [`StreamVisitor`]
     /// for how that differs from a tree's [`Visitor`](crate::Visitor)). The same checks
     /// and errors as [`decode`](Self::decode), under the same options. Returns `Break` if
-    /// a callback stopped the walk. The walk is the table interpreter's (compiled
-    /// streaming is not built yet).
+    /// a callback stopped the walk.
+    ///
+    /// The walk is compiled code where the engine has it (see
+    /// [`Engine::stream_code`](protojit_jit::Engine::stream_code): `jit` compiles it on
+    /// the first walk, `auto` in the background once walks are hot), else the table
+    /// interpreter's; both make the same calls in the same order.
     ///
     /// ```
     /// use std::ops::ControlFlow;
@@ -115,6 +120,11 @@ impl Decoder {
         visitor: &mut V,
     ) -> Result<std::ops::ControlFlow<()>, DecodeError> {
         let engine = &self.engine;
-        stream_message(engine.layouts(), engine.root(), input, &engine.options().decode, visitor)
+        let (layouts, root, options) = (&**engine.layouts(), engine.root(), &engine.options().decode);
+        let mut sink = VisitorSink::new(layouts, root, visitor);
+        match engine.stream_walk(input.len()) {
+            Some(code) => code.walk(input, options, &mut sink, &mut ()),
+            None => walk(layouts, root, input, options, &mut sink, &mut ()),
+        }
     }
 }

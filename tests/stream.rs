@@ -252,3 +252,202 @@ fn a_callback_stops_the_walk() {
     assert_eq!(decoder.stream(bytes, &mut v), Err(error));
     assert_eq!(v.0, vec![1, 2, 3, 4]);
 }
+
+/// The two walks of `root`: the interpreter's and compiled code's (asserted compiled), under
+/// `options` otherwise.
+fn both_walks(schema: &Schema, root: &str, options: EngineOptions) -> [protojit::Decoder; 2] {
+    let interp = schema.decoder_with_options(root, &options.with_kind(protojit::EngineKind::Interpreter)).unwrap();
+    let jit = schema.decoder_with_options(root, &options.with_kind(protojit::EngineKind::Jit)).unwrap();
+    assert!(interp.engine().stream_code().is_err());
+    if let Err(e) = jit.engine().stream_code() {
+        panic!("{root}: the streaming walk did not compile: {e}");
+    }
+    [interp, jit]
+}
+
+/// What a walk called, in order, and how it ended.
+fn calls<V: for<'a> StreamVisitor<'a>>(
+    decoder: &protojit::Decoder,
+    bytes: &[u8],
+    mut visitor: V,
+    seen: impl Fn(V) -> Vec<String>,
+) -> (Result<ControlFlow<()>, protojit::DecodeError>, Vec<String>) {
+    let r = decoder.stream(bytes, &mut visitor);
+    (r, seen(visitor))
+}
+
+/// Mutates `b` one of five ways: a bit flipped, cut short, a byte inserted, a span
+/// repeated, or two records' bytes spliced.
+fn corrupt(b: &mut Vec<u8>, other: &[u8], rng: &mut common::Rng) {
+    if b.is_empty() {
+        b.extend_from_slice(other);
+        return;
+    }
+    match rng.below(5) {
+        0 => {
+            let i = rng.index(b.len());
+            b[i] ^= 1 << rng.below(8);
+        }
+        1 => b.truncate(rng.index(b.len())),
+        2 => {
+            let i = rng.index(b.len() + 1);
+            b.insert(i, rng.below(256) as u8);
+        }
+        3 => {
+            let (i, j) = (rng.index(b.len()), rng.index(b.len()));
+            let span = b[i.min(j)..i.max(j)].to_vec();
+            b.splice(i.min(j)..i.min(j), span);
+        }
+        _ => {
+            let i = rng.index(b.len());
+            b.truncate(i);
+            b.extend_from_slice(&other[rng.index(other.len().max(1)).min(other.len())..]);
+        }
+    }
+}
+
+/// The compiled walk makes the interpreter's calls in the interpreter's order, to the same
+/// end (the same `Break`, or the same error kind and offset after the same calls), on
+/// random and corrupted messages of every test schema, with packed runs read element by
+/// element, whole, and in part, under each UTF-8 policy.
+#[test]
+fn the_compiled_walk_makes_the_interpreters_calls() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0x57ea_0003);
+    let mut compared = [0usize; 2];
+    for policy in [protojit::Utf8Check::Features, protojit::Utf8Check::All, protojit::Utf8Check::Off] {
+        for root in common::REFLECT_ROOTS {
+            let desc = schema.pool().get_message_by_name(root).unwrap();
+            let [interp, jit] = both_walks(&schema, root, EngineOptions::default().with_utf8(policy));
+            let mut previous = Vec::new();
+            for _ in 0..120 {
+                let mut b = common::random_message(&desc, 3, &mut rng).encode_to_vec();
+                let whole = b.clone();
+                if rng.below(3) != 0 {
+                    corrupt(&mut b, &previous, &mut rng);
+                }
+                previous = whole;
+                let plain = |d: &protojit::Decoder| calls(d, &b, Collect::default(), |c| c.seen);
+                let (want, got) = (plain(&interp), plain(&jit));
+                assert_eq!(got, want, "{root} {policy:?}: {b:02x?}");
+                compared[want.0.is_ok() as usize] += 1;
+                for n in [0, 1, usize::MAX] {
+                    let runs = |d: &protojit::Decoder| calls(d, &b, Runs(Collect::default(), n), |r| r.0.seen);
+                    assert_eq!(runs(&jit), runs(&interp), "{root} {policy:?}, runs read up to {n}: {b:02x?}");
+                }
+            }
+        }
+    }
+    assert!(compared[0] > 200 && compared[1] > 400, "rejected, accepted: {compared:?}");
+}
+
+/// The corpus's payloads, walked by compiled code, make the interpreter's calls.
+#[test]
+fn the_corpus_walks_compiled_as_interpreted() {
+    let Some(dir) = common::corpus_dir("the_corpus_walks_compiled_as_interpreted") else { return };
+    for (proto, type_name, file) in common::PAYLOADS {
+        let schema = common::corpus_schema(&dir, proto);
+        let [interp, jit] = both_walks(&schema, type_name, EngineOptions::default());
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let walk = |d: &protojit::Decoder| calls(d, &bytes, Collect::default(), |c| c.seen);
+        let (want, got) = (walk(&interp), walk(&jit));
+        assert_eq!(want.0, Ok(ControlFlow::Continue(())), "{file}");
+        assert!(got == want, "{file}: the compiled walk's calls differ");
+    }
+}
+
+/// Depth: a message nested past the limit fails in both walks at the same point, whether
+/// the visitor walks into it or passes over it; groups end at their own end tag only.
+#[test]
+fn the_compiled_walk_keeps_depth_and_group_rules() {
+    let schema = Schema::from_proto_source(
+        "d.proto",
+        "syntax = \"proto2\"; message D { optional D d = 1; optional int32 v = 2; optional group G = 3 { optional int32 x = 4; } }",
+    )
+    .unwrap();
+    struct Pass(Collect);
+    impl<'a> StreamVisitor<'a> for Pass {
+        fn i32(&mut self, f: FieldInfo<'a>, v: i32) -> ControlFlow<()> {
+            StreamVisitor::i32(&mut self.0, f, v)
+        }
+        fn message(&mut self, _: FieldInfo<'a>) -> ControlFlow<(), Descend> {
+            ControlFlow::Continue(Descend::No)
+        }
+    }
+    let nest = |n: usize| {
+        let mut b = vec![0x10, 0x07];
+        for _ in 0..n {
+            let mut outer = vec![0x0a];
+            prost::encoding::encode_varint(b.len() as u64, &mut outer);
+            outer.extend(b);
+            b = outer;
+        }
+        b
+    };
+    let options = EngineOptions::default().with_max_depth(8);
+    let [interp, jit] = both_walks(&schema, "D", options);
+    let group_cases: [&[u8]; 6] = [
+        b"\x1b\x20\x05\x1c\x10\x01", // G { x: 5 } v: 1
+        b"\x1b\x20\x05",             // G never ends
+        b"\x1b\x20\x05\x24",         // G ends with x's end tag
+        b"\x14",                     // an end tag outside any group
+        b"\x1b\x1b\x1c\x1c",         // G's field 3 is not in G: an unknown group inside
+        b"\x1b\x9c\x00",             // G's end tag in two bytes
+    ];
+    let mut inputs: Vec<Vec<u8>> = (0..12).map(nest).collect();
+    inputs.extend(group_cases.iter().map(|b| b.to_vec()));
+    for b in &inputs {
+        let walked = |d: &protojit::Decoder| calls(d, b, Collect::default(), |c| c.seen);
+        assert_eq!(walked(&jit), walked(&interp), "{b:02x?}");
+        let passed = |d: &protojit::Decoder| calls(d, b, Pass(Collect::default()), |p| p.0.seen);
+        assert_eq!(passed(&jit), passed(&interp), "passed over: {b:02x?}");
+    }
+    let error = jit.stream(&nest(11), &mut Collect::default()).unwrap_err();
+    assert_eq!(error.kind, protojit::DecodeErrorKind::DepthLimitExceeded);
+}
+
+/// A visitor that panics: the panic comes out of `stream` (not an abort in machine code),
+/// and the decoder walks again afterwards.
+#[test]
+fn a_panicking_visitor_unwinds_out_of_the_compiled_walk() {
+    let schema = Schema::from_proto_source(
+        "p.proto",
+        "syntax = \"proto3\"; message P { repeated int32 xs = 1; Q q = 2; } message Q { string s = 1; }",
+    )
+    .unwrap();
+    let [_, jit] = both_walks(&schema, "P", EngineOptions::default());
+    struct Boom;
+    impl<'a> StreamVisitor<'a> for Boom {
+        fn string(&mut self, _: FieldInfo<'a>, s: &'a str) -> ControlFlow<()> {
+            panic!("visitor saw {s}");
+        }
+    }
+    let bytes = b"\x0a\x02\x01\x02\x12\x03\x0a\x01z";
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| jit.stream(bytes, &mut Boom)));
+    let message = caught.unwrap_err().downcast::<String>().unwrap();
+    assert_eq!(*message, "visitor saw z");
+    let mut c = Collect::default();
+    assert_eq!(jit.stream(bytes, &mut c), Ok(ControlFlow::Continue(())));
+    assert_eq!(c.seen, [".xs=1", ".xs=2", ".q{", "q.s=\"z\""]);
+}
+
+/// A tiered decoder streams on the interpreter until its walks are hot, then compiles the
+/// walk on a thread of its own and uses it.
+#[test]
+fn a_tiered_decoder_compiles_its_walk_once_hot() {
+    let schema = Schema::from_proto_source("t.proto", "syntax = \"proto3\"; message T { int64 n = 1; }").unwrap();
+    let tiering = protojit::Tiering { after_decodes: 10, after_bytes: u64::MAX };
+    let decoder = schema.decoder_with_options("T", &EngineOptions::default().with_tiering(tiering)).unwrap();
+    assert!(decoder.engine().stream_code().is_err());
+    let started = std::time::Instant::now();
+    let mut walks = 0;
+    while decoder.engine().stream_code().is_err() {
+        let mut c = Collect::default();
+        assert_eq!(decoder.stream(b"\x08\x05", &mut c), Ok(ControlFlow::Continue(())));
+        assert_eq!(c.seen, [".n=5"]);
+        walks += 1;
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "never compiled");
+        std::thread::yield_now();
+    }
+    assert!(walks >= 10, "compiled after {walks} walks");
+}

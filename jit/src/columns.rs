@@ -28,8 +28,7 @@ use std::sync::Mutex;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, StackSlot,
-    StackSlotData, StackSlotKind, UserFuncName, Value,
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature, UserFuncName, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_jit::JITModule;
@@ -38,6 +37,7 @@ use protojit_arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_
 
 use crate::compile::{new_module, JitError};
 use crate::options::CompileOptions;
+use crate::reads::{input, WireReads};
 
 /// Which fields of which messages an [`Appender`] reads. `messages[0]` is the record's
 /// type; a [`PlanCell::Message`] field names a later entry (so a plan never recurses).
@@ -161,25 +161,6 @@ const CTX_SPACES: i32 = std::mem::offset_of!(AppendCtx, spaces) as i32;
 /// Every message function: `(ctx, ptr, end, row) -> the position after the message`, or
 /// null when the record is declined.
 type AppendFn = unsafe extern "C" fn(*mut AppendCtx, *const u8, *const u8, u64) -> *const u8;
-
-/// Reads the varint at `p` (before `end`) into `*out`; the position after it, or null if
-/// it is malformed. Called by compiled code for varints longer than one byte.
-///
-/// # Safety
-/// `p..end` is readable and `out` writable.
-unsafe extern "C" fn pa_varint(p: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
-    // SAFETY: the caller passes a range of the record it reads.
-    let buf = unsafe { std::slice::from_raw_parts(p, end.offset_from(p) as usize) };
-    match protojit_arena::wire::read_varint(buf, 0) {
-        Ok((v, n)) => {
-            // SAFETY: the caller passes a writable cell.
-            unsafe { out.write(v) };
-            // SAFETY: `n <= buf.len()`.
-            unsafe { p.add(n) }
-        }
-        Err(_) => std::ptr::null(),
-    }
-}
 
 /// Whether `p..end` is UTF-8: 1, else 0. Called by compiled code for a `string` value with
 /// a byte of 0x80 or more. Never panics.
@@ -493,12 +474,7 @@ impl Appender {
             ctx.func.name = UserFuncName::user(0, ids[i].as_u32());
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
             let children: Vec<_> = ids.iter().map(|&id| module.declare_func_in_func(id, b.func)).collect();
-            let varint_sig = {
-                let mut s = Signature::new(frontend.default_call_conv);
-                s.params.extend([AbiParam::new(ptr), AbiParam::new(ptr), AbiParam::new(ptr)]);
-                s.returns.push(AbiParam::new(ptr));
-                b.import_signature(s)
-            };
+            let reads = WireReads::new(&mut b, ptr, frontend.default_call_conv);
             let grow_sig = {
                 let mut s = Signature::new(frontend.default_call_conv);
                 s.params.extend([AbiParam::new(ptr), AbiParam::new(types::I64)]);
@@ -511,7 +487,6 @@ impl Appender {
                 s.returns.push(AbiParam::new(types::I64));
                 b.import_signature(s)
             };
-            let varint_out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
             let t = Lower {
                 b: &mut b,
                 ptr,
@@ -519,10 +494,9 @@ impl Appender {
                 msg: m,
                 first: first[i],
                 children,
-                varint_sig,
+                reads,
                 grow_sig,
                 utf8_sig,
-                varint_out,
                 space_of_message: &shape.space_of_message,
                 group_of_message: &shape.group_of_message,
                 group: shape.group_of_message[i],
@@ -804,10 +778,6 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
     Ok(Shape { kinds, space_of_col, space_of_message, group_of_message, spaces })
 }
 
-fn input() -> MemFlagsData {
-    MemFlagsData::new().with_notrap().with_readonly()
-}
-
 fn buffers() -> MemFlagsData {
     MemFlagsData::trusted()
 }
@@ -827,11 +797,9 @@ struct Lower<'a, 'b, 'f> {
     /// The column of the message's first field.
     first: usize,
     children: Vec<cranelift_codegen::ir::FuncRef>,
-    varint_sig: SigRef,
+    reads: WireReads,
     grow_sig: SigRef,
     utf8_sig: SigRef,
-    /// Where `pa_varint` writes its value.
-    varint_out: StackSlot,
     /// The row space of each message of the plan.
     space_of_message: &'a [u32],
     group_of_message: &'a [Option<u32>],
@@ -1208,118 +1176,14 @@ impl Lower<'_, '_, '_> {
         self.b.ins().jump(env.table, &[BlockArg::Value(p), BlockArg::Value(b0)]);
     }
 
-    /// Calls `pa_varint` at `p`: the value and the position after it (declines when null).
-    fn varint_call(&mut self, p: Value, env: Env) -> (Value, Value) {
-        let slot = self.varint_out;
-        let out = self.b.ins().stack_addr(self.ptr, slot, 0);
-        let f = self.b.ins().iconst(self.ptr, pa_varint as *const () as usize as i64);
-        let call = self.b.ins().call_indirect(self.varint_sig, f, &[p, env.end, out]);
-        let after = self.b.inst_results(call)[0];
-        let ok = self.b.create_block();
-        self.b.ins().brif(after, ok, &[], env.decline, &[]);
-        self.b.switch_to_block(ok);
-        let v = self.b.ins().stack_load(types::I64, self.ptr, slot, 0);
-        (v, after)
-    }
-
-    /// A varint at `p` (before `end`): one and two bytes inline, then a compact loop over
-    /// the next bytes (all ten read as the interpreter reads them: a tenth byte's bits past
-    /// 64 are dropped); varints cut short or longer than ten bytes through `pa_varint`,
-    /// which says they are malformed. Continues in a new block with the value and the
-    /// position after it. Unrolling all ten bytes would make every field's code several
-    /// times longer for values that are rarely more than two bytes.
+    /// `WireReads::varint`, declining when malformed.
     fn varint(&mut self, p: Value, end: Value, env: Env) -> (Value, Value) {
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
-        let read = self.b.create_block();
-        self.b.ins().brif(there, read, &[], env.decline, &[]);
-        self.b.switch_to_block(read);
-        let b0 = self.b.ins().uload8(types::I64, input(), p, 0);
-        let got = self.b.create_block();
-        self.b.append_block_param(got, types::I64);
-        self.b.append_block_param(got, self.ptr);
-        let second = self.b.create_block();
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
-        self.b.ins().brif(short, got, &[BlockArg::Value(b0), BlockArg::Value(p1)], second, &[]);
-
-        self.b.switch_to_block(second);
-        let call = self.b.create_block();
-        self.b.set_cold_block(call);
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, p1, end);
-        let read = self.b.create_block();
-        self.b.ins().brif(there, read, &[], call, &[]);
-        self.b.switch_to_block(read);
-        let b1 = self.b.ins().uload8(types::I64, input(), p, 1);
-        let lo = self.b.ins().band_imm_u(b0, 0x7f);
-        let hi = self.b.ins().band_imm_u(b1, 0x7f);
-        let hi = self.b.ins().ishl_imm_u(hi, 7);
-        let acc = self.b.ins().bor(lo, hi);
-        let p2 = self.b.ins().iadd_imm_s(p, 2);
-        let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b1, 0x80);
-        let more = self.b.create_block();
-        self.b.append_block_param(more, types::I64); // the value so far
-        self.b.append_block_param(more, self.ptr); // the next byte
-        self.b.append_block_param(more, types::I64); // its shift
-        let fourteen = self.b.ins().iconst(types::I64, 14);
-        self.b.ins().brif(
-            last,
-            got,
-            &[BlockArg::Value(acc), BlockArg::Value(p2)],
-            more,
-            &[BlockArg::Value(acc), BlockArg::Value(p2), BlockArg::Value(fourteen)],
-        );
-
-        // more(acc, q, shift): bytes three to ten.
-        self.b.switch_to_block(more);
-        let (acc, q, shift) = {
-            let ps = self.b.block_params(more);
-            (ps[0], ps[1], ps[2])
-        };
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q, end);
-        let within = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, shift, 70);
-        let ok = self.b.ins().band(there, within);
-        let byte = self.b.create_block();
-        self.b.ins().brif(ok, byte, &[], call, &[]);
-        self.b.switch_to_block(byte);
-        let b = self.b.ins().uload8(types::I64, input(), q, 0);
-        let bits = self.b.ins().band_imm_u(b, 0x7f);
-        let bits = self.b.ins().ishl(bits, shift);
-        let acc = self.b.ins().bor(acc, bits);
-        let q1 = self.b.ins().iadd_imm_s(q, 1);
-        let shift = self.b.ins().iadd_imm_s(shift, 7);
-        let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b, 0x80);
-        self.b.ins().brif(
-            last,
-            got,
-            &[BlockArg::Value(acc), BlockArg::Value(q1)],
-            more,
-            &[BlockArg::Value(acc), BlockArg::Value(q1), BlockArg::Value(shift)],
-        );
-
-        self.b.switch_to_block(call);
-        let (v, after) = self.varint_call_until(p, end, env);
-        self.b.ins().jump(got, &[BlockArg::Value(v), BlockArg::Value(after)]);
-        self.b.switch_to_block(got);
-        let params = self.b.block_params(got);
-        (params[0], params[1])
+        self.reads.varint(self.b, p, end, env.decline)
     }
 
-    /// `varint_call` with another end (a packed run's).
-    fn varint_call_until(&mut self, p: Value, end: Value, env: Env) -> (Value, Value) {
-        self.varint_call(p, Env { end, ..env })
-    }
-
-    /// A length prefix at `p`: where the bytes start and end (declines unless they lie
-    /// before `env.end`).
+    /// `WireReads::span` before the message's end, declining when malformed.
     fn span(&mut self, p: Value, env: Env) -> (Value, Value) {
-        let (len, start) = self.varint(p, env.end, env);
-        let room = self.b.ins().isub(env.end, start);
-        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, len, room);
-        let ok = self.b.create_block();
-        self.b.ins().brif(fits, ok, &[], env.decline, &[]);
-        self.b.switch_to_block(ok);
-        let stop = self.b.ins().iadd(start, len);
-        (start, stop)
+        self.reads.span(self.b, p, env.end, env.decline)
     }
 
     /// The column pointers of field `k` of this message.
@@ -1359,40 +1223,8 @@ impl Lower<'_, '_, '_> {
 
     /// One value of `kind` at `p` (before `end`): its cell and the position after it.
     fn number(&mut self, kind: FieldKind, k: usize, p: Value, end: Value, env: Env) -> (Value, Value) {
-        let width = match kind {
-            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => 4,
-            FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => 8,
-            _ => 0,
-        };
-        if width > 0 {
-            let next = self.b.ins().iadd_imm_s(p, width);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, next, end);
-            let ok = self.b.create_block();
-            self.b.ins().brif(fits, ok, &[], env.decline, &[]);
-            self.b.switch_to_block(ok);
-            let v = if width == 4 {
-                self.b.ins().uload32(input(), p, 0)
-            } else {
-                self.b.ins().load(types::I64, input(), p, 0)
-            };
-            return (v, next);
-        }
-        let (v, next) = self.varint(p, end, env);
+        let (v, next) = self.reads.number(self.b, kind, p, end, env.decline);
         let v = match kind {
-            FieldKind::Sint32 => {
-                let x = self.b.ins().ireduce(types::I32, v);
-                let half = self.b.ins().ushr_imm_u(x, 1);
-                let low = self.b.ins().band_imm_u(x, 1);
-                let sign = self.b.ins().ineg(low);
-                let z = self.b.ins().bxor(half, sign);
-                self.b.ins().uextend(types::I64, z)
-            }
-            FieldKind::Sint64 => {
-                let half = self.b.ins().ushr_imm_u(v, 1);
-                let low = self.b.ins().band_imm_u(v, 1);
-                let sign = self.b.ins().ineg(low);
-                self.b.ins().bxor(half, sign)
-            }
             FieldKind::Enum => {
                 let layout = self.layouts.get(self.msg.layout);
                 let si = self.msg.fields[k].slot;

@@ -2,8 +2,8 @@
 //! the interpreter where compiled code is unavailable or not wanted.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 
 use protojit_arena::{
     Arena, BlockMut, BlockRef, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts, OwnedTree,
@@ -11,7 +11,8 @@ use protojit_arena::{
 
 use crate::abi::{JitCtx, MessageFn, TierHook};
 use crate::compile::{Compiled, TypeEngine, TypeStats};
-use crate::options::{EngineKind, EngineOptions};
+use crate::options::{CompileOptions, EngineKind, EngineOptions};
+use crate::stream::StreamCode;
 use crate::tier::Tiers;
 use protojit_arena::interp::Interp;
 
@@ -74,6 +75,19 @@ pub struct Engine {
     /// Whether the options' UTF-8 policy checks the strings whose features say VERIFY (the trees' readers then
     /// read them as text without a second check).
     verify_utf8_checked: bool,
+    /// The compiled streaming walk of the root type, made when first wanted.
+    streams: Streams,
+}
+
+/// An engine's compiled streaming walk: an eager engine compiles it on its first walk; a
+/// tiered one on a background thread once its interpreted walks are hot (by the tiering
+/// thresholds), walking on the interpreter until it is ready; the interpreter never.
+struct Streams {
+    code: Arc<OnceLock<Result<Arc<StreamCode>, String>>>,
+    compile: CompileOptions,
+    walks: AtomicU64,
+    bytes: AtomicU64,
+    started: AtomicBool,
 }
 
 /// Inputs up to this size ask nothing of the arena at the start: their trees usually fit
@@ -85,7 +99,13 @@ const FIRST_CHUNK_MAX: usize = 64 << 10;
 impl Engine {
     /// Assembles an engine whose code, if any, was made for `layouts` and `root` (as
     /// [`Engines::engine`](crate::Engines::engine) makes sure).
-    pub(crate) fn assemble(layouts: Arc<Layouts>, root: LayoutIndex, options: EngineOptions, code: Code) -> Engine {
+    pub(crate) fn assemble(
+        layouts: Arc<Layouts>,
+        root: LayoutIndex,
+        options: EngineOptions,
+        compile: CompileOptions,
+        code: Code,
+    ) -> Engine {
         let root_has_children =
             layouts.get(root).slots().iter().any(|s| matches!(s.kind, FieldKind::Message | FieldKind::Group));
         let largest = layouts.iter().map(|(_, l)| l.size() as usize).max().unwrap_or(0);
@@ -106,6 +126,13 @@ impl Engine {
             eager_root,
             root_size,
             verify_utf8_checked: options.decode.utf8().verify_checked(),
+            streams: Streams {
+                code: Arc::new(OnceLock::new()),
+                compile,
+                walks: AtomicU64::new(0),
+                bytes: AtomicU64::new(0),
+                started: AtomicBool::new(false),
+            },
         }
     }
 
@@ -138,6 +165,69 @@ impl Engine {
             Code::Eager(_) => EngineKind::Jit,
             Code::Tiered(_) => EngineKind::Auto,
             Code::Interpreted(_) => EngineKind::Interpreter,
+        }
+    }
+
+    /// The compiled streaming walk of the root type, or why walks are interpreted: an
+    /// eager engine compiles it here if no walk has yet; a tiered engine's is there once
+    /// its walks were hot and the background compile finished.
+    pub fn stream_code(&self) -> Result<&StreamCode, String> {
+        match &self.code {
+            Code::Eager(_) => self.compiled_stream(),
+            Code::Tiered(_) => match self.streams.code.get() {
+                Some(Ok(code)) => Ok(code),
+                Some(Err(e)) => Err(e.clone()),
+                None => Err("tiered: streaming walks are interpreted until they are hot".to_owned()),
+            },
+            Code::Interpreted(reason) => Err(reason.clone()),
+        }
+    }
+
+    /// The compiled walk for a streaming walk of `input_len` bytes, if there is one now
+    /// (see [`stream_code`](Self::stream_code)); counts the walk towards a tiered
+    /// engine's threshold, and starts the background compile when it is reached.
+    #[inline]
+    pub fn stream_walk(&self, input_len: usize) -> Option<&StreamCode> {
+        match &self.code {
+            Code::Eager(_) => self.compiled_stream().ok(),
+            Code::Tiered(_) => {
+                if let Some(code) = self.streams.code.get() {
+                    return code.as_deref().ok();
+                }
+                self.count_walk(input_len);
+                None
+            }
+            Code::Interpreted(_) => None,
+        }
+    }
+
+    fn compiled_stream(&self) -> Result<&StreamCode, String> {
+        let code = self.streams.code.get_or_init(|| {
+            StreamCode::compile(&self.layouts, self.root, &self.streams.compile)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        });
+        code.as_deref().map_err(Clone::clone)
+    }
+
+    /// A tiered engine's interpreted walk: once walks or their bytes pass the tiering
+    /// thresholds, compiles the walk on a thread of its own (once).
+    #[cold]
+    fn count_walk(&self, input_len: usize) {
+        let s = &self.streams;
+        let walks = s.walks.fetch_add(1, Relaxed) + 1;
+        let bytes = s.bytes.fetch_add(input_len as u64, Relaxed) + input_len as u64;
+        let t = self.options.tiering;
+        if (walks < t.after_decodes && bytes < t.after_bytes) || s.started.swap(true, Relaxed) {
+            return;
+        }
+        let (cell, layouts, root, compile) = (s.code.clone(), self.layouts.clone(), self.root, s.compile.clone());
+        let spawned = std::thread::Builder::new().name("protojit-stream".into()).spawn(move || {
+            let code = StreamCode::compile(&layouts, root, &compile).map(Arc::new).map_err(|e| e.to_string());
+            let _ = cell.set(code);
+        });
+        if let Err(e) = spawned {
+            let _ = s.code.set(Err(format!("no thread to compile the streaming walk on: {e}")));
         }
     }
 

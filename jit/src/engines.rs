@@ -99,6 +99,6 @@ impl Engines {
                 }
             }
         };
-        Engine::assemble(self.layouts.clone(), root, *options, code)
+        Engine::assemble(self.layouts.clone(), root, *options, self.compile.clone(), code)
     }
 }

@@ -40,6 +40,8 @@ mod engines;
 mod helpers;
 mod lower;
 mod options;
+mod reads;
+mod stream;
 mod tier;
 
 pub use columns::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
@@ -47,4 +49,5 @@ pub use compile::{Compiled, JitError, TypeEngine, TypeStats};
 pub use engine::{Engine, EngineStats};
 pub use engines::Engines;
 pub use options::{CompileOptions, EngineKind, EngineOptions, OptLevel, Regalloc, Tiering};
+pub use stream::StreamCode;
 pub use tier::Tiers;

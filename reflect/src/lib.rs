@@ -54,7 +54,7 @@ pub use path::{
 };
 pub use protojit_arena::EnumType;
 pub use protojit_arena::{StrIter, StrList, Texts};
-pub use stream::{stream_message, StreamVisitor};
+pub use stream::{stream_message, StreamVisitor, VisitorSink};
 pub use text::{decode_raw_to_text, write_text_string};
 pub use value::{EnumValue, MapKey, Value};
 pub use views::{ListRef, MapRef, MessageRef};

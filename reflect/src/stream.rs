@@ -140,20 +140,25 @@ pub fn stream_message<'a, V: StreamVisitor<'a>>(
     options: &DecodeOptions,
     visitor: &mut V,
 ) -> Result<ControlFlow<()>, DecodeError> {
-    let mut visit = Walk { visitor, layouts, current: layouts.get(root), stack: Vec::new() };
-    walk(layouts, root, input, options, &mut visit, &mut ())
+    walk(layouts, root, input, options, &mut VisitorSink::new(layouts, root, visitor), &mut ())
 }
 
-/// The visitor with the layouts of the messages being walked: the innermost one apart (read
-/// per value), its parents on a stack.
-struct Walk<'a, 'v, V> {
+/// A [`StreamVisitor`] as the [`MessageSink`] a walk calls (the interpreter's
+/// [`walk`], or compiled code's over the same layouts): it keeps the layouts of the messages
+/// being walked, the innermost one apart (read per value), its parents on a stack.
+pub struct VisitorSink<'a, 'v, V> {
     visitor: &'v mut V,
     layouts: &'a Layouts,
     current: &'a MessageLayout,
     stack: Vec<&'a MessageLayout>,
 }
 
-impl<'a, V> Walk<'a, '_, V> {
+impl<'a, 'v, V> VisitorSink<'a, 'v, V> {
+    /// `visitor` as the sink of a walk of a message of layout `root` (of `layouts`).
+    pub fn new(layouts: &'a Layouts, root: LayoutIndex, visitor: &'v mut V) -> Self {
+        VisitorSink { visitor, layouts, current: layouts.get(root), stack: Vec::new() }
+    }
+
     #[inline(always)]
     fn field(&self, si: SlotIndex) -> FieldInfo<'a> {
         FieldInfo::new(self.current, si)
@@ -164,7 +169,7 @@ impl<'a, V> Walk<'a, '_, V> {
     }
 }
 
-impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for Walk<'a, '_, V> {
+impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for VisitorSink<'a, '_, V> {
     type Cx = ();
 
     // Always inlined: the walk calls it from a loop per kind, where the match below folds
