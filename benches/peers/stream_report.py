@@ -11,11 +11,14 @@ import sys
 from collections import defaultdict
 
 results, cases, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
-ARMS = ["stream", "tree", "tree_interp", "prost", "protozero"]
+ARMS = ["stream", "stream_jit", "tree", "tree_interp", "prost", "protozero"]
 # (numerator, denominator, the goal for the ratio or None)
 PAIRS = [
     ("stream", "protozero", "≥ 1.0 each, ≥ 1.3 geomean"),
+    ("stream_jit", "protozero", "≥ 1.0 each, ≥ 1.3 geomean"),
     ("stream", "tree", "≥ 1.3"),
+    ("stream_jit", "tree", "≥ 1.3"),
+    ("stream_jit", "stream", None),
     ("tree", "prost", None),
     ("stream", "prost", None),
     ("tree", "protozero", None),
@@ -71,6 +74,6 @@ for a, b, goal in PAIRS:
     if goal is None:
         continue
     v = meds[(a, b)]
-    below = [f"{n} {m:.2f}" for n, m in zip(names, v) if m < 1.0] if a == "stream" and b == "protozero" else []
+    below = [f"{n} {m:.2f}" for n, m in zip(names, v) if m < 1.0] if b == "protozero" else []
     print(f"- {a} ÷ {b} {goal}: per payload {min(v):.2f}–{max(v):.2f}, geomean {geomean(v):.2f}"
           + (f"; below 1.0: {', '.join(below)}" if below else ""))

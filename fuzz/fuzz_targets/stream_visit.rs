@@ -1,7 +1,8 @@
 //! Fuzz target: arbitrary bytes against corpus types; the streaming visitor must accept and
 //! reject exactly what the interpreter's decode does, with the same error, and on a decoded
 //! message's canonical encoding see the same values as the tree visitor (as a multiset: the
-//! stream is in wire order).
+//! stream is in wire order). The compiled walk (the JIT decoder's) must make the
+//! interpreted walk's calls in the same order, to the same end, malformed input included.
 //!
 //! Run from `fuzz/`: `RUSTC_BOOTSTRAP=1 cargo fuzz run stream_visit` (needs
 //! `../shared/corpus` beside the repository). The first input byte picks the type (one of
@@ -83,12 +84,16 @@ impl<'a> StreamVisitor<'a> for Collect {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else { return };
-    // The interpreter of each pair (the stream's walk is interpreted too).
+    // The interpreter of each pair; its JIT twin walks compiled code.
     let decoders = common::decoders();
-    let decoder = &decoders[pick as usize % decoders.len()].1;
+    let (jit, decoder) = &decoders[pick as usize % decoders.len()];
     let arena = Arena::new();
     let decoded = decoder.decode(input, &arena);
-    let streamed = decoder.stream(input, &mut Collect::default());
+    let mut interpreted = Collect::default();
+    let streamed = decoder.stream(input, &mut interpreted);
+    let mut compiled = Collect::default();
+    assert_eq!(jit.stream(input, &mut compiled), streamed, "the compiled walk ends otherwise");
+    assert!(compiled.seen == interpreted.seen, "the compiled walk made other calls");
     assert_eq!(streamed.map(|_| ()), decoded.map(|_| ()), "accept/reject or error differs");
     if let Ok(m) = decoded {
         let canonical = m.encode_to_vec();
