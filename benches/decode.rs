@@ -12,7 +12,9 @@
 //! Groups, one per payload:
 //! - `read/<payload>`: decode and read every present field (a checksum walk, the work a
 //!   real consumer does): `jit`/`interp` through `MessageRef::fields()`, `jit_visit` /
-//!   `interp_visit` through `MessageRef::visit` (typed callbacks, slices);
+//!   `interp_visit` through `MessageRef::visit` (typed callbacks, slices); `jit_stream` /
+//!   `interp_stream`: no tree, `Decoder::stream` (the compiled and the interpreted walk)
+//!   computing the same checksum;
 //! - `decode/<payload>`: decode alone.
 //!
 //! Before any timing, every arm's checksum is checked against the interpreter's (scan:
@@ -28,8 +30,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost_reflect::DynamicMessage;
 use protojit::{Arena, Decoder, EngineKind, EngineOptions};
 use protojit_bench_support::{
-    all_cases, prost_arm, reflect_checksum, rp_checksum, tree_checksum, tree_checksum_visit, tree_message_count, Case,
-    ProstArm, RustProtobuf, Scanner,
+    all_cases, prost_arm, reflect_checksum, rp_checksum, stream_checksum, tree_checksum, tree_checksum_visit,
+    tree_message_count, Case, ProstArm, RustProtobuf, Scanner,
 };
 
 struct Prepared {
@@ -38,6 +40,8 @@ struct Prepared {
     interp: Decoder,
     prost: Option<Box<dyn ProstArm>>,
     reflect: prost_reflect::MessageDescriptor,
+    /// Whether the `*_stream` arms run (the payload's stream checksum is its tree's).
+    streams: bool,
     protobuf: Option<RustProtobuf>,
     scanner: Scanner,
 }
@@ -82,6 +86,22 @@ fn prepare(case: Case) -> Prepared {
         check("jit_visit", tree_checksum_visit(&t));
         check("interp_visit", tree_checksum_visit(&tree));
     }
+    // The streaming arms read the wire, so they sum what it holds: equal to the tree's
+    // checksum on canonical encodings (each singular field once).
+    let streams = match stream_checksum(&jit, &case.bytes) {
+        Ok(got) if got == want => {
+            check("interp_stream", stream_checksum(&interp, &case.bytes).unwrap_or(!want));
+            if let Err(e) = jit.engine().stream_code() {
+                fail(&case, "jit_stream", format!("the streaming walk is not compiled: {e}"));
+            }
+            true
+        }
+        Ok(_) => {
+            eprintln!("note: {}: the wire holds a field twice (the stream sums both); stream arms skipped", case.name);
+            false
+        }
+        Err(e) => fail(&case, "jit_stream", e.to_string()),
+    };
 
     let mut prost = prost_arm(&case.message);
     match prost.as_mut() {
@@ -122,7 +142,7 @@ fn prepare(case: Case) -> Prepared {
         Ok(n) => fail(&case, "scan", format!("walked {n} nested messages, the interp tree has {want_messages}")),
         Err(_) => fail(&case, "scan", "not valid wire format".into()),
     }
-    Prepared { case, jit, interp, prost, reflect, protobuf, scanner }
+    Prepared { case, jit, interp, prost, reflect, protobuf, scanner, streams }
 }
 
 fn millis(var: &str, default: u64) -> Duration {
@@ -170,6 +190,11 @@ fn bench(c: &mut Criterion) {
                     std::hint::black_box(tree_checksum(&m))
                 })
             });
+            if p.streams {
+                g.bench_function(format!("{arm}_stream"), |b| {
+                    b.iter(|| std::hint::black_box(stream_checksum(decoder, bytes).unwrap()))
+                });
+            }
         }
         if let Some(arm) = p.prost.as_mut() {
             g.bench_function("prost", |b| b.iter(|| std::hint::black_box(arm.decode_checksum(bytes).unwrap())));

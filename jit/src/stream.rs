@@ -2,8 +2,8 @@
 //!
 //! [`StreamCode::compile`] lowers every message type reachable from a root to one
 //! Cranelift function, `(ctx, sink, p, end, depth, end_tag) -> the position after the
-//! message` (null: the walk halted). A function reads a tag (one byte inline, longer ones
-//! through `ps_tag`), dispatches it with a `Switch` over the type's tags (each field's
+//! message` (null: the walk halted). A function reads a tag (one and two bytes inline,
+//! longer ones through `ps_tag`), dispatches it with a `Switch` over the type's tags (each field's
 //! wire type, and the packed form of packable repeated fields), reads the value inline
 //! (varints, fixed-width numbers, length prefixes: [`WireReads`]) and calls the sink
 //! through a *trampoline*: a monomorphic `extern "C"` function of the walk's sink type,
@@ -699,7 +699,27 @@ impl Lower<'_, '_, '_> {
         let long = self.b.create_block();
         let p1 = self.b.ins().iadd_imm_s(p, 1);
         self.b.ins().brif(short, dispatch, &[BlockArg::Value(p), BlockArg::Value(p1), BlockArg::Value(b0)], long, &[]);
+        // Two-byte tags (fields 16 to 2047) inline too; longer ones through `ps_tag`, which
+        // checks them as the interpreter does. (A two-byte tag is never too long, and one
+        // of field number 0 matches no field: `Skip` re-reads and rejects it.)
         self.b.switch_to_block(long);
+        let p2 = self.b.ins().iadd_imm_s(p, 2);
+        let room = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, end);
+        let second = self.b.create_block();
+        let longer = self.b.create_block();
+        self.b.set_cold_block(longer);
+        self.b.ins().brif(room, second, &[], longer, &[]);
+        self.b.switch_to_block(second);
+        let b1 = self.b.ins().uload8(types::I64, input(), p, 1);
+        let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b1, 0x80);
+        let two = self.b.create_block();
+        self.b.ins().brif(last, two, &[], longer, &[]);
+        self.b.switch_to_block(two);
+        let low = self.b.ins().band_imm_u(b0, 0x7f);
+        let high = self.b.ins().ishl_imm_u(b1, 7);
+        let tag = self.b.ins().bor(low, high);
+        self.b.ins().jump(dispatch, &[BlockArg::Value(p), BlockArg::Value(p2), BlockArg::Value(tag)]);
+        self.b.switch_to_block(longer);
         let (tag, q) = self.long_tag(p, env);
         self.b.ins().jump(dispatch, &[BlockArg::Value(p), BlockArg::Value(q), BlockArg::Value(tag)]);
 

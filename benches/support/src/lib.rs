@@ -297,6 +297,136 @@ impl<'a> Visitor<'a> for VisitSum {
     checksum_numbers!();
 }
 
+/// [`tree_checksum`] computed by a streaming visitor (`Decoder::stream`, no tree): a
+/// message's sum is kept on a stack while its fields come and added to its parent's at its
+/// end, and a default value of a field without presence is passed over (a tree does not
+/// show it), so the result is [`tree_checksum`]'s wherever the wire holds each singular
+/// field once and every map entry's key and value (the corpus's payloads).
+pub fn stream_checksum(decoder: &protojit::Decoder, bytes: &[u8]) -> Result<u64, protojit::DecodeError> {
+    let mut v = StreamTreeSum { acc: 0, stack: Vec::new() };
+    let _flow = decoder.stream(bytes, &mut v)?; // the visitor never stops it
+    Ok(v.acc)
+}
+
+struct StreamTreeSum {
+    acc: u64,
+    /// The enclosing messages' field numbers and sums so far.
+    stack: Vec<(u32, u64)>,
+}
+
+/// Whether `f` is a singular field without presence (proto3 implicit presence), whose
+/// default value a tree does not show.
+#[inline(always)]
+fn implicit(f: FieldInfo<'_>) -> bool {
+    let slot = f.slot();
+    slot.repetition == protojit::layers::arena::Repetition::Singular
+        && slot.hasbit == protojit::layers::arena::NO_INDEX
+        && slot.oneof == protojit::layers::arena::NO_INDEX
+        && !slot.kind.is_message()
+}
+
+impl StreamTreeSum {
+    /// A number's term (`v`: its bits, 0 for the default).
+    #[inline(always)]
+    fn add(&mut self, f: FieldInfo<'_>, v: u64) -> std::ops::ControlFlow<()> {
+        if v != 0 || !implicit(f) {
+            self.acc = self.acc.wrapping_add(contrib(f.number(), v));
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+    /// A string's or bytes' term.
+    #[inline(always)]
+    fn add_text(&mut self, f: FieldInfo<'_>, v: &[u8]) -> std::ops::ControlFlow<()> {
+        if !v.is_empty() || !implicit(f) {
+            self.acc = self.acc.wrapping_add(contrib(f.number(), content_hash(v)));
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+    #[inline(always)]
+    fn add_all<T>(
+        &mut self,
+        f: FieldInfo<'_>,
+        v: impl Iterator<Item = T>,
+        to: impl Fn(T) -> u64,
+    ) -> std::ops::ControlFlow<()> {
+        let n = f.number();
+        let mut acc = self.acc;
+        for x in v {
+            acc = acc.wrapping_add(contrib(n, to(x)));
+        }
+        self.acc = acc;
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+impl<'a> protojit::StreamVisitor<'a> for StreamTreeSum {
+    fn bool(&mut self, f: FieldInfo<'a>, v: bool) -> std::ops::ControlFlow<()> {
+        self.add(f, v as u64)
+    }
+    fn i32(&mut self, f: FieldInfo<'a>, v: i32) -> std::ops::ControlFlow<()> {
+        self.add(f, v as i64 as u64)
+    }
+    fn i64(&mut self, f: FieldInfo<'a>, v: i64) -> std::ops::ControlFlow<()> {
+        self.add(f, v as u64)
+    }
+    fn u32(&mut self, f: FieldInfo<'a>, v: u32) -> std::ops::ControlFlow<()> {
+        self.add(f, v as u64)
+    }
+    fn u64(&mut self, f: FieldInfo<'a>, v: u64) -> std::ops::ControlFlow<()> {
+        self.add(f, v)
+    }
+    fn f32(&mut self, f: FieldInfo<'a>, v: f32) -> std::ops::ControlFlow<()> {
+        self.add(f, v.to_bits() as u64)
+    }
+    fn f64(&mut self, f: FieldInfo<'a>, v: f64) -> std::ops::ControlFlow<()> {
+        self.add(f, v.to_bits())
+    }
+    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) -> std::ops::ControlFlow<()> {
+        self.add_text(f, v.as_bytes())
+    }
+    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> std::ops::ControlFlow<()> {
+        self.add_text(f, v)
+    }
+    fn enum_value(&mut self, f: FieldInfo<'a>, v: EnumValue<'a>) -> std::ops::ControlFlow<()> {
+        self.add(f, v.number as i64 as u64)
+    }
+    fn bools<I: Iterator<Item = bool>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x as u64)
+    }
+    fn i32s<I: Iterator<Item = i32>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x as i64 as u64)
+    }
+    fn i64s<I: Iterator<Item = i64>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x as u64)
+    }
+    fn u32s<I: Iterator<Item = u32>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x as u64)
+    }
+    fn u64s<I: Iterator<Item = u64>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x)
+    }
+    fn f32s<I: Iterator<Item = f32>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x.to_bits() as u64)
+    }
+    fn f64s<I: Iterator<Item = f64>>(&mut self, f: FieldInfo<'a>, v: I) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x.to_bits())
+    }
+    fn enums<I: Iterator<Item = i32>>(&mut self, f: FieldInfo<'a>, v: I, _: &'a EnumType) -> std::ops::ControlFlow<()> {
+        self.add_all(f, v, |x| x as i64 as u64)
+    }
+    fn message(&mut self, f: FieldInfo<'a>) -> std::ops::ControlFlow<(), Descend> {
+        self.stack.push((f.number(), self.acc));
+        self.acc = 0;
+        std::ops::ControlFlow::Continue(Descend::Yes)
+    }
+    fn end_message(&mut self, _: FieldInfo<'a>) -> std::ops::ControlFlow<()> {
+        if let Some((n, parent)) = self.stack.pop() {
+            self.acc = parent.wrapping_add(contrib(n, self.acc));
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
 /// Number of nested messages (groups and map entries included) in a protojit tree: the
 /// `scan` arm's cross-check.
 pub fn tree_message_count(m: &MessageRef<'_>) -> u64 {
