@@ -91,10 +91,11 @@ impl Decoder {
     /// and errors as [`decode`](Self::decode), under the same options. Returns `Break` if
     /// a callback stopped the walk.
     ///
-    /// The walk is compiled code where the engine has it (see
-    /// [`Engine::stream_code`](protojit_jit::Engine::stream_code): `jit` compiles it on
-    /// the first walk, `auto` in the background once walks are hot), else the table
-    /// interpreter's; both make the same calls in the same order.
+    /// A `jit` decoder walks with compiled code, compiled on the first walk (see
+    /// [`Engine::stream_code`](protojit_jit::Engine::stream_code)); `auto` and `interp`
+    /// decoders with the table interpreter's walk, which the visitor's callbacks are
+    /// inlined into and which is about as fast. Both make the same calls in the same
+    /// order.
     ///
     /// ```
     /// use std::ops::ControlFlow;
@@ -122,7 +123,7 @@ impl Decoder {
         let engine = &self.engine;
         let (layouts, root, options) = (&**engine.layouts(), engine.root(), &engine.options().decode);
         let mut sink = VisitorSink::new(layouts, root, visitor);
-        match engine.stream_walk(input.len()) {
+        match engine.stream_walk() {
             Some(code) => code.walk(input, options, &mut sink, &mut ()),
             None => walk(layouts, root, input, options, &mut sink, &mut ()),
         }

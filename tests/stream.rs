@@ -431,23 +431,18 @@ fn a_panicking_visitor_unwinds_out_of_the_compiled_walk() {
     assert_eq!(c.seen, [".xs=1", ".xs=2", ".q{", "q.s=\"z\""]);
 }
 
-/// A tiered decoder streams on the interpreter until its walks are hot, then compiles the
-/// walk on a thread of its own and uses it.
+/// An `auto` decoder walks on the interpreter however many walks it makes (its walk is as
+/// fast as the compiled one), and says so.
 #[test]
-fn a_tiered_decoder_compiles_its_walk_once_hot() {
+fn an_auto_decoder_walks_on_the_interpreter() {
     let schema = Schema::from_proto_source("t.proto", "syntax = \"proto3\"; message T { int64 n = 1; }").unwrap();
     let tiering = protojit::Tiering { after_decodes: 10, after_bytes: u64::MAX };
     let decoder = schema.decoder_with_options("T", &EngineOptions::default().with_tiering(tiering)).unwrap();
-    assert!(decoder.engine().stream_code().is_err());
-    let started = std::time::Instant::now();
-    let mut walks = 0;
-    while decoder.engine().stream_code().is_err() {
+    for _ in 0..100 {
         let mut c = Collect::default();
         assert_eq!(decoder.stream(b"\x08\x05", &mut c), Ok(ControlFlow::Continue(())));
         assert_eq!(c.seen, [".n=5"]);
-        walks += 1;
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "never compiled");
-        std::thread::yield_now();
     }
-    assert!(walks >= 10, "compiled after {walks} walks");
+    let reason = decoder.engine().stream_code().unwrap_err();
+    assert!(reason.starts_with("auto: streaming walks run on the interpreter"), "{reason}");
 }

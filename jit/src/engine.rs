@@ -2,7 +2,7 @@
 //! the interpreter where compiled code is unavailable or not wanted.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
 use protojit_arena::{
@@ -79,15 +79,13 @@ pub struct Engine {
     streams: Streams,
 }
 
-/// An engine's compiled streaming walk: an eager engine compiles it on its first walk; a
-/// tiered one on a background thread once its interpreted walks are hot (by the tiering
-/// thresholds), walking on the interpreter until it is ready; the interpreter never.
+/// An engine's compiled streaming walk, which an eager engine compiles on its first walk.
+/// Tiered and interpreted engines walk on the interpreter: its walk is generic over the
+/// visitor, so its callbacks are inlined, and it is as fast as the compiled walk on the
+/// corpus (0.91–1.12×; BENCHMARKS.md, "Streaming visitor"), which pays a call per value.
 struct Streams {
-    code: Arc<OnceLock<Result<Arc<StreamCode>, String>>>,
+    code: OnceLock<Result<Arc<StreamCode>, String>>,
     compile: CompileOptions,
-    walks: AtomicU64,
-    bytes: AtomicU64,
-    started: AtomicBool,
 }
 
 /// Inputs up to this size ask nothing of the arena at the start: their trees usually fit
@@ -126,13 +124,7 @@ impl Engine {
             eager_root,
             root_size,
             verify_utf8_checked: options.decode.utf8().verify_checked(),
-            streams: Streams {
-                code: Arc::new(OnceLock::new()),
-                compile,
-                walks: AtomicU64::new(0),
-                bytes: AtomicU64::new(0),
-                started: AtomicBool::new(false),
-            },
+            streams: Streams { code: OnceLock::new(), compile },
         }
     }
 
@@ -169,35 +161,25 @@ impl Engine {
     }
 
     /// The compiled streaming walk of the root type, or why walks are interpreted: an
-    /// eager engine compiles it here if no walk has yet; a tiered engine's is there once
-    /// its walks were hot and the background compile finished.
+    /// eager (`jit`) engine compiles it here if no walk has yet; `auto` and `interp`
+    /// engines walk on the interpreter (see [`stream_walk`](Self::stream_walk)).
     pub fn stream_code(&self) -> Result<&StreamCode, String> {
         match &self.code {
             Code::Eager(_) => self.compiled_stream(),
-            Code::Tiered(_) => match self.streams.code.get() {
-                Some(Ok(code)) => Ok(code),
-                Some(Err(e)) => Err(e.clone()),
-                None => Err("tiered: streaming walks are interpreted until they are hot".to_owned()),
-            },
+            Code::Tiered(_) => Err("auto: streaming walks run on the interpreter, as fast as compiled code \
+                 (the visitor's callbacks are inlined into it); a jit engine compiles them"
+                .to_owned()),
             Code::Interpreted(reason) => Err(reason.clone()),
         }
     }
 
-    /// The compiled walk for a streaming walk of `input_len` bytes, if there is one now
-    /// (see [`stream_code`](Self::stream_code)); counts the walk towards a tiered
-    /// engine's threshold, and starts the background compile when it is reached.
+    /// The compiled walk for a streaming walk, if the engine has one: an eager engine's
+    /// (compiled on its first walk); none for `auto` and `interp` engines.
     #[inline]
-    pub fn stream_walk(&self, input_len: usize) -> Option<&StreamCode> {
+    pub fn stream_walk(&self) -> Option<&StreamCode> {
         match &self.code {
             Code::Eager(_) => self.compiled_stream().ok(),
-            Code::Tiered(_) => {
-                if let Some(code) = self.streams.code.get() {
-                    return code.as_deref().ok();
-                }
-                self.count_walk(input_len);
-                None
-            }
-            Code::Interpreted(_) => None,
+            _ => None,
         }
     }
 
@@ -208,27 +190,6 @@ impl Engine {
                 .map_err(|e| e.to_string())
         });
         code.as_deref().map_err(Clone::clone)
-    }
-
-    /// A tiered engine's interpreted walk: once walks or their bytes pass the tiering
-    /// thresholds, compiles the walk on a thread of its own (once).
-    #[cold]
-    fn count_walk(&self, input_len: usize) {
-        let s = &self.streams;
-        let walks = s.walks.fetch_add(1, Relaxed) + 1;
-        let bytes = s.bytes.fetch_add(input_len as u64, Relaxed) + input_len as u64;
-        let t = self.options.tiering;
-        if (walks < t.after_decodes && bytes < t.after_bytes) || s.started.swap(true, Relaxed) {
-            return;
-        }
-        let (cell, layouts, root, compile) = (s.code.clone(), self.layouts.clone(), self.root, s.compile.clone());
-        let spawned = std::thread::Builder::new().name("protojit-stream".into()).spawn(move || {
-            let code = StreamCode::compile(&layouts, root, &compile).map(Arc::new).map_err(|e| e.to_string());
-            let _ = cell.set(code);
-        });
-        if let Err(e) = spawned {
-            let _ = s.code.set(Err(format!("no thread to compile the streaming walk on: {e}")));
-        }
     }
 
     /// Per message type: engine (and why not compiled), code bytes, compile time; for a
