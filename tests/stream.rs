@@ -446,3 +446,43 @@ fn an_auto_decoder_walks_on_the_interpreter() {
     let reason = decoder.engine().stream_code().unwrap_err();
     assert!(reason.starts_with("auto: streaming walks run on the interpreter"), "{reason}");
 }
+
+/// A long packed run (decoded whole before the visitor reads it) gives the visitor its
+/// values; a malformed one gives the values before the malformed varint and then fails with
+/// the decoders' error, in both walks, however much of the run the visitor reads.
+#[test]
+fn a_long_packed_run_malformed_at_its_end_gives_the_values_before() {
+    let schema = Schema::from_proto_source(
+        "r.proto",
+        "syntax = \"proto3\"; message R { repeated int64 xs = 1; repeated sint32 zs = 2; }",
+    )
+    .unwrap();
+    let values: Vec<i64> = (0..300).map(|i| if i % 7 == 0 { -i } else { i * 1000 }).collect();
+    let mut run = Vec::new();
+    for &v in &values {
+        prost::encoding::encode_varint(v as u64, &mut run);
+    }
+    let whole = |run: &[u8]| {
+        let mut b = vec![0x0a];
+        prost::encoding::encode_varint(run.len() as u64, &mut b);
+        b.extend_from_slice(run);
+        b
+    };
+    for decoder in both_walks(&schema, "R", EngineOptions::default()) {
+        let mut c = Collect::default();
+        assert_eq!(decoder.stream(&whole(&run), &mut c), Ok(ControlFlow::Continue(())));
+        let want: Vec<String> = values.iter().map(|v| format!(".xs={v}")).collect();
+        assert_eq!(c.seen, want);
+        // The last varint left unterminated at the run's end.
+        let mut bad = run.clone();
+        *bad.last_mut().unwrap() |= 0x80;
+        let bytes = whole(&bad);
+        let arena = Arena::new();
+        let error = decoder.decode(&bytes, &arena).unwrap_err();
+        for n in [usize::MAX, 5] {
+            let mut r = Runs(Collect::default(), n);
+            assert_eq!(decoder.stream(&bytes, &mut r), Err(error.clone()), "reading up to {n}");
+            assert_eq!(r.0.seen, want[..want.len().min(n).min(values.len() - 1)], "reading up to {n}");
+        }
+    }
+}

@@ -603,6 +603,17 @@ impl<'a> Walk<'a> {
                 fixed_run::<_, 8, F64>(sink, cx, si, data, start, |b| WireValue::F64(f64::from_le_bytes(b)))?
             }
             _ => {
+                // A run long enough to repay it is decoded whole first (eight bytes a load,
+                // as the tree decoders do), and the sink reads the decoded values; a
+                // malformed run goes the lazy way below, which hands over the values
+                // before the malformed one and then fails, as the walk always does.
+                let len = data.len() - start;
+                if (DECODED_RUN_MIN..=DECODED_RUN_MAX).contains(&len) {
+                    if let Some(flow) = decoded_run(sink, cx, si, slot.kind, &data[start..]) {
+                        go(flow)?;
+                        return Ok(stop);
+                    }
+                }
                 let mut state = RunState { pos: start, error: None };
                 // One arm per kind: the sink's loop is specialised to the kind's conversion.
                 // What the sink leaves unread is still checked.
@@ -633,6 +644,93 @@ impl<'a> Walk<'a> {
         }
         Ok(stop)
     }
+}
+
+/// The shortest packed run (in bytes) decoded whole before the sink reads it: shorter ones
+/// (a feature's tags, a way's few refs) are read lazily, which costs no store and reload.
+const DECODED_RUN_MIN: usize = 16;
+/// The longest: a longer run is read lazily, so the scratch buffer stays at most this many
+/// values (512 KiB).
+const DECODED_RUN_MAX: usize = 64 << 10;
+
+thread_local! {
+    /// The values of the run being handed over, reused from run to run (a walk inside a
+    /// sink's callback takes an empty one: the buffer is taken out while in use).
+    static SCRATCH: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The decoded values of a packed run, converted to the `WireValue` of `C` (a [`RunKind`]'s
+/// code) by `convert` as the sink reads them.
+struct DecodedRun<'s, F, const C: u8> {
+    values: std::slice::Iter<'s, u64>,
+    convert: F,
+}
+
+impl<'d, F: Fn(u64) -> WireValue<'d>, const C: u8> Iterator for DecodedRun<'_, F, C> {
+    type Item = WireValue<'d>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<WireValue<'d>> {
+        self.values.next().map(|&v| (self.convert)(v))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.values.size_hint()
+    }
+}
+
+impl<'d, F: Fn(u64) -> WireValue<'d>, const C: u8> PackedRun<'d> for DecodedRun<'_, F, C> {
+    const KIND: RunKind = RunKind::from_code(C);
+}
+
+/// Decodes the packed varint run `data` (of a slot of `kind`) whole into the scratch buffer
+/// and hands its values to `sink`: the sink's flow, or `None` (nothing handed over) when
+/// the run is malformed.
+fn decoded_run<'a, S: MessageSink<'a>>(
+    sink: &mut S,
+    cx: &mut S::Cx,
+    si: SlotIndex,
+    kind: FieldKind,
+    data: &[u8],
+) -> Option<ControlFlow<()>> {
+    let mut values = SCRATCH.take();
+    values.clear();
+    let most = crate::varint::count_terminators(data);
+    values.reserve(most);
+    // SAFETY: `values` is empty with room for `most` values, the most `data` decodes to
+    // (each varint ends in its own byte below 0x80); `decode_run` writes the first `n`.
+    let (n, result) = unsafe { crate::varint::decode_run(values.as_mut_ptr(), 0, data, |v| v) };
+    let flow = match result {
+        Ok(()) => {
+            // SAFETY: `decode_run` initialised the first `n <= most` values.
+            unsafe { values.set_len(n) };
+            const B: u8 = RunKind::Bool as u8;
+            const I32: u8 = RunKind::I32 as u8;
+            const I64: u8 = RunKind::I64 as u8;
+            const U32: u8 = RunKind::U32 as u8;
+            const U64: u8 = RunKind::U64 as u8;
+            const E: u8 = RunKind::Enum as u8;
+            macro_rules! hand {
+                ($k:expr, $convert:expr) => {
+                    sink.packed(cx, si, DecodedRun::<_, $k> { values: values.iter(), convert: $convert })
+                };
+            }
+            Some(match kind {
+                FieldKind::Int32 => hand!(I32, |v: u64| WireValue::I32(v as i32)),
+                FieldKind::Int64 => hand!(I64, |v: u64| WireValue::I64(v as i64)),
+                FieldKind::Uint32 => hand!(U32, |v: u64| WireValue::U32(v as u32)),
+                FieldKind::Sint32 => hand!(I32, |v: u64| WireValue::I32(zigzag32(v as u32))),
+                FieldKind::Sint64 => hand!(I64, |v: u64| WireValue::I64(zigzag64(v))),
+                FieldKind::Bool => hand!(B, |v: u64| WireValue::Bool(v != 0)),
+                FieldKind::Enum => hand!(E, |v: u64| WireValue::Enum(v as i32)),
+                _ => hand!(U64, |v: u64| WireValue::U64(v)),
+            })
+        }
+        Err(_) => None,
+    };
+    SCRATCH.set(values);
+    flow
 }
 
 /// The `W`-byte values of the packed run `data[start..]` (`data` ends where the run does),
