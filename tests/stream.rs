@@ -481,7 +481,7 @@ fn a_long_packed_run_malformed_at_its_end_gives_the_values_before() {
         let error = decoder.decode(&bytes, &arena).unwrap_err();
         for n in [usize::MAX, 5] {
             let mut r = Runs(Collect::default(), n);
-            assert_eq!(decoder.stream(&bytes, &mut r), Err(error.clone()), "reading up to {n}");
+            assert_eq!(decoder.stream(&bytes, &mut r), Err(error), "reading up to {n}");
             assert_eq!(r.0.seen, want[..want.len().min(n).min(values.len() - 1)], "reading up to {n}");
         }
     }
