@@ -647,8 +647,9 @@ impl<'a> Walk<'a> {
 }
 
 /// The shortest packed run (in bytes) decoded whole before the sink reads it: shorter ones
-/// (a feature's tags, a way's few refs) are read lazily, which costs no store and reload.
-const DECODED_RUN_MIN: usize = 16;
+/// (a feature's tags and geometry, a way's refs) are read lazily, which costs no store and
+/// reload (16 bytes cost the tiles and OSM ways 4-5%; BENCHMARKS.md, "Streaming visitor").
+const DECODED_RUN_MIN: usize = 512;
 /// The longest: a longer run is read lazily, so the scratch buffer stays at most this many
 /// values (512 KiB).
 const DECODED_RUN_MAX: usize = 64 << 10;
