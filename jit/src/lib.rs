@@ -14,6 +14,11 @@
 //! - [`Engine`]: decodes one root message type with the chosen engine.
 //! - [`Appender`] (`columns`): compiled code that reads records straight into column
 //!   buffers ([`ColumnPlan`], [`ChunkColumns`]), for the Arrow converter's compiled path.
+//! - [`StreamCode`] (`stream`): the compiled streaming walk, which hands each value to a
+//!   `MessageSink` (the streaming visitor) through trampolines of the sink's type; `jit`
+//!   engines use it ([`Engine::stream_code`]).
+//! - `reads`: the IR that reads varints, length prefixes and numbers, shared by the
+//!   appenders and the streaming walk.
 //!
 //! # Debugging compiled code
 //!
