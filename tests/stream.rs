@@ -486,3 +486,53 @@ fn a_long_packed_run_malformed_at_its_end_gives_the_values_before() {
         }
     }
 }
+
+/// A closed enum's undeclared values are passed over (unknown fields), declared ones seen,
+/// in both walks: consecutive values (the compiled walk's range check), values with gaps
+/// (its call), singular and repeated, packed and not, 64-bit varints truncated to int32.
+#[test]
+fn closed_enums_pass_over_undeclared_values_in_both_walks() {
+    let schema = Schema::from_proto_source(
+        "e.proto",
+        "syntax = \"proto2\"; enum E { A = 1; B = 2; C = 3; } enum G { X = -5; Y = 0; Z = 7; }
+         message M { optional E e = 1; repeated E es = 2; optional G g = 3; repeated G gs = 4 [packed = true]; }",
+    )
+    .unwrap();
+    let values: [u64; 9] = [0, 1, 3, 4, u64::MAX, (1 << 32) + 2, 7, (-5i64) as u64, 6];
+    let mut bytes = Vec::new();
+    for &v in &values {
+        for tag in [0x08u8, 0x10, 0x18] {
+            bytes.push(tag);
+            prost::encoding::encode_varint(v, &mut bytes);
+        }
+    }
+    let mut run = Vec::new();
+    for &v in &values {
+        prost::encoding::encode_varint(v, &mut run);
+    }
+    bytes.push(0x22);
+    prost::encoding::encode_varint(run.len() as u64, &mut bytes);
+    bytes.extend_from_slice(&run);
+    let [interp, jit] = both_walks(&schema, "M", EngineOptions::default());
+    let walked = |d: &protojit::Decoder| calls(d, &bytes, Collect::default(), |c| c.seen);
+    let (want, got) = (walked(&interp), walked(&jit));
+    assert_eq!(got, want);
+    let e = |v: i64| [format!(".e={v}"), format!(".es={v}")];
+    let mut expected: Vec<String> = Vec::new();
+    for &v in &values {
+        let n = v as i64 as i32;
+        if (1..=3).contains(&n) {
+            expected.extend(e(n as i64));
+        }
+        if [-5, 0, 7].contains(&n) {
+            expected.push(format!(".g={n}"));
+        }
+    }
+    for &v in &values {
+        let n = v as i64 as i32;
+        if [-5, 0, 7].contains(&n) {
+            expected.push(format!(".gs={n}"));
+        }
+    }
+    assert_eq!(want, (Ok(ControlFlow::Continue(())), expected));
+}

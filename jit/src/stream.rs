@@ -144,11 +144,11 @@ pub struct StreamCode {
     compile_time: std::time::Duration,
 }
 
-// SAFETY: the code is immutable once finalized and reads only what each call passes it;
-// the module is behind a mutex.
-unsafe impl Send for StreamCode {}
-// SAFETY: as above: concurrent walks share nothing but the code.
-unsafe impl Sync for StreamCode {}
+/// Walks on many threads share one `StreamCode` (each walk has its own context).
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<StreamCode>()
+};
 
 impl Drop for StreamCode {
     fn drop(&mut self) {
@@ -844,6 +844,21 @@ impl Lower<'_, '_, '_> {
             }
         };
         let (v, after) = self.reads.number(self.b, slot.kind, q, env.end, env.halt);
+        let call = match (call, self.layouts.get(self.li).closed_enum_range(si)) {
+            // A closed enum whose values are consecutive: checked here, and an undeclared
+            // value passed over (an unknown field) without a call.
+            (Call::ClosedEnum, Some((lo, hi))) => {
+                let x = self.b.ins().ireduce(types::I32, v);
+                let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, i64::from(lo));
+                let above = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, x, i64::from(hi));
+                let out = self.b.ins().bor(below, above);
+                let declared = self.b.create_block();
+                self.b.ins().brif(out, env.next, &[BlockArg::Value(after)], declared, &[]);
+                self.b.switch_to_block(declared);
+                Call::Enum
+            }
+            (call, _) => call,
+        };
         let r = self.call(call, key, &[v], env);
         self.go_on(r, after, env);
     }
