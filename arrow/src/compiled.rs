@@ -7,9 +7,9 @@
 //! copied from their records, and list offsets come from the items' ends.
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
-use protojit::layers::arena::stream::check_message;
 use protojit::layers::arena::stream::WireValue;
-use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex};
+use protojit::layers::arena::stream::{check_fields, check_message};
+use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
 use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
 use protojit::DecodeOptions;
 
@@ -30,9 +30,21 @@ pub(crate) struct Planned {
     /// The maps: a record whose map holds a key twice goes to the tree (the mapping keeps
     /// one entry per distinct key; the code appends every entry).
     maps: Vec<MapKeys>,
-    /// The message fields without columns (cut at `max_recursion`): column, type, and the
-    /// depth of the message holding it (0: the record).
-    unread: Vec<(usize, LayoutIndex, u32)>,
+    /// The message and group fields without columns (cut at `max_recursion`, or
+    /// extensions), whose spans the tree's check reads.
+    unread: Vec<Unread>,
+}
+
+/// A message or group field without a column.
+struct Unread {
+    /// Its column of spans.
+    col: usize,
+    /// Its type.
+    li: LayoutIndex,
+    /// The depth of the message holding it (0: the record).
+    depth: u32,
+    /// For a group, its field number (its spans run past its end tag).
+    group: Option<u32>,
 }
 
 /// A map's column and its entries' key column.
@@ -56,7 +68,7 @@ impl Planned {
     /// The plan of the columns under `root` (of type `li`), or why compiled appenders
     /// cannot read them.
     pub(crate) fn new(layouts: &Layouts, li: LayoutIndex, root: &StructCol, max_depth: u32) -> Result<Planned, String> {
-        let mut plan = ColumnPlan::default();
+        let mut plan = ColumnPlan { max_depth, ..ColumnPlan::default() };
         add(layouts, li, root, &mut plan)?;
         let first: Vec<usize> = (plan.messages.iter())
             .scan(0, |n, m| {
@@ -77,9 +89,12 @@ impl Planned {
                     }
                 }
                 match f.cell {
-                    PlanCell::Spans if slot.kind == FieldKind::Message => {
-                        unread.push((n + k, LayoutIndex::new(slot.child), depth[i]))
-                    }
+                    PlanCell::Spans if slot.kind.is_message() => unread.push(Unread {
+                        col: n + k,
+                        li: LayoutIndex::new(slot.child),
+                        depth: depth[i],
+                        group: (slot.kind == FieldKind::Group).then_some(slot.number),
+                    }),
                     PlanCell::Messages(j) if slot.repetition == Repetition::Map => {
                         let kind = match layouts.get(plan.messages[j].layout).slot(SlotIndex::new(0)).kind {
                             FieldKind::Bool => KeyKind::Bool,
@@ -127,10 +142,30 @@ impl Compiled {
         options: &DecodeOptions,
     ) -> bool {
         self.planned.maps.iter().all(|m| keys_distinct(m, cols, record))
-            && self.planned.unread.iter().all(|&(col, li, depth)| {
-                cols.items(col)[cols.last_items(col)].iter().all(|&cell| {
+            && self.planned.unread.iter().all(|u| {
+                cols.items(u.col)[cols.last_items(u.col)].iter().all(|&cell| {
                     let (at, len) = ((cell & 0xffff_ffff) as usize, (cell >> 32) as usize);
-                    record.get(at..at + len).is_some_and(|m| check_message(layouts, li, m, options, depth).is_ok())
+                    match u.group {
+                        None => record
+                            .get(at..at + len)
+                            .is_some_and(|m| check_message(layouts, u.li, m, options, u.depth).is_ok()),
+                        // A group's fields, from after its start tag to past its end tag,
+                        // as the tree reads a group at this depth.
+                        Some(number) => {
+                            u.depth < options.max_depth()
+                                && at + len <= record.len()
+                                && check_fields(
+                                    layouts,
+                                    u.li,
+                                    record,
+                                    at,
+                                    at + len,
+                                    u.depth + 1,
+                                    Some((number, at)),
+                                    options,
+                                ) == Ok(at + len)
+                        }
+                    }
                 })
             })
     }
@@ -355,11 +390,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
     let i = plan.messages.len();
     plan.messages.push(PlanMessage { layout: li, fields: Vec::new() });
     let layout = layouts.get(li);
-    if layout.slots().iter().any(|slot| slot.is_extension) {
-        // The tree decodes extensions (and checks their strings); compiled code skips them.
-        return Err(format!("{} has extensions", layout.descriptor().full_name()));
-    }
-    let unread = unread_fields(layouts, li, |si| s.columns.iter().any(|c| c.si.index() == si))?;
+    let unread = unread_fields(layouts, li, |si| s.columns.iter().any(|c| c.si.index() == si));
     if s.columns.is_empty() {
         return Err(format!("{} has no columns", layout.descriptor().full_name()));
     }
@@ -375,7 +406,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
             Cell::Struct(child) => PlanCell::Message(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
             Cell::Time(t) => PlanCell::Message(add_time(LayoutIndex::new(slot.child), t, plan)),
             Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(LayoutIndex::new(slot.child), v, *si, plan)),
-            Cell::Marker(_) => PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan)?),
+            Cell::Marker(_) => PlanCell::Message(add_marker(layouts, LayoutIndex::new(slot.child), plan)),
             Cell::List(l) => match &l.item {
                 Cell::Values(v) if !v.is_nullable() => match v.data {
                     Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
@@ -421,41 +452,40 @@ fn add_wrapper(li: LayoutIndex, v: &Values, si: SlotIndex, plan: &mut ColumnPlan
 /// Adds a message without columns (a `Boolean` column: whether it is present; type `li`)
 /// to `plan`: its fields (cut at `max_recursion`, or none, as in `google.protobuf.Empty`)
 /// checked as [`unread_fields`] says; its index.
-fn add_marker(layouts: &Layouts, li: LayoutIndex, plan: &mut ColumnPlan) -> Result<usize, String> {
-    let fields = unread_fields(layouts, li, |_| false)?;
+fn add_marker(layouts: &Layouts, li: LayoutIndex, plan: &mut ColumnPlan) -> usize {
+    let fields = unread_fields(layouts, li, |_| false);
     plan.messages.push(PlanMessage { layout: li, fields });
-    Ok(plan.messages.len() - 1)
+    plan.messages.len() - 1
 }
 
-/// The fields of message type `li` without columns (those `has_column` does not name) that
-/// the tree checks beyond their wire form, which the code must then check too: a message
-/// (cut at `max_recursion`) or map, whose every occurrence's span `Compiled::row_ok`
-/// checks as the tree does; a `string` (a type shared by a projection's selected and
-/// unselected paths keeps its strings), whose every occurrence the code checks for UTF-8.
-/// They come after a message's columns in its plan (those are in the builders' order); a
-/// oneof member clears the others as any does. Numbers are skipped (their wire form is all
-/// the tree checks); a group or an extension is not read (a group is delimited: the code
-/// would have to walk it to find its end).
-fn unread_fields(
-    layouts: &Layouts,
-    li: LayoutIndex,
-    has_column: impl Fn(usize) -> bool,
-) -> Result<Vec<PlanField>, String> {
+/// The fields of message type `li` without columns (those `has_column` does not name:
+/// extensions, and fields cut at `max_recursion`) that the tree checks beyond their wire
+/// form, which the code must then check too: a message, group or map, whose every
+/// occurrence's span `Compiled::row_ok` checks as the tree does; a `string` (a type shared
+/// by a projection's selected and unselected paths keeps its strings), whose every
+/// occurrence the code checks for UTF-8; a repeated number, whose packed runs the tree
+/// decodes (so the code reads their items, which no column takes); a closed enum in a
+/// oneof, whose declared values clear the other members (the code checks the value, and
+/// the cell is no column's). They come after a message's columns in its plan (those are
+/// in the builders' order); a oneof member clears the others as any does. Other numbers are
+/// skipped (their wire form is all the tree checks).
+fn unread_fields(layouts: &Layouts, li: LayoutIndex, has_column: impl Fn(usize) -> bool) -> Vec<PlanField> {
     let layout = layouts.get(li);
-    let name = layout.descriptor().full_name();
     let mut fields = Vec::new();
     for (si, slot) in layout.slots().iter().enumerate() {
         if has_column(si) {
             continue;
         }
-        if slot.kind == FieldKind::Group || slot.is_extension {
-            return Err(format!("{name} has groups or extensions without columns"));
-        }
-        if matches!(slot.kind, FieldKind::Message | FieldKind::String) {
-            fields.push(PlanField { slot: SlotIndex::new(si as u32), cell: PlanCell::Spans });
-        }
+        let cell = match slot.kind {
+            FieldKind::Message | FieldKind::Group | FieldKind::String => PlanCell::Spans,
+            FieldKind::Bytes => continue,
+            _ if slot.repetition == Repetition::Repeated => PlanCell::List,
+            FieldKind::Enum if slot.closed_enum && slot.oneof != NO_INDEX => PlanCell::Number,
+            _ => continue,
+        };
+        fields.push(PlanField { slot: SlotIndex::new(si as u32), cell });
     }
-    Ok(fields)
+    fields
 }
 
 /// Adds a map's entry message (type `li`: the key, slot 0, and the value, slot 1) to `plan`,
@@ -485,7 +515,7 @@ fn add_entry(layouts: &Layouts, li: LayoutIndex, m: &MapCol, plan: &mut ColumnPl
         Cell::Struct(s) => PlanCell::Message(add(layouts, child, s, plan)?),
         Cell::Time(t) => PlanCell::Message(add_time(child, t, plan)),
         Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(child, v, *si, plan)),
-        Cell::Marker(_) => PlanCell::Message(add_marker(layouts, child, plan)?),
+        Cell::Marker(_) => PlanCell::Message(add_marker(layouts, child, plan)),
         Cell::List(_) | Cell::Map(_) => unreachable!("a map's value is not repeated"),
     };
     plan.messages[j].fields =

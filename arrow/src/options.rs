@@ -56,13 +56,13 @@ pub enum ConvertPath {
     /// [`Converter::compiled_records`](crate::Converter::compiled_records) counts the rows
     /// of each; [`Converter::wait_for_appender`](crate::Converter::wait_for_appender)
     /// waits); the interpreter engine compiles nothing (the chunked path, with a note).
-    /// A record the code declines (malformed, or of a shape it leaves to the tree: an
-    /// unknown group, a closed enum's undeclared value, invalid UTF-8) goes through the
+    /// A record the code declines (malformed, or of a shape it leaves to the tree: a
+    /// closed enum's undeclared value, invalid UTF-8) goes through the
     /// tree, counted in [`BatchStats::tree_records`](crate::BatchStats::tree_records), as
     /// does one where a oneof member follows a message member, or a map holds a key twice.
-    /// Columns the appenders do not read (extensions, groups without columns, more than 256
-    /// messages, a oneof with unread closed-enum members) make the converter take
-    /// the chunked path instead, saying why in
+    /// Columns the appenders do not read (a plan of more than 256 messages, messages
+    /// nested past the decoder's depth limit) make the converter take the chunked path
+    /// instead, saying why in
     /// [`Converter::path_note`](crate::Converter::path_note).
     DirectCompiled,
 }

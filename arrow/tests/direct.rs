@@ -472,10 +472,19 @@ fn compiled_appenders_equal_the_tree() {
             // message member of `choice`, and leave scalar members unselected (`i`, `t`,
             // `b`; `z`, `f`), which only clear; or none of them (`i t`: `leaf` and `other`
             // are then unread, their spans checked, and clear the members read).
-            ["leaf other d c inner.s far", "leaf other tags blobs", "leaf other c inner.s", "i t", "d inner.n"]
-                .iter()
-                .map(|s| s.split(' ').map(String::from).collect())
-                .collect()
+            // `leaf other z` leaves the closed enum member `c` unread: the code checks its
+            // values (a declared one clears `z`; an undeclared one is an unknown field).
+            [
+                "leaf other d c inner.s far",
+                "leaf other tags blobs",
+                "leaf other c inner.s",
+                "i t",
+                "d inner.n",
+                "leaf other z",
+            ]
+            .iter()
+            .map(|s| s.split(' ').map(String::from).collect())
+            .collect()
         } else {
             [2usize, 3, 7].iter().map(|&k| names.iter().step_by(k).cloned().collect()).collect()
         };
@@ -521,15 +530,6 @@ fn columns_the_compiled_appenders_do_not_read_take_the_chunked_path_and_say_why(
     assert_eq!(c.path(), ConvertPath::Chunked);
     let note = c.path_note().unwrap();
     assert!(note.contains("messages 2 deep in the columns exceed the depth limit (1)"), "{note}");
-    // A projection that leaves a closed enum member unread (its undeclared values clear
-    // nothing).
-    let schema = Schema::from_proto_source("c.proto", COMPILED_ONEOF).unwrap();
-    let select = ["leaf", "other", "z"].map(String::from).to_vec();
-    let options = ArrowOptions { select: Some(select), ..options.clone() };
-    let c = Converter::new(&schema, "co.Row", &options).unwrap();
-    assert_eq!(c.path(), ConvertPath::Chunked);
-    let note = c.path_note().unwrap();
-    assert!(note.contains("co.Row.z is a member of a oneof whose member c is not read"), "{note}");
 }
 
 /// Timestamps, durations (out of range too), wrappers, `Empty`, lists of timestamps, and
@@ -940,4 +940,163 @@ fn compiled_appenders_equal_the_tree_on_generated_schemas() {
         }
     }
     assert!(compiled >= 60, "only {compiled} of 72 generated conversions took the compiled path");
+}
+
+/// Extensions of every kind (no column; the tree still checks them), groups with and
+/// without columns, and unknown groups (in a projection, every unselected group).
+const COMPILED_EXTENDED: &str = r#"
+    syntax = "proto2";
+    package cx;
+    message Sub { optional string s = 1; repeated sint32 v = 2 [packed = true]; }
+    message Row {
+        optional int32 id = 1;
+        optional group G = 2 { optional string t = 3; repeated fixed32 f = 4; }
+        repeated group R = 5 { optional int64 n = 6; }
+        extensions 100 to 200;
+    }
+    extend Row {
+        optional string ext_s = 100;
+        repeated int32 ext_n = 101 [packed = true];
+        optional Sub ext_m = 102;
+        optional group ExtG = 103 { optional string u = 104; optional Sub sub = 105; }
+        repeated fixed64 ext_f = 106;
+        optional uint32 ext_u = 107;
+    }
+"#;
+
+/// A recursive message field encoded as a group (what editions' DELIMITED encoding makes
+/// of a field: `kid` is turned into `TYPE_GROUP` in the descriptor), cut at
+/// `max_recursion`: the cut field is a group without columns, walked by the code and
+/// checked as the tree checks it.
+fn delimited_node_schema() -> Schema {
+    use prost_reflect::prost_types::{field_descriptor_proto::Type, FileDescriptorSet};
+    let source = r#"
+        syntax = "proto2";
+        package cd;
+        message Node { optional int32 v = 1; optional Node kid = 2; optional string s = 3; }
+    "#;
+    let schema = Schema::from_proto_source("d.proto", source).unwrap();
+    let mut files: Vec<_> = schema.pool().file_descriptor_protos().cloned().collect();
+    let file = files.iter_mut().find(|f| f.package() == "cd").unwrap();
+    let kid = file.message_type[0].field.iter_mut().find(|f| f.name() == "kid").unwrap();
+    kid.set_type(Type::Group);
+    Schema::from_descriptor_set(&FileDescriptorSet { file: files }.encode_to_vec()).unwrap()
+}
+
+/// A tag's bytes.
+fn tag(number: u32, wire_type: u8) -> Vec<u8> {
+    let mut v = u64::from(number) << 3 | u64::from(wire_type);
+    let mut out = Vec::new();
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out
+}
+
+/// A length-delimited field (shorter than 128 bytes).
+fn len_field(number: u32, payload: &[u8]) -> Vec<u8> {
+    assert!(payload.len() < 128);
+    [tag(number, 2), vec![payload.len() as u8], payload.to_vec()].concat()
+}
+
+/// A group field: its start tag, `body`, its end tag.
+fn group_field(number: u32, body: &[u8]) -> Vec<u8> {
+    [tag(number, 3), body.to_vec(), tag(number, 4)].concat()
+}
+
+#[test]
+fn compiled_appenders_read_past_extensions_and_groups_as_the_tree_does() {
+    let schema = Schema::from_proto_source("x.proto", COMPILED_EXTENDED).unwrap();
+    let sub = |s: &[u8]| [len_field(1, s), len_field(2, &[0x02, 0x01])].concat();
+    let good: Vec<Vec<u8>> = vec![
+        [tag(1, 0), vec![7], len_field(100, b"ok")].concat(),
+        [len_field(101, &[0x01, 0xac, 0x02]), tag(101, 0), vec![5]].concat(),
+        len_field(102, &sub(b"x")),
+        group_field(103, &[len_field(104, "é".as_bytes()), len_field(105, &sub(b"y"))].concat()),
+        [tag(106, 1), vec![1; 8], len_field(106, &[2; 16]), tag(107, 0), vec![0x80, 0x01]].concat(),
+        // The group with columns, an unknown group inside it and at the root (nested).
+        [
+            group_field(
+                2,
+                &[len_field(3, b"t"), group_field(50, &group_field(51, &[tag(52, 0), vec![1]].concat()))].concat(),
+            ),
+            group_field(60, &[]),
+            group_field(5, &[tag(6, 0), vec![9]].concat()),
+            group_field(5, &[]),
+        ]
+        .concat(),
+        // Unknown groups nested to the limit (6: the record's own fields are at depth 0,
+        // `G`'s at 1).
+        (0..6).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner)),
+        group_field(2, &(0..5).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner))),
+    ];
+    let bad: Vec<Vec<u8>> = vec![
+        len_field(100, &[0xff]),
+        len_field(101, &[0x80]),
+        len_field(106, &[0; 5]),
+        len_field(102, &sub(&[0xc3])),
+        len_field(102, &[0x12, 0x01, 0x80]),
+        group_field(103, &len_field(104, &[0xff])),
+        group_field(103, &len_field(105, &sub(&[0xff]))),
+        [tag(103, 3), len_field(104, b"u")].concat(),
+        [tag(103, 3), tag(104, 4)].concat(),
+        [tag(60, 3), tag(1, 0), vec![1]].concat(),
+        [tag(60, 3), tag(61, 4)].concat(),
+        group_field(2, &[tag(50, 3), tag(51, 4)].concat()),
+        (0..7).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner)),
+        group_field(2, &(0..6).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner))),
+        group_field(103, &(0..6).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner))),
+    ];
+    let all: Vec<Vec<u8>> = good.iter().chain(&bad).cloned().collect();
+    let decode = ArrowOptions::default().decode;
+    let decode = EngineOptions { decode: decode.decode.with_max_depth(6), ..decode };
+    for select in [None, Some(vec!["id".to_owned()]), Some(vec!["r".to_owned()])] {
+        let options = ArrowOptions { decode, select, ..ArrowOptions::default() };
+        let p = paths(&schema, "cx.Row", &options);
+        assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
+        convert_all(&p, &all, &format!("extensions and groups, {:?}", options.select));
+        let mut k = p.compiled.builder();
+        for (i, r) in good.iter().enumerate() {
+            k.append(r).unwrap_or_else(|e| panic!("good record {i}: {e}"));
+        }
+        assert_eq!(k.stats().tree_records, 0, "extensions and groups stay the code's");
+        for (i, r) in bad.iter().enumerate() {
+            assert!(k.append(r).is_err(), "bad record {i} [{}]", hex(r));
+        }
+    }
+}
+
+#[test]
+fn compiled_appenders_check_delimited_messages_cut_at_max_recursion_as_the_tree_does() {
+    let schema = delimited_node_schema();
+    let kid = schema.pool().get_message_by_name("cd.Node").unwrap().get_field_by_name("kid").unwrap();
+    assert!(kid.is_group(), "the descriptor says `kid` is a group");
+    let nest = |n: usize, leaf: &[u8]| (0..n).fold(leaf.to_vec(), |inner, _| group_field(2, &inner));
+    let (good, bad) = (len_field(3, b"a"), len_field(3, &[0xff]));
+    let decode = ArrowOptions::default().decode;
+    let decode = EngineOptions { decode: decode.decode.with_max_depth(6), ..decode };
+    for max_recursion in [1, 2] {
+        let p = paths(&schema, "cd.Node", &ArrowOptions { decode, max_recursion, ..ArrowOptions::default() });
+        assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
+        let well_formed = vec![nest(4, &good), [nest(3, &good), nest(2, &good)].concat(), nest(6, &[])];
+        let malformed = vec![
+            nest(4, &bad),
+            [nest(3, &bad), nest(3, &good)].concat(),
+            nest(7, &[]),
+            [tag(2, 3), good.clone()].concat(),
+            [nest(3, &good), tag(2, 4)].concat(),
+        ];
+        let all: Vec<Vec<u8>> = well_formed.iter().chain(&malformed).cloned().collect();
+        convert_all(&p, &all, &format!("delimited messages cut at {max_recursion}"));
+        let mut k = p.compiled.builder();
+        for r in &well_formed {
+            k.append(r).unwrap();
+        }
+        for r in &malformed {
+            assert!(k.append(r).is_err(), "[{}]", hex(r));
+        }
+        assert_eq!(k.stats().tree_records, 0, "well-formed cut groups stay the code's");
+    }
 }

@@ -9,10 +9,11 @@
 //! fields (numbers, and where strings and bytes lie). The elements of a list of messages
 //! (or a map's entries) are rows of a row space of their own, which grows as they come.
 //!
-//! The code handles the shapes records usually have, and **declines** the rest: an
-//! unknown group, a closed enum's undeclared value, a `string` that is not UTF-8, a known
-//! number with another wire type inside a packed run's end, and anything malformed. A declined record leaves the
-//! buffers as they were; the caller reads it some other way (the tree), which also says
+//! The code handles the shapes records usually have, and **declines** the rest: a
+//! closed enum's undeclared value, a `string` that is not UTF-8, a known number with
+//! another wire type inside a packed run's end, and anything malformed (unknown groups
+//! are walked to their end tags by a helper, as the tree skips them). A declined record
+//! leaves the buffers as they were; the caller reads it some other way (the tree), which also says
 //! what is wrong with it. So the compiled code needs no error paths of its own, and its
 //! semantics are checked against the tree's on every record it accepts.
 //!
@@ -33,6 +34,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
+use protojit_arena::wire::{skip_value, SGROUP};
 use protojit_arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
 
 use crate::compile::{new_module, JitError};
@@ -45,6 +47,11 @@ use crate::reads::{input, WireReads};
 pub struct ColumnPlan {
     /// The messages, the root first.
     pub messages: Vec<PlanMessage>,
+    /// The depth limit the records are read under (the decoder's
+    /// [`max_depth`](protojit_arena::DecodeOptions::max_depth)): a group the code skips
+    /// (unknown, or a [`PlanCell::Spans`] group) counts toward it as in the tree, so with 0
+    /// every such group declines its record.
+    pub max_depth: u32,
 }
 
 impl ColumnPlan {
@@ -94,11 +101,13 @@ pub enum PlanCell {
     /// `messages[index]`'s columns, a row space of their own (growing as elements come);
     /// the column's cell at a row is where that row's elements end.
     Messages(usize),
-    /// A message, map or `string` field the caller reads another way (a field without a
-    /// column, which it must still check as the tree would): where each occurrence lies in
-    /// the record, as [`PlanCell::BytesList`]'s items (a singular field met twice has two);
-    /// a `string`'s checked for UTF-8 by the code, a message's unread. A oneof member
-    /// clears the others as any member does.
+    /// A message, group, map or `string` field the caller reads another way (a field
+    /// without a column, which it must still check as the tree would): where each
+    /// occurrence lies in the record, as [`PlanCell::BytesList`]'s items (a singular field
+    /// met twice has two); a `string`'s checked for UTF-8 by the code, a message's unread;
+    /// a group's from after its start tag to after its end tag, found by walking its tags
+    /// (nested groups counted toward [`ColumnPlan::max_depth`]), its fields unread. A
+    /// oneof member clears the others as any member does.
     Spans,
 }
 
@@ -171,6 +180,28 @@ unsafe extern "C" fn pa_utf8(p: *const u8, end: *const u8) -> u64 {
     // SAFETY: the caller passes a range of the record it reads.
     let text = unsafe { std::slice::from_raw_parts(p, end.offset_from(p) as usize) };
     std::str::from_utf8(text).is_ok() as u64
+}
+
+/// Skips a group whose start tag (field `number`) ended at `p`, in a message at nesting
+/// depth `depth` of records read under `max_depth`, as the tree skips an unknown group
+/// (`wire::skip_value`): the position after its end tag, or null when it is malformed (the
+/// record is declined). Called by compiled code. Never panics.
+///
+/// # Safety
+/// `p..end` is readable (`p <= end`).
+unsafe extern "C" fn pa_skip_group(p: *const u8, end: *const u8, number: u64, depth: u64, max_depth: u64) -> *const u8 {
+    // SAFETY: the caller passes the rest of the input it reads.
+    let rest = unsafe { std::slice::from_raw_parts(p, end.offset_from(p) as usize) };
+    let (Ok(number), Ok(depth), Ok(max_depth)) =
+        (u32::try_from(number), u32::try_from(depth), u32::try_from(max_depth))
+    else {
+        return std::ptr::null();
+    };
+    match skip_value(rest, 0, 0, rest.len(), number, SGROUP, depth, max_depth) {
+        // SAFETY: `after <= rest.len()`: within the input.
+        Ok(after) => unsafe { p.add(after) },
+        Err(_) => std::ptr::null(),
+    }
 }
 
 /// The most rows a space holds (its cells' offsets and ends are 32-bit); more declines.
@@ -440,9 +471,10 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 const MAX_PLAN_MESSAGES: usize = 256;
 
 impl Appender {
-    /// Compiles `plan` over `layouts`, or says why it cannot be (fields of shapes the
-    /// appenders do not read: groups, maps, closed enums whose values are not consecutive,
-    /// a oneof of which some message or closed-enum members are not in the plan).
+    /// Compiles `plan` over `layouts`, or says why it cannot be: a plan that is not a tree
+    /// of the layouts' fields, a cell that does not fit its field's kind, more than 256
+    /// messages, a closed enum of more than 1024 values, a oneof of which some message or
+    /// closed-enum member is not in the plan.
     pub fn compile(layouts: &Layouts, plan: &ColumnPlan, options: &CompileOptions) -> Result<Appender, PlanError> {
         let started = std::time::Instant::now();
         let shape = check_plan(layouts, plan)?;
@@ -487,6 +519,13 @@ impl Appender {
                 s.returns.push(AbiParam::new(types::I64));
                 b.import_signature(s)
             };
+            let skip_group_sig = {
+                let mut s = Signature::new(frontend.default_call_conv);
+                s.params.extend([AbiParam::new(ptr), AbiParam::new(ptr)]);
+                s.params.extend([AbiParam::new(types::I64), AbiParam::new(types::I64), AbiParam::new(types::I64)]);
+                s.returns.push(AbiParam::new(ptr));
+                b.import_signature(s)
+            };
             let t = Lower {
                 b: &mut b,
                 ptr,
@@ -497,6 +536,9 @@ impl Appender {
                 reads,
                 grow_sig,
                 utf8_sig,
+                skip_group_sig,
+                depth: shape.depth_of_message[i],
+                max_depth: plan.max_depth,
                 space_of_message: &shape.space_of_message,
                 group_of_message: &shape.group_of_message,
                 group: shape.group_of_message[i],
@@ -675,6 +717,8 @@ struct Shape {
     /// Per message: the field number of the group it is read as (it ends at that group's
     /// end tag), or `None` for a length-delimited message.
     group_of_message: Vec<Option<u32>>,
+    /// Per message: its nesting depth, as the tree counts it (0: the record).
+    depth_of_message: Vec<u32>,
     spaces: usize,
 }
 
@@ -694,6 +738,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
     let mut space_of_message: Vec<Option<u32>> = vec![None; plan.messages.len()];
     space_of_message[0] = Some(0);
     let mut group_of_message: Vec<Option<u32>> = vec![None; plan.messages.len()];
+    let mut depth_of_message = vec![0u32; plan.messages.len()];
     let mut spaces = 1;
     for (i, m) in plan.messages.iter().enumerate() {
         if m.layout.index() >= layouts.len() {
@@ -746,7 +791,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                         || slot.repetition == Repetition::Map && slot.kind == FieldKind::Message)
                         && child(j)
                 }
-                PlanCell::Spans => matches!(slot.kind, FieldKind::Message | FieldKind::String),
+                PlanCell::Spans => matches!(slot.kind, FieldKind::Message | FieldKind::Group | FieldKind::String),
             };
             if !ok {
                 return no(format!("{field} cannot be read as {:?}", f.cell));
@@ -758,6 +803,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
                 if slot.kind == FieldKind::Group {
                     group_of_message[j] = Some(slot.number);
                 }
+                depth_of_message[j] = depth_of_message[i] + 1;
                 space_of_message[j] = Some(match f.cell {
                     PlanCell::Messages(_) => {
                         spaces += 1;
@@ -775,7 +821,7 @@ fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, PlanError> 
         }
     }
     let space_of_message = space_of_message.into_iter().map(|s| s.unwrap_or(0)).collect();
-    Ok(Shape { kinds, space_of_col, space_of_message, group_of_message, spaces })
+    Ok(Shape { kinds, space_of_col, space_of_message, group_of_message, depth_of_message, spaces })
 }
 
 fn buffers() -> MemFlagsData {
@@ -787,8 +833,8 @@ fn buffers() -> MemFlagsData {
 /// table over one-byte tags' field numbers, a `Switch` over longer tags); a label reads
 /// the value, writes the cell, then *threads*: compares the next byte with the tag
 /// expected next and jumps straight to its label, or on a miss to the table. Tags the
-/// plan does not read are skipped by their wire type (groups and wire types 4, 6, 7
-/// decline).
+/// plan does not read are skipped by their wire type (groups to their end tags; wire
+/// types 4, 6, 7 decline).
 struct Lower<'a, 'b, 'f> {
     b: &'f mut FunctionBuilder<'b>,
     ptr: cranelift_codegen::ir::Type,
@@ -800,6 +846,11 @@ struct Lower<'a, 'b, 'f> {
     reads: WireReads,
     grow_sig: SigRef,
     utf8_sig: SigRef,
+    skip_group_sig: SigRef,
+    /// The message's nesting depth (0: the record) and the plan's depth limit, which the
+    /// groups it skips count toward.
+    depth: u32,
+    max_depth: u32,
     /// The row space of each message of the plan.
     space_of_message: &'a [u32],
     group_of_message: &'a [Option<u32>],
@@ -1318,6 +1369,17 @@ impl Lower<'_, '_, '_> {
                 let after = self.child_end(j, r, stop, env);
                 self.thread(k, after, env);
             }
+            PlanCell::Spans if kind == FieldKind::Group => {
+                let number = self.b.ins().iconst(types::I64, slot.number as i64);
+                let after = self.skip_group(number, q, env);
+                let origin = self.b.ins().load(self.ptr, buffers(), env.ctx, CTX_START);
+                let offset = self.b.ins().isub(q, origin);
+                let len = self.b.ins().isub(after, q);
+                let len = self.b.ins().ishl_imm_u(len, 32);
+                let cell = self.b.ins().bor(offset, len);
+                self.push(k, cell, env);
+                self.thread(k, after, env);
+            }
             PlanCell::BytesList | PlanCell::Spans => {
                 let (cell, stop) = self.text(kind, q, env);
                 self.push(k, cell, env);
@@ -1433,8 +1495,22 @@ impl Lower<'_, '_, '_> {
         self.b.switch_to_block(done);
     }
 
-    /// Skips a field the plan does not read (tag `tag`, value at `q`) by its wire type;
-    /// groups and wire types 4, 6 and 7 decline.
+    /// The position after the group (field `number`) whose start tag ended at `q`, past
+    /// its end tag, as `pa_skip_group` finds it; a malformed one declines.
+    fn skip_group(&mut self, number: Value, q: Value, env: Env) -> Value {
+        let f = self.b.ins().iconst(self.ptr, pa_skip_group as *const () as usize as i64);
+        let depth = self.b.ins().iconst(types::I64, self.depth as i64);
+        let max_depth = self.b.ins().iconst(types::I64, self.max_depth as i64);
+        let call = self.b.ins().call_indirect(self.skip_group_sig, f, &[q, env.end, number, depth, max_depth]);
+        let after = self.b.inst_results(call)[0];
+        let ok = self.b.create_block();
+        self.b.ins().brif(after, ok, &[], env.decline, &[]);
+        self.b.switch_to_block(ok);
+        after
+    }
+
+    /// Skips a field the plan does not read (tag `tag`, value at `q`) by its wire type, a
+    /// group to its end tag (`skip_group`); wire types 4, 6 and 7 decline.
     fn skip(&mut self, tag: Value, q: Value, env: Env) {
         // Field number 0 is malformed.
         let number = self.b.ins().ushr_imm_u(tag, 3);
@@ -1448,11 +1524,17 @@ impl Lower<'_, '_, '_> {
         let fixed64 = self.b.create_block();
         let len = self.b.create_block();
         let fixed32 = self.b.create_block();
+        let group = self.b.create_block();
+        self.b.set_cold_block(group);
         switch.set_entry(0, varint);
         switch.set_entry(1, fixed64);
         switch.set_entry(2, len);
+        switch.set_entry(3, group);
         switch.set_entry(5, fixed32);
         switch.emit(self.b, wt, env.decline);
+        self.b.switch_to_block(group);
+        let after = self.skip_group(number, q, env);
+        self.b.ins().jump(env.next, &[BlockArg::Value(after)]);
         self.b.switch_to_block(varint);
         let (_, next) = self.varint(q, env.end, env);
         self.b.ins().jump(env.next, &[BlockArg::Value(next)]);
