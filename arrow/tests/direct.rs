@@ -849,7 +849,8 @@ fn rows_converted_while_the_appenders_compile_take_the_chunked_path() {
 /// A random schema's source: messages `g.M0..M2` (which may name each other, so recursion
 /// cuts come up), proto2 or proto3, with fields of every scalar kind, an enum (proto2: closed,
 /// with gaps), singular, optional, repeated, maps of scalar and message values, oneofs,
-/// timestamps and wrappers, at short and long field numbers.
+/// timestamps and wrappers, at short and long field numbers; in proto2, groups and
+/// extensions of every kind.
 fn generated_schema(rng: &mut common::Rng) -> String {
     let proto2 = rng.below(2) == 0;
     let scalars = [
@@ -896,7 +897,26 @@ fn generated_schema(rng: &mut common::Rng) -> String {
         if !oneof.is_empty() {
             src += &format!("  oneof pick {{\n{}  }}\n", oneof.concat());
         }
+        if proto2 && rng.below(2) == 0 {
+            // A group (which may hold a message that recurses, cut with it).
+            let label = if rng.below(2) == 0 { "optional" } else { "repeated" };
+            let inner = format!("optional int32 a = 1; optional string s = 2; optional M{} m = 3;", rng.below(3));
+            src += &format!("  {label} group G{m} = {} {{ {inner} }}\n", next(rng));
+        }
+        if proto2 {
+            src += "  extensions 20000 to 20010;\n";
+        }
         src += "}\n";
+    }
+    if proto2 {
+        // Extensions, which have no columns but which the tree decodes (and checks).
+        let m = rng.below(3);
+        src += &format!(
+            "extend M{m} {{\n  optional string e1 = 20000;\n  repeated sint32 e2 = 20001 [packed = true];\n  \
+             optional M{} e3 = 20002;\n  optional group X{m} = 20003 {{ optional string u = 1; }}\n  \
+             repeated fixed64 e4 = 20004;\n}}\n",
+            rng.below(3)
+        );
     }
     src
 }
