@@ -755,12 +755,20 @@ fn fixed_run<'a, S: MessageSink<'a>, const W: usize, const C: u8>(
 }
 
 /// Reads a varint at `buf[pos]` as [`read_varint`] does (same values, same errors): one
-/// byte inline, then the 8-byte SWAR read where 8 bytes remain, then the byte loop.
+/// and two bytes inline, then the 8-byte SWAR read where 8 bytes remain, then the byte
+/// loop. (Two bytes inline: the short packed runs of map tiles are mostly one- and
+/// two-byte varints, and their last elements lie within 8 bytes of the run's end, where
+/// the SWAR read cannot go.)
 #[inline(always)]
 fn fast_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> {
     if let Some(&b) = buf.get(pos) {
         if b < 0x80 {
             return Ok((u64::from(b), pos + 1));
+        }
+        if let Some(&c) = buf.get(pos + 1) {
+            if c < 0x80 {
+                return Ok((u64::from(b & 0x7f) | u64::from(c) << 7, pos + 2));
+            }
         }
     }
     match wire::varint_word(buf, pos) {
