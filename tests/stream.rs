@@ -536,3 +536,92 @@ fn closed_enums_pass_over_undeclared_values_in_both_walks() {
     }
     assert_eq!(want, (Ok(ControlFlow::Continue(())), expected));
 }
+
+/// Which of a visitor's string callbacks a value reached, by field name.
+#[derive(Default)]
+struct Strings {
+    raw: bool,
+    seen: Vec<String>,
+}
+
+macro_rules! string_callbacks {
+    ($visitor:ident, $ret:ty, $ok:expr) => {
+        fn string(&mut self, f: FieldInfo<'a>, v: &'a str) -> $ret {
+            self.seen.push(format!("string {}={v}", f.name()));
+            $ok
+        }
+        fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> $ret {
+            self.seen.push(format!("bytes {}={v:?}", f.name()));
+            $ok
+        }
+        fn unchecked_string(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> $ret {
+            if !self.raw {
+                // The default: text when it is text.
+                return match std::str::from_utf8(v) {
+                    Ok(s) => $visitor::string(self, f, s),
+                    Err(_) => $visitor::bytes(self, f, v),
+                };
+            }
+            self.seen.push(format!("unchecked {}={v:?}", f.name()));
+            $ok
+        }
+    };
+}
+
+impl<'a> StreamVisitor<'a> for Strings {
+    string_callbacks!(StreamVisitor, ControlFlow<()>, ControlFlow::Continue(()));
+}
+
+impl<'a> Visitor<'a> for Strings {
+    string_callbacks!(Visitor, (), ());
+}
+
+/// A proto2 `string` is not checked for UTF-8 (its features say NONE): both visitors hand
+/// it to `unchecked_string` as bytes, whose default is `string` for text and `bytes` for
+/// the rest; a proto3 `string` is checked, and goes to `string`. In both walks.
+#[test]
+fn unchecked_strings_reach_the_visitors_as_bytes() {
+    let schema = Schema::from_proto_source(
+        "s.proto",
+        "syntax = \"proto2\"; message P { optional string a = 1; repeated string b = 2; optional bytes c = 3; }",
+    )
+    .unwrap();
+    let bytes = [&[0x0a, 2, b'o', b'k', 0x12, 1, 0xff, 0x12, 1, b'x', 0x1a, 1, 0xfe][..]].concat();
+    let [interp, jit] = both_walks(&schema, "P", EngineOptions::default());
+    for raw in [false, true] {
+        let want = if raw {
+            ["unchecked a=[111, 107]", "unchecked b=[255]", "unchecked b=[120]", "bytes c=[254]"]
+        } else {
+            ["string a=ok", "bytes b=[255]", "string b=x", "bytes c=[254]"]
+        };
+        let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        for d in [&interp, &jit] {
+            let (r, seen) = calls(d, &bytes, Strings { raw, seen: Vec::new() }, |s| s.seen);
+            assert_eq!((r.unwrap(), seen), (ControlFlow::Continue(()), want.clone()));
+            let arena = Arena::new();
+            let msg = d.decode(&bytes, &arena).unwrap();
+            let mut tree = Strings { raw, seen: Vec::new() };
+            msg.visit(&mut tree);
+            assert_eq!(tree.seen, want, "the tree visitor");
+        }
+    }
+    // Checked strings (proto3) go to `string`.
+    let schema = Schema::from_proto_source(
+        "s3.proto",
+        "syntax = \"proto3\"; message Q { string a = 1; repeated string b = 2; }",
+    )
+    .unwrap();
+    let bytes = [0x0a, 2, b'o', b'k', 0x12, 1, b'x'];
+    let [interp, jit] = both_walks(&schema, "Q", EngineOptions::default());
+    for d in [&interp, &jit] {
+        let (r, seen) = calls(d, &bytes, Strings { raw: true, seen: Vec::new() }, |s| s.seen);
+        assert_eq!(
+            (r.unwrap(), seen),
+            (ControlFlow::Continue(()), vec!["string a=ok".to_owned(), "string b=x".to_owned()])
+        );
+        let arena = Arena::new();
+        let mut tree = Strings { raw: true, seen: Vec::new() };
+        d.decode(&bytes, &arena).unwrap().visit(&mut tree);
+        assert_eq!(tree.seen, ["string a=ok", "string b=x"]);
+    }
+}

@@ -550,6 +550,14 @@ impl<'a> BlockRef<'a> {
         self.utf8_checked && validate_utf8
     }
 
+    /// Whether the decoder checked the text of `string` slot `si` (every element of a
+    /// repeated one) for UTF-8: [`get_str`](Self::get_str) then reads it without another
+    /// check; else the bytes are as the wire had them. Panics if `si` is out of range.
+    #[inline]
+    pub fn text_checked(&self, si: SlotIndex) -> bool {
+        self.utf8_checked(self.layout.slot(si).validate_utf8)
+    }
+
     /// The text of a singular `string` (or `bytes`) field, as [`get_bytes`](Self::get_bytes)
     /// reads it: `Ok` if it is UTF-8 (not checked again where the decoder checked it),
     /// else `Err` with the bytes. Panics if the slot is not a string or bytes field.

@@ -73,6 +73,17 @@ pub trait StreamVisitor<'a> {
     fn bytes(&mut self, field: FieldInfo<'a>, v: &'a [u8]) -> ControlFlow<()> {
         ControlFlow::Continue(())
     }
+    /// A `string` the decode options leave unchecked (a field whose features say
+    /// `utf8_validation = NONE`, as every proto2 string's do, under the default
+    /// [`Utf8Check`](protojit_arena::Utf8Check); every string under `Off`): its bytes as the
+    /// wire has them. By default [`string`](Self::string) when they are UTF-8, else
+    /// [`bytes`](Self::bytes); override it to take the bytes without that check.
+    fn unchecked_string(&mut self, field: FieldInfo<'a>, v: &'a [u8]) -> ControlFlow<()> {
+        match std::str::from_utf8(v) {
+            Ok(s) => self.string(field, s),
+            Err(_) => self.bytes(field, v),
+        }
+    }
     /// An enum value.
     fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) -> ControlFlow<()> {
         ControlFlow::Continue(())
@@ -191,11 +202,8 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for VisitorSink<'a, '_, V> {
             },
             // Checked by the walk.
             WireValue::Str(s) => self.visitor.string(field, s),
-            // A string the decode options leave unchecked: text if it is text.
-            WireValue::Bytes(b) if field.kind() == FieldKind::String => match std::str::from_utf8(b) {
-                Ok(s) => self.visitor.string(field, s),
-                Err(_) => self.visitor.bytes(field, b),
-            },
+            // A string the decode options leave unchecked.
+            WireValue::Bytes(b) if field.kind() == FieldKind::String => self.visitor.unchecked_string(field, b),
             WireValue::Bytes(b) => self.visitor.bytes(field, b),
         }
     }

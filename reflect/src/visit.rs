@@ -131,6 +131,17 @@ pub trait Visitor<'a> {
     fn string(&mut self, field: FieldInfo<'a>, v: &'a str) {}
     /// A `bytes` (or a `string` that is not UTF-8).
     fn bytes(&mut self, field: FieldInfo<'a>, v: &'a [u8]) {}
+    /// A `string` the decoder left unchecked (a field whose features say
+    /// `utf8_validation = NONE`, as every proto2 string's do, under the default
+    /// [`Utf8Check`](protojit_arena::Utf8Check); every string under `Off`): its bytes as
+    /// stored. By default [`string`](Self::string) when they are UTF-8, else
+    /// [`bytes`](Self::bytes); override it to take the bytes without that check.
+    fn unchecked_string(&mut self, field: FieldInfo<'a>, v: &'a [u8]) {
+        match std::str::from_utf8(v) {
+            Ok(s) => self.string(field, s),
+            Err(_) => self.bytes(field, v),
+        }
+    }
     /// An enum value.
     fn enum_value(&mut self, field: FieldInfo<'a>, v: EnumValue<'a>) {}
     /// A message or group (singular, an element, or a map entry); return whether to walk it.
@@ -288,6 +299,12 @@ impl<'a> MessageRef<'a> {
                                 visitor.enum_value(f, EnumValue::new(v, self.enum_type(si)));
                             }
                         }
+                        FieldKind::String if !block.text_checked(si) => {
+                            let b = block.get_bytes(si);
+                            if explicit || !b.is_empty() {
+                                visitor.unchecked_string(f, b);
+                            }
+                        }
                         FieldKind::String => match block.get_str(si) {
                             Ok(s) if explicit || !s.is_empty() => visitor.string(f, s),
                             Err(b) if explicit || !b.is_empty() => visitor.bytes(f, b),
@@ -319,6 +336,11 @@ impl<'a> MessageRef<'a> {
                         FieldKind::Float => visitor.f32s(f, block.vec_slice(si)),
                         FieldKind::Double => visitor.f64s(f, block.vec_slice(si)),
                         FieldKind::Enum => visitor.enums(f, block.vec_slice(si), self.enum_type(si)),
+                        FieldKind::String if !block.text_checked(si) => {
+                            for b in block.vec_strs(si) {
+                                visitor.unchecked_string(f, b);
+                            }
+                        }
                         FieldKind::String => {
                             for t in block.vec_strs(si).texts() {
                                 match t {

@@ -106,6 +106,12 @@ impl<'a> StreamVisitor<'a> for StreamSum {
     fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> ControlFlow<()> {
         self.add(f, bytes_val(v))
     }
+    // Unchecked strings (proto2's) summed as bytes, without a UTF-8 check: the work the
+    // C++ arm does (protozero reads a string as a `data_view`).
+    #[inline]
+    fn unchecked_string(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> ControlFlow<()> {
+        self.add(f, bytes_val(v))
+    }
     #[inline]
     fn enum_value(&mut self, f: FieldInfo<'a>, v: EnumValue<'a>) -> ControlFlow<()> {
         self.add(f, v.number as i64 as u64)
@@ -178,6 +184,10 @@ impl<'a> Visitor<'a> for TreeSum {
         self.add(f, bytes_val(v.as_bytes()))
     }
     fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) {
+        self.add(f, bytes_val(v))
+    }
+    // As `StreamSum`'s: no UTF-8 check the other arms do not make.
+    fn unchecked_string(&mut self, f: FieldInfo<'a>, v: &'a [u8]) {
         self.add(f, bytes_val(v))
     }
     fn enum_value(&mut self, f: FieldInfo<'a>, v: EnumValue<'a>) {
