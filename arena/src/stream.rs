@@ -575,14 +575,12 @@ impl<'a> Walk<'a> {
         start: usize,
     ) -> Result<usize, Halt> {
         let stop = data.len();
-        const B: u8 = RunKind::Bool as u8;
         const I32: u8 = RunKind::I32 as u8;
         const I64: u8 = RunKind::I64 as u8;
         const U32: u8 = RunKind::U32 as u8;
         const U64: u8 = RunKind::U64 as u8;
         const F32: u8 = RunKind::F32 as u8;
         const F64: u8 = RunKind::F64 as u8;
-        const E: u8 = RunKind::Enum as u8;
         match slot.kind {
             FieldKind::Fixed32 => {
                 fixed_run::<_, 4, U32>(sink, cx, si, data, start, |b| WireValue::U32(u32::from_le_bytes(b)))?
@@ -626,16 +624,7 @@ impl<'a> Walk<'a> {
                         flow
                     }};
                 }
-                let flow = match slot.kind {
-                    FieldKind::Int32 => run!(I32, |v: u64| WireValue::I32(v as i32)),
-                    FieldKind::Int64 => run!(I64, |v: u64| WireValue::I64(v as i64)),
-                    FieldKind::Uint32 => run!(U32, |v: u64| WireValue::U32(v as u32)),
-                    FieldKind::Sint32 => run!(I32, |v: u64| WireValue::I32(zigzag32(v as u32))),
-                    FieldKind::Sint64 => run!(I64, |v: u64| WireValue::I64(zigzag64(v))),
-                    FieldKind::Bool => run!(B, |v: u64| WireValue::Bool(v != 0)),
-                    FieldKind::Enum => run!(E, |v: u64| WireValue::Enum(v as i32)),
-                    _ => run!(U64, |v: u64| WireValue::U64(v)),
-                };
+                let flow = varint_kinds!(slot.kind, run);
                 if let Some(e) = state.error {
                     return Err(e.into());
                 }
@@ -706,27 +695,12 @@ fn decoded_run<'a, S: MessageSink<'a>>(
         Ok(()) => {
             // SAFETY: `decode_run` initialised the first `n <= most` values.
             unsafe { values.set_len(n) };
-            const B: u8 = RunKind::Bool as u8;
-            const I32: u8 = RunKind::I32 as u8;
-            const I64: u8 = RunKind::I64 as u8;
-            const U32: u8 = RunKind::U32 as u8;
-            const U64: u8 = RunKind::U64 as u8;
-            const E: u8 = RunKind::Enum as u8;
             macro_rules! hand {
                 ($k:expr, $convert:expr) => {
                     sink.packed(cx, si, DecodedRun::<_, $k> { values: values.iter(), convert: $convert })
                 };
             }
-            Some(match kind {
-                FieldKind::Int32 => hand!(I32, |v: u64| WireValue::I32(v as i32)),
-                FieldKind::Int64 => hand!(I64, |v: u64| WireValue::I64(v as i64)),
-                FieldKind::Uint32 => hand!(U32, |v: u64| WireValue::U32(v as u32)),
-                FieldKind::Sint32 => hand!(I32, |v: u64| WireValue::I32(zigzag32(v as u32))),
-                FieldKind::Sint64 => hand!(I64, |v: u64| WireValue::I64(zigzag64(v))),
-                FieldKind::Bool => hand!(B, |v: u64| WireValue::Bool(v != 0)),
-                FieldKind::Enum => hand!(E, |v: u64| WireValue::Enum(v as i32)),
-                _ => hand!(U64, |v: u64| WireValue::U64(v)),
-            })
+            Some(varint_kinds!(kind, hand))
         }
         Err(_) => None,
     };
@@ -753,6 +727,25 @@ fn fixed_run<'a, S: MessageSink<'a>, const W: usize, const C: u8>(
     }
     Ok(())
 }
+
+/// `$go!(K, convert)` for the varint field kind `$kind`: its [`RunKind`]'s code and the
+/// conversion of a varint's bits to its [`WireValue`] (the one table of both packed varint
+/// walks, lazy and decoded whole; a kind not listed reads as `uint64`).
+macro_rules! varint_kinds {
+    ($kind:expr, $go:ident) => {
+        match $kind {
+            FieldKind::Int32 => $go!({ RunKind::I32 as u8 }, |v: u64| WireValue::I32(v as i32)),
+            FieldKind::Int64 => $go!({ RunKind::I64 as u8 }, |v: u64| WireValue::I64(v as i64)),
+            FieldKind::Uint32 => $go!({ RunKind::U32 as u8 }, |v: u64| WireValue::U32(v as u32)),
+            FieldKind::Sint32 => $go!({ RunKind::I32 as u8 }, |v: u64| WireValue::I32(zigzag32(v as u32))),
+            FieldKind::Sint64 => $go!({ RunKind::I64 as u8 }, |v: u64| WireValue::I64(zigzag64(v))),
+            FieldKind::Bool => $go!({ RunKind::Bool as u8 }, |v: u64| WireValue::Bool(v != 0)),
+            FieldKind::Enum => $go!({ RunKind::Enum as u8 }, |v: u64| WireValue::Enum(v as i32)),
+            _ => $go!({ RunKind::U64 as u8 }, |v: u64| WireValue::U64(v)),
+        }
+    };
+}
+use varint_kinds;
 
 /// Reads a varint at `buf[pos]` as [`read_varint`] does (same values, same errors): one
 /// and two bytes inline, then the 8-byte SWAR read where 8 bytes remain, then the byte
