@@ -35,7 +35,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 use protojit_arena::wire::{skip_value, SGROUP};
-use protojit_arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
+use protojit_arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, MAX_DEPTH_LIMIT, NO_INDEX};
 
 use crate::compile::{new_module, JitError};
 use crate::options::CompileOptions;
@@ -50,7 +50,8 @@ pub struct ColumnPlan {
     /// The depth limit the records are read under (the decoder's
     /// [`max_depth`](protojit_arena::DecodeOptions::max_depth)): a group the code skips
     /// (unknown, or a [`PlanCell::Spans`] group) counts toward it as in the tree, so with 0
-    /// every such group declines its record.
+    /// every such group declines its record (above
+    /// [`MAX_DEPTH_LIMIT`](protojit_arena::MAX_DEPTH_LIMIT), as that).
     pub max_depth: u32,
 }
 
@@ -197,6 +198,8 @@ unsafe extern "C" fn pa_skip_group(p: *const u8, end: *const u8, number: u64, de
     else {
         return std::ptr::null();
     };
+    // The decoders' own ceiling: a plan's limit past it must not recurse deeper (the stack).
+    let max_depth = max_depth.min(MAX_DEPTH_LIMIT);
     match skip_value(rest, 0, 0, rest.len(), number, SGROUP, depth, max_depth) {
         // SAFETY: `after <= rest.len()`: within the input.
         Ok(after) => unsafe { p.add(after) },
