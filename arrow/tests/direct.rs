@@ -713,16 +713,23 @@ fn compiled_appenders_check_messages_cut_at_max_recursion_as_the_tree_does() {
         nest(2, 7, &[]),
         nest(3, 7, &good),
     ];
-    let all: Vec<Vec<u8>> = well_formed.iter().chain(&malformed).cloned().collect();
-    convert_all(&p, &all, "messages cut at max_recursion");
+    good_and_bad_alike(&p, &well_formed, &malformed, "messages cut at max_recursion");
+}
+
+/// `good` and `bad` records through every path alike (`convert_all`); then through the
+/// compiled appenders, every good one read by the code (none handed to the tree) and every
+/// bad one failing.
+fn good_and_bad_alike(p: &Paths, good: &[Vec<u8>], bad: &[Vec<u8>], what: &str) {
+    let all: Vec<Vec<u8>> = good.iter().chain(bad).cloned().collect();
+    convert_all(p, &all, what);
     let mut k = p.compiled.builder();
-    for r in &well_formed {
-        k.append(r).unwrap();
+    for (i, r) in good.iter().enumerate() {
+        k.append(r).unwrap_or_else(|e| panic!("{what}: good record {i}: {e}"));
     }
-    for r in &malformed {
-        assert!(k.append(r).is_err(), "[{}]", hex(r));
+    assert_eq!(k.stats().tree_records, 0, "{what}: well-formed records stay the code's");
+    for (i, r) in bad.iter().enumerate() {
+        assert!(k.append(r).is_err(), "{what}: bad record {i} [{}]", hex(r));
     }
-    assert_eq!(k.stats().tree_records, 0, "well-formed cut messages stay the code's");
 }
 
 /// Closed enums whose declared values have gaps (and an alias): an undeclared value is an
@@ -1069,22 +1076,13 @@ fn compiled_appenders_read_past_extensions_and_groups_as_the_tree_does() {
         group_field(2, &(0..6).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner))),
         group_field(103, &(0..6).rev().fold(Vec::new(), |inner, n| group_field(70 + n, &inner))),
     ];
-    let all: Vec<Vec<u8>> = good.iter().chain(&bad).cloned().collect();
     let decode = ArrowOptions::default().decode;
     let decode = EngineOptions { decode: decode.decode.with_max_depth(6), ..decode };
     for select in [None, Some(vec!["id".to_owned()]), Some(vec!["r".to_owned()])] {
         let options = ArrowOptions { decode, select, ..ArrowOptions::default() };
         let p = paths(&schema, "cx.Row", &options);
         assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
-        convert_all(&p, &all, &format!("extensions and groups, {:?}", options.select));
-        let mut k = p.compiled.builder();
-        for (i, r) in good.iter().enumerate() {
-            k.append(r).unwrap_or_else(|e| panic!("good record {i}: {e}"));
-        }
-        assert_eq!(k.stats().tree_records, 0, "extensions and groups stay the code's");
-        for (i, r) in bad.iter().enumerate() {
-            assert!(k.append(r).is_err(), "bad record {i} [{}]", hex(r));
-        }
+        good_and_bad_alike(&p, &good, &bad, &format!("extensions and groups, {:?}", options.select));
     }
 }
 
@@ -1108,15 +1106,6 @@ fn compiled_appenders_check_delimited_messages_cut_at_max_recursion_as_the_tree_
             [tag(2, 3), good.clone()].concat(),
             [nest(3, &good), tag(2, 4)].concat(),
         ];
-        let all: Vec<Vec<u8>> = well_formed.iter().chain(&malformed).cloned().collect();
-        convert_all(&p, &all, &format!("delimited messages cut at {max_recursion}"));
-        let mut k = p.compiled.builder();
-        for r in &well_formed {
-            k.append(r).unwrap();
-        }
-        for r in &malformed {
-            assert!(k.append(r).is_err(), "[{}]", hex(r));
-        }
-        assert_eq!(k.stats().tree_records, 0, "well-formed cut groups stay the code's");
+        good_and_bad_alike(&p, &well_formed, &malformed, &format!("delimited messages cut at {max_recursion}"));
     }
 }
