@@ -28,8 +28,13 @@ for t in "${tests[@]}"; do args+=(--test "$t"); done
 package=${VALGRIND_PACKAGE:-protojit}
 filter=()
 [ -z "${VALGRIND_FILTER:-}" ] || filter=("$VALGRIND_FILTER")
-mapfile -t bins < <(cargo test -p "$package" "${args[@]}" --no-run --message-format=json 2>/dev/null |
-    jq -r 'select(.reason == "compiler-artifact" and .executable != null and .target.kind == ["test"]) | .executable')
+# Built as the README's test command builds them (`--workspace --all-features`), so a run after
+# `cargo test --workspace --all-features` compiles nothing: `-p` alone would select other
+# features and rebuild the workspace's crates (minutes in CI). A test target's name can occur
+# in several packages (`stream`), so the package is matched too.
+mapfile -t bins < <(cargo test --workspace --all-features "${args[@]}" --no-run --message-format=json 2>/dev/null |
+    jq -r --arg pkg "$package" 'select(.reason == "compiler-artifact" and .executable != null and .target.kind == ["test"]
+        and (.package_id | test("#" + $pkg + "@"))) | .executable')
 [ ${#bins[@]} -eq "${#tests[@]}" ] || { echo "expected ${#tests[@]} test executables, got: ${bins[*]}" >&2; exit 2; }
 
 status=0

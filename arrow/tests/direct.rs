@@ -108,6 +108,31 @@ fn options_grid() -> Vec<ArrowOptions> {
     out
 }
 
+/// Which conversions of a grid test run: all of them, or under `PROTOJIT_CONVERSIONS=N` (the
+/// valgrind subset sets it: compiling a converter under valgrind takes seconds) about `N` of
+/// the `total`, spread so that each schema keeps different option sets (conversion `option`
+/// of schema `schema` runs when their sum is a multiple of the stride).
+struct Sample {
+    stride: usize,
+}
+
+impl Sample {
+    fn of(total: usize) -> Sample {
+        let stride = match std::env::var("PROTOJIT_CONVERSIONS") {
+            Ok(v) => {
+                let n: usize = v.parse().unwrap_or_else(|_| panic!("PROTOJIT_CONVERSIONS={v} is not a count"));
+                total.div_ceil(n.max(1))
+            }
+            Err(_) => 1,
+        };
+        Sample { stride: stride.max(1) }
+    }
+
+    fn keeps(&self, schema: usize, option: usize) -> bool {
+        (schema + option) % self.stride == 0
+    }
+}
+
 /// Random records, and concatenations of two or three of them: protobuf merges those
 /// (singular messages merged, lists appended, the last scalar and oneof member winning,
 /// map keys repeated), which is where reading in wire order differs from reading a tree.
@@ -449,14 +474,17 @@ const COMPILED_NODE: &str = r#"
 #[test]
 fn compiled_appenders_equal_the_tree() {
     let mut rng = common::Rng(0xd1ec_0c0d);
-    for (source, root) in [
+    let sources = [
         (COMPILED, "c.Row"),
         (COMPILED3, "c3.Row3"),
         (COMPILED_ONEOF, "co.Row"),
         (COMPILED_LISTS, "cl.Row"),
         (COMPILED_MAPS, "cm.Row"),
         (COMPILED_NODE, "cn.Node"),
-    ] {
+    ];
+    // Nine option sets and three projections per schema.
+    let sample = Sample::of(sources.len() * 12);
+    for (s, (source, root)) in sources.into_iter().enumerate() {
         let schema = Schema::from_proto_source("c.proto", source).unwrap();
         let desc = schema.pool().get_message_by_name(root).unwrap();
         let clean = records(&desc, 80, &mut rng);
@@ -491,7 +519,10 @@ fn compiled_appenders_equal_the_tree() {
         for select in selections {
             grid.push(ArrowOptions { select: Some(select), ..ArrowOptions::default() });
         }
-        for options in grid {
+        for (o, options) in grid.into_iter().enumerate() {
+            if !sample.keeps(s, o) {
+                continue;
+            }
             let p = paths(&schema, root, &options);
             assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{root}: {:?}", p.compiled.path_note());
             convert_all(&p, &recs, &format!("{root} {options:?}"));
@@ -934,7 +965,8 @@ fn generated_schema(rng: &mut common::Rng) -> String {
 #[test]
 fn compiled_appenders_equal_the_tree_on_generated_schemas() {
     let mut rng = common::Rng(0x5c4e_3a11);
-    let mut compiled = 0;
+    let (mut compiled, mut ran) = (0, 0);
+    let sample = Sample::of(24 * 3);
     for round in 0..24 {
         let source = generated_schema(&mut rng);
         let schema = Schema::from_proto_source("g.proto", &source).unwrap_or_else(|e| panic!("{e}\n{source}"));
@@ -955,7 +987,11 @@ fn compiled_appenders_equal_the_tree_on_generated_schemas() {
             },
             ArrowOptions { select: Some(names.iter().step_by(2).cloned().collect()), ..ArrowOptions::default() },
         ];
-        for options in grid {
+        for (o, options) in grid.into_iter().enumerate() {
+            if !sample.keeps(round, o) {
+                continue;
+            }
+            ran += 1;
             let p = paths(&schema, "g.M0", &options);
             let what = format!("round {round} {options:?}\n{source}");
             match p.compiled.path_note() {
@@ -966,7 +1002,7 @@ fn compiled_appenders_equal_the_tree_on_generated_schemas() {
             convert_all(&p, &recs, &what);
         }
     }
-    assert!(compiled >= 60, "only {compiled} of 72 generated conversions took the compiled path");
+    assert!(compiled * 6 >= ran * 5, "only {compiled} of {ran} generated conversions took the compiled path");
 }
 
 /// Extensions of every kind (no column; the tree still checks them), groups with and

@@ -26,6 +26,22 @@ pub fn corpus_dir(test: &str) -> Option<PathBuf> {
 #[allow(unused_imports)]
 pub use payloads::PAYLOADS;
 
+/// Whether a corpus-walking test walks this payload: every payload, unless
+/// `PROTOJIT_CORPUS_MAX_BYTES` caps their size (the valgrind subset sets it, where the large
+/// OSM blocks and tiles would take minutes each); a payload left out is named on stderr.
+pub fn within_corpus_cap(test: &str, file: &str, bytes: &[u8]) -> bool {
+    let cap = std::env::var("PROTOJIT_CORPUS_MAX_BYTES")
+        .ok()
+        .map(|v| v.parse::<usize>().unwrap_or_else(|_| panic!("PROTOJIT_CORPUS_MAX_BYTES={v} is not a byte count")));
+    match cap {
+        Some(cap) if bytes.len() > cap => {
+            eprintln!("{test}: {file} ({} bytes) left out: PROTOJIT_CORPUS_MAX_BYTES={cap}", bytes.len());
+            false
+        }
+        _ => true,
+    }
+}
+
 /// The schema for a corpus `.proto` file. `descriptor.proto` (2026 syntax that protox
 /// 0.10 rejects) is read from the descriptor set it describes, so tests do not need protoc.
 pub fn corpus_schema(dir: &std::path::Path, proto: &str) -> protojit::Schema {
