@@ -14,8 +14,13 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 runner_dir=${1:-/tmp/protojit-conformance-runner}
 shared=$repo/../shared
 started=$(date +%s)
-bash "$shared/conformance-runner/build.sh" "$runner_dir" >/dev/null
+# The runner (C++, one file at a time: about 80 s of one core) builds while cargo builds the
+# testee (mostly the workspace's crates again in the dev profile, which the README's first
+# command then reuses).
+bash "$shared/conformance-runner/build.sh" "$runner_dir" >/dev/null &
+runner_build=$!
 cargo build -p protojit-cli --bin protojit-conformance --manifest-path "$repo/Cargo.toml" -q
+wait "$runner_build"
 target=${CARGO_TARGET_DIR:-$repo/target}
 log=$(mktemp)
 status=0

@@ -129,7 +129,7 @@ impl Sample {
     }
 
     fn keeps(&self, schema: usize, option: usize) -> bool {
-        (schema + option) % self.stride == 0
+        (schema + option).is_multiple_of(self.stride)
     }
 }
 
@@ -577,7 +577,11 @@ fn compiled_appenders_read_well_known_types() {
     }
     let wkt = "ts dur empty w_double w_float w_int64 w_uint64 w_int32 w_uint32 w_bool w_string w_bytes r_ts level";
     let select: Vec<String> = wkt.split(' ').flat_map(|f| [f.to_owned(), format!("child.{f}")]).collect();
-    for options in options_grid() {
+    let sample = Sample::of(options_grid().len());
+    for (o, options) in options_grid().into_iter().enumerate() {
+        if !sample.keeps(0, o) {
+            continue;
+        }
         let options = ArrowOptions { select: Some(select.clone()), ..options };
         let p = paths(&schema, "reflectwkt.Wkt", &options);
         assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
