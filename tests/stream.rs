@@ -316,7 +316,7 @@ fn the_compiled_walk_makes_the_interpreters_calls() {
     let schema = reflect_schema();
     let mut rng = common::Rng(0x57ea_0003);
     let mut compared = [0usize; 2];
-    let messages: usize = std::env::var("PROTOJIT_MESSAGES").map_or(120, |v| v.parse().expect("PROTOJIT_MESSAGES"));
+    let messages = common::env_count("PROTOJIT_MESSAGES").unwrap_or(120);
     for policy in [protojit::Utf8Check::Features, protojit::Utf8Check::All, protojit::Utf8Check::Off] {
         for root in common::REFLECT_ROOTS {
             let desc = schema.pool().get_message_by_name(root).unwrap();

@@ -118,13 +118,7 @@ struct Sample {
 
 impl Sample {
     fn of(total: usize) -> Sample {
-        let stride = match std::env::var("PROTOJIT_CONVERSIONS") {
-            Ok(v) => {
-                let n: usize = v.parse().unwrap_or_else(|_| panic!("PROTOJIT_CONVERSIONS={v} is not a count"));
-                total.div_ceil(n.max(1))
-            }
-            Err(_) => 1,
-        };
+        let stride = common::env_count("PROTOJIT_CONVERSIONS").map_or(1, |n| total.div_ceil(n.max(1)));
         Sample { stride: stride.max(1) }
     }
 

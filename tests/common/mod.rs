@@ -26,14 +26,18 @@ pub fn corpus_dir(test: &str) -> Option<PathBuf> {
 #[allow(unused_imports)]
 pub use payloads::PAYLOADS;
 
+/// A count a slow run (valgrind) sets in the environment to shorten a test: `None` when
+/// `name` is unset; a value that is not a count fails the test rather than being ignored.
+pub fn env_count(name: &str) -> Option<usize> {
+    let v = std::env::var(name).ok()?;
+    Some(v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a count")))
+}
+
 /// Whether a corpus-walking test walks this payload: every payload, unless
 /// `PROTOJIT_CORPUS_MAX_BYTES` caps their size (the valgrind subset sets it, where the large
 /// OSM blocks and tiles would take minutes each); a payload left out is named on stderr.
 pub fn within_corpus_cap(test: &str, file: &str, bytes: &[u8]) -> bool {
-    let cap = std::env::var("PROTOJIT_CORPUS_MAX_BYTES")
-        .ok()
-        .map(|v| v.parse::<usize>().unwrap_or_else(|_| panic!("PROTOJIT_CORPUS_MAX_BYTES={v} is not a byte count")));
-    match cap {
+    match env_count("PROTOJIT_CORPUS_MAX_BYTES") {
         Some(cap) if bytes.len() > cap => {
             eprintln!("{test}: {file} ({} bytes) left out: PROTOJIT_CORPUS_MAX_BYTES={cap}", bytes.len());
             false
