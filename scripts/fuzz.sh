@@ -25,6 +25,9 @@ for target in "$@"; do
     schema_load) dirs+=(seeds/schema_load) args=(-rss_limit_mb=4096 -max_len=131072) ;;
     # Every input compiles a schema: let inputs be long from the start.
     schema_and_message) args+=(-len_control=0) ;;
+    # Several records per input are the point (a rejected record among accepted ones):
+    # let inputs grow sooner than libFuzzer's default lets them.
+    direct_columns) args+=(-len_control=20) ;;
     esac
     end=$(($(date +%s) + seconds))
     run=0

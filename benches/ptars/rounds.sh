@@ -16,6 +16,9 @@ elapsed() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); ech
 sets=${SETS:-gm1 telemetry osm_ways mvt_features}
 for set in $sets; do
   n=41; [ "$set" = osm_ways ] && n=400; [ "$set" = mvt_features ] && n=100
+  # One conversion's rows and payload bytes; N - 1 conversions are timed per round.
+  read -r rows _ bytes _ < <("$bin" "$set" 1 decode)
+  echo "size $set $((rows * (n - 1))) $((bytes * (n - 1)))" >> "$out"
   for _ in $(seq "$rounds"); do
     for arm in protojit compiled direct tree ptars project2 project2_compiled project2_direct project2_tree decode scan; do
       [ "$set" != gm1 ] && [[ "$arm" == project2* || "$arm" == scan ]] && continue
@@ -28,11 +31,20 @@ done
 python3 - "$out" <<'PY'
 import collections, statistics, sys
 d = collections.defaultdict(list)
+size = {}
 for line in open(sys.argv[1]):
+    if line.startswith("size "):
+        _, s, rows, nbytes = line.split()
+        size[s] = (int(rows), int(nbytes))
+        continue
     s, a, t = line.split()
     d[(s, a)].append(float(t))
+# Per core: every arm converts on one thread.
 for (s, a), v in sorted(d.items()):
-    print(f"{s:10} {a:9} median {statistics.median(v):.3f} s (min {min(v):.3f}, max {max(v):.3f})")
+    m = statistics.median(v)
+    rows, nbytes = size[s]
+    print(f"{s:10} {a:9} median {m:.3f} s (min {min(v):.3f}, max {max(v):.3f}); "
+          f"{rows / m / 1e6:.2f} M records/s, {nbytes / m / 1e6:.0f} MB/s per core")
 for s in sorted({s for s, _ in d}):
     r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "ptars")])]
     print(f"{s}: protojit speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
