@@ -11,7 +11,7 @@ use protojit::{Arena, EngineKind, EngineOptions, MessageRef, Value};
 /// The mutation test's case budget (default 100,000 in all); `PROTOJIT_MUTATIONS` overrides
 /// it, for slow runs such as under valgrind. Each payload's share scales with it.
 fn budget() -> Option<usize> {
-    std::env::var("PROTOJIT_MUTATIONS").ok().and_then(|s| s.parse().ok())
+    common::env_count("PROTOJIT_MUTATIONS")
 }
 
 fn mutate(rng: &mut common::Rng, input: &[u8]) -> Vec<u8> {

@@ -504,7 +504,7 @@ fn cut_positions(len: usize) -> Vec<usize> {
 /// At most `PROTOJIT_CUTS` of `cuts` (if set), evenly spread: for slow runs such as under
 /// valgrind, where every cut of a large payload would take hours.
 fn capped(cuts: Vec<usize>) -> Vec<usize> {
-    match std::env::var("PROTOJIT_CUTS").ok().and_then(|s| s.parse::<usize>().ok()) {
+    match common::env_count("PROTOJIT_CUTS") {
         Some(n) if n < cuts.len() => (0..n.max(1)).map(|i| cuts[i * cuts.len() / n.max(1)]).collect(),
         _ => cuts,
     }
@@ -698,7 +698,7 @@ fn check_nested_truncations(dir: &std::path::Path, proto: &str, type_name: &str,
     }
     // Cutting inside strings and at packed-element or record boundaries leaves valid input.
     // (A capped run may land on no valid cut.)
-    let capped = std::env::var_os("PROTOJIT_CUTS").is_some();
+    let capped = common::env_count("PROTOJIT_CUTS").is_some();
     assert!(bytes.len() < 1024 || capped || (ok > 0 && err > 0), "{file}: {ok} valid and {err} invalid cuts");
 }
 
