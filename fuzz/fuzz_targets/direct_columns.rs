@@ -31,13 +31,13 @@ fn converters() -> &'static Vec<[Converter; 4]> {
         let mut out = Vec::new();
         for (file, type_name) in common::TARGETS {
             let schema = common::load_schema(file);
-            for (enums, strings) in [
-                (EnumColumns::Dictionary, StringColumns::Offsets),
-                (EnumColumns::Number, StringColumns::Views),
-            ] {
+            for (enums, strings) in
+                [(EnumColumns::Dictionary, StringColumns::Offsets), (EnumColumns::Number, StringColumns::Views)]
+            {
                 let mut options = ArrowOptions { enums, strings, max_recursion: 2, ..ArrowOptions::default() };
                 options.decode = options.decode.with_max_depth(12);
-                let with = |path| Converter::new(&schema, type_name, &ArrowOptions { path, ..options.clone() }).unwrap();
+                let with =
+                    |path| Converter::new(&schema, type_name, &ArrowOptions { path, ..options.clone() }).unwrap();
                 let compiled = with(ConvertPath::DirectCompiled);
                 // It compiles in the background: every input runs the code.
                 compiled.wait_for_appender();

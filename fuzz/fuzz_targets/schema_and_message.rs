@@ -26,7 +26,7 @@ use prost_types::{
     DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldOptions, FileDescriptorProto,
     FileDescriptorSet, MessageOptions, OneofDescriptorProto,
 };
-use protojit::{Arena, EngineOptions, EngineKind, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, Schema};
 
 /// Enum values a generated enum may declare (0 always comes first: proto3 needs it, and a
 /// proto2 enum used as a map value too).

@@ -17,7 +17,7 @@ mod common;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use protojit::{Arena, EngineOptions, EngineKind, Schema};
+use protojit::{Arena, EngineKind, EngineOptions, Schema};
 
 fn seeds() -> &'static Vec<(&'static str, Vec<u8>)> {
     static SEEDS: OnceLock<Vec<(&'static str, Vec<u8>)>> = OnceLock::new();
@@ -49,7 +49,9 @@ fn check(set: &[u8], message: &[u8], picks: &[u8]) {
     for &pick in picks.iter().take(3) {
         let name = &names[pick as usize % names.len()];
         let options = EngineOptions::default().with_max_depth(32);
-        let jit = schema.decoder_with_options(name, &options.clone().with_kind(EngineKind::Jit)).expect("a listed type has a decoder");
+        let jit = schema
+            .decoder_with_options(name, &options.clone().with_kind(EngineKind::Jit))
+            .expect("a listed type has a decoder");
         let interp = schema.decoder_with_options(name, &options.with_kind(EngineKind::Interpreter)).unwrap();
         let (arena_a, arena_b) = (Arena::new(), Arena::new());
         for input in [message, &[][..]] {

@@ -34,22 +34,44 @@ fn hash(b: &[u8]) -> u64 {
 }
 
 impl<'a> Visitor<'a> for Collect {
-    fn bool(&mut self, f: FieldInfo<'a>, v: bool) { self.push(f, v as u64) }
-    fn i32(&mut self, f: FieldInfo<'a>, v: i32) { self.push(f, v as u64) }
-    fn i64(&mut self, f: FieldInfo<'a>, v: i64) { self.push(f, v as u64) }
-    fn u32(&mut self, f: FieldInfo<'a>, v: u32) { self.push(f, v as u64) }
-    fn u64(&mut self, f: FieldInfo<'a>, v: u64) { self.push(f, v) }
-    fn f32(&mut self, f: FieldInfo<'a>, v: f32) { self.push(f, v.to_bits() as u64) }
-    fn f64(&mut self, f: FieldInfo<'a>, v: f64) { self.push(f, v.to_bits()) }
-    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) { self.push(f, hash(v.as_bytes())) }
-    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) { self.push(f, hash(v)) }
-    fn enum_value(&mut self, f: FieldInfo<'a>, v: protojit::EnumValue<'a>) { self.push(f, v.number as u64) }
+    fn bool(&mut self, f: FieldInfo<'a>, v: bool) {
+        self.push(f, v as u64)
+    }
+    fn i32(&mut self, f: FieldInfo<'a>, v: i32) {
+        self.push(f, v as u64)
+    }
+    fn i64(&mut self, f: FieldInfo<'a>, v: i64) {
+        self.push(f, v as u64)
+    }
+    fn u32(&mut self, f: FieldInfo<'a>, v: u32) {
+        self.push(f, v as u64)
+    }
+    fn u64(&mut self, f: FieldInfo<'a>, v: u64) {
+        self.push(f, v)
+    }
+    fn f32(&mut self, f: FieldInfo<'a>, v: f32) {
+        self.push(f, v.to_bits() as u64)
+    }
+    fn f64(&mut self, f: FieldInfo<'a>, v: f64) {
+        self.push(f, v.to_bits())
+    }
+    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) {
+        self.push(f, hash(v.as_bytes()))
+    }
+    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) {
+        self.push(f, hash(v))
+    }
+    fn enum_value(&mut self, f: FieldInfo<'a>, v: protojit::EnumValue<'a>) {
+        self.push(f, v.number as u64)
+    }
     fn message(&mut self, f: FieldInfo<'a>, _: MessageRef<'a>) -> Descend {
         self.push(f, u64::MAX);
         self.depth += 1;
         Descend::Yes
     }
-    fn end_message(&mut self, _: FieldInfo<'a>, _: MessageRef<'a>) { self.depth -= 1 }
+    fn end_message(&mut self, _: FieldInfo<'a>, _: MessageRef<'a>) {
+        self.depth -= 1
+    }
 }
 
 macro_rules! go {
@@ -60,15 +82,33 @@ macro_rules! go {
 }
 
 impl<'a> StreamVisitor<'a> for Collect {
-    fn bool(&mut self, f: FieldInfo<'a>, v: bool) -> ControlFlow<()> { go!(self.push(f, v as u64)) }
-    fn i32(&mut self, f: FieldInfo<'a>, v: i32) -> ControlFlow<()> { go!(self.push(f, v as u64)) }
-    fn i64(&mut self, f: FieldInfo<'a>, v: i64) -> ControlFlow<()> { go!(self.push(f, v as u64)) }
-    fn u32(&mut self, f: FieldInfo<'a>, v: u32) -> ControlFlow<()> { go!(self.push(f, v as u64)) }
-    fn u64(&mut self, f: FieldInfo<'a>, v: u64) -> ControlFlow<()> { go!(self.push(f, v)) }
-    fn f32(&mut self, f: FieldInfo<'a>, v: f32) -> ControlFlow<()> { go!(self.push(f, v.to_bits() as u64)) }
-    fn f64(&mut self, f: FieldInfo<'a>, v: f64) -> ControlFlow<()> { go!(self.push(f, v.to_bits())) }
-    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) -> ControlFlow<()> { go!(self.push(f, hash(v.as_bytes()))) }
-    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> ControlFlow<()> { go!(self.push(f, hash(v))) }
+    fn bool(&mut self, f: FieldInfo<'a>, v: bool) -> ControlFlow<()> {
+        go!(self.push(f, v as u64))
+    }
+    fn i32(&mut self, f: FieldInfo<'a>, v: i32) -> ControlFlow<()> {
+        go!(self.push(f, v as u64))
+    }
+    fn i64(&mut self, f: FieldInfo<'a>, v: i64) -> ControlFlow<()> {
+        go!(self.push(f, v as u64))
+    }
+    fn u32(&mut self, f: FieldInfo<'a>, v: u32) -> ControlFlow<()> {
+        go!(self.push(f, v as u64))
+    }
+    fn u64(&mut self, f: FieldInfo<'a>, v: u64) -> ControlFlow<()> {
+        go!(self.push(f, v))
+    }
+    fn f32(&mut self, f: FieldInfo<'a>, v: f32) -> ControlFlow<()> {
+        go!(self.push(f, v.to_bits() as u64))
+    }
+    fn f64(&mut self, f: FieldInfo<'a>, v: f64) -> ControlFlow<()> {
+        go!(self.push(f, v.to_bits()))
+    }
+    fn string(&mut self, f: FieldInfo<'a>, v: &'a str) -> ControlFlow<()> {
+        go!(self.push(f, hash(v.as_bytes())))
+    }
+    fn bytes(&mut self, f: FieldInfo<'a>, v: &'a [u8]) -> ControlFlow<()> {
+        go!(self.push(f, hash(v)))
+    }
     fn enum_value(&mut self, f: FieldInfo<'a>, v: protojit::EnumValue<'a>) -> ControlFlow<()> {
         go!(self.push(f, v.number as u64))
     }

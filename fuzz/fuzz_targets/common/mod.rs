@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 pub mod seeds;
 
-use protojit::{EngineOptions, Decoder, EngineKind, Schema};
+use protojit::{Decoder, EngineKind, EngineOptions, Schema};
 
 /// A schema and a root type in it: `(file, root type)`. Files ending in `.bin` are descriptor
 /// sets; the others are `.proto` files. `tests/...` is the repository's, the rest the
