@@ -17,7 +17,9 @@ sets=${SETS:-gm1 telemetry osm_ways mvt_features}
 for set in $sets; do
   n=41; [ "$set" = osm_ways ] && n=400; [ "$set" = mvt_features ] && n=100
   # One conversion's rows and payload bytes; N - 1 conversions are timed per round.
-  read -r rows _ bytes _ < <("$bin" "$set" 1 decode)
+  # (An assignment, so that a failing run stops the script under `set -e`.)
+  size=$("$bin" "$set" 1 decode)
+  read -r rows _ bytes _ <<< "$size"
   echo "size $set $((rows * (n - 1))) $((bytes * (n - 1)))" >> "$out"
   for _ in $(seq "$rounds"); do
     for arm in protojit compiled direct tree ptars project2 project2_compiled project2_direct project2_tree decode scan; do
