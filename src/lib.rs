@@ -238,7 +238,10 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "compression")]
+pub mod compression;
 mod decoder;
+pub mod delimited;
 mod editions;
 mod owned;
 mod schema;

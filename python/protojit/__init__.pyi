@@ -1,0 +1,236 @@
+"""protojit: protobuf records whose schema is known only at run time, into pyarrow record
+batches (and so Polars and DuckDB), dicts, proto3 JSON and text format, and back."""
+
+import os
+from typing import Any, BinaryIO, Iterator, List, Literal, Optional, Sequence, Union
+
+import pyarrow as pa
+
+__version__: str
+"""The version of the protojit workspace this module was built from."""
+
+_Path = Union[str, "os.PathLike[str]"]
+_Bytes = Union[bytes, bytearray, memoryview]
+
+class Error(ValueError):
+    """Base class of protojit's errors: a schema that does not load, a record that does
+    not decode, a value that does not encode."""
+
+class SchemaError(Error):
+    """A schema that does not load (the message says which file and why), or a message
+    type it does not have."""
+
+class DecodeError(Error):
+    """A record that does not decode."""
+
+    record: Optional[int]
+    """Index of the record in the input, from 0 (the message counts from 1, as the CLI
+    does); ``None`` for a single message."""
+    offset: int
+    """Byte offset of the fault inside the record (for a framing fault of a delimited
+    stream: of the length prefix in the stream)."""
+    kind: str
+    """What is wrong: ``truncated``, ``length_out_of_bounds``, ``varint_too_long``,
+    ``field_number_zero``, ``invalid_wire_type``, ``unmatched_end_group``,
+    ``unterminated_group``, ``depth_limit_exceeded``, ``invalid_utf8``, ``tag_too_long``,
+    ``null_record``, ``framing``, ``truncated_stream``, ``bad_length_prefix``,
+    ``record_too_large``, ..."""
+    message: str
+    """The one line the CLI prints for it."""
+
+class EncodeError(Error):
+    """A dict, JSON or text value that does not encode as the message type, or a message
+    that has no JSON form."""
+
+class Schema:
+    """A protobuf schema loaded at run time. Make converters, decoders and encoders of its
+    message types from it; share it freely (it is immutable and thread-safe)."""
+
+    @staticmethod
+    def from_descriptor_set(data: Union[_Bytes, _Path]) -> "Schema":
+        """A schema from a serialized ``FileDescriptorSet`` (``protoc --include_imports -o``,
+        ``buf build -o``): its bytes, or the path of the file."""
+    @staticmethod
+    def from_proto(files: Union[_Path, Sequence[_Path]], include: Optional[Union[_Path, Sequence[_Path]]] = None) -> "Schema":
+        """A schema from ``.proto`` files, resolving imports through ``include``
+        (default: each file's own directory) and the well-known types. Compiled with
+        protox; where protox refuses a file (editions, the newest syntax), with ``protoc``
+        from ``PATH``, as :attr:`notes` then says."""
+    @staticmethod
+    def from_proto_source(source: str, name: str = "schema.proto") -> "Schema":
+        """A schema from ``.proto`` source text (imports: the well-known types only)."""
+    @staticmethod
+    def from_python(descriptor: Any) -> "Schema":
+        """A schema from ``google.protobuf`` descriptors: ``Msg.DESCRIPTOR.file``,
+        ``Msg.DESCRIPTOR``, a generated message class, a ``_pb2`` module, or a list of
+        them. Each file is taken with every file it imports."""
+    def to_descriptor_set(self) -> bytes:
+        """The schema as a serialized ``FileDescriptorSet`` (every file, imports first):
+        what :meth:`from_descriptor_set` reads and ``descriptor_pb2.FileDescriptorSet``
+        parses."""
+    @property
+    def message_names(self) -> List[str]:
+        """Full names of every message type, sorted."""
+    @property
+    def notes(self) -> List[str]:
+        """What loading the schema noted."""
+    def resolve_type(self, name: str) -> str:
+        """The full name of a message type given by its full name or a unique short name;
+        :class:`SchemaError` if there is none or more than one."""
+    def converter(
+        self,
+        message: str,
+        *,
+        select: Optional[Sequence[str]] = None,
+        enums: Literal["dictionary", "number"] = "dictionary",
+        strings: Literal["offsets", "views"] = "offsets",
+        max_recursion: int = 3,
+        well_known_types: bool = True,
+        framing: Literal["bare", "schema_registry"] = "bare",
+        schema_id_column: Optional[str] = None,
+        path: Optional[Literal["chunked", "compiled", "direct", "tree"]] = None,
+        engine: Literal["auto", "jit", "interp"] = "auto",
+        max_depth: int = 100,
+        nulls: Literal["null", "error"] = "null",
+        errors: Literal["raise", "skip"] = "raise",
+        threads: int = 1,
+    ) -> "Converter":
+        """A converter of records of ``message`` (a full name or a unique short one) into
+        Arrow record batches. Keywords (every one of the Rust ``ArrowOptions``):
+
+        - ``select``: field paths to convert (``"id"``, ``"payload.user.name"``), in
+          column order; unselected fields are skipped on the wire, not decoded.
+        - ``enums``: ``"dictionary"`` (``dictionary<int32, utf8>`` of value names) or
+          ``"number"`` (``int32``).
+        - ``strings``: ``"offsets"`` (``utf8``/``binary``) or ``"views"``
+          (``utf8_view``/``binary_view``; long values point into the input array).
+        - ``max_recursion``: how often one type may appear on a path before the field that
+          would nest it again is left out (recursive types have no finite Arrow schema).
+        - ``well_known_types``: Timestamp, Duration and the wrappers as native Arrow types
+          (``True``) or as the structs they are.
+        - ``framing``: ``"schema_registry"`` checks and strips Kafka's schema-registry
+          header; ``schema_id_column`` keeps the schema id as an ``int32`` column.
+        - ``path``: how records become rows (``None``: the library's default); the
+          converter may take another and say why in :attr:`Converter.path_note`.
+        - ``engine``: ``"auto"`` (tiered: hot types compiled in the background), ``"jit"``
+          (compile first), ``"interp"``; ``max_depth``: the nesting limit.
+        - ``nulls``: a null entry of the input becomes a row of nulls (``"null"``; the
+          schema's top-level fields are then nullable) or a :class:`DecodeError`.
+        - ``errors``: a record that does not decode raises :class:`DecodeError`
+          (``"raise"``) or is left out (``"skip"``), counted in the result schema's
+          metadata (``protojit.skipped``) and in :attr:`Converter.skipped`.
+        - ``threads``: cores to use on large inputs (the rows stay in order).
+
+        Bad values raise ``ValueError`` saying what to use; a bad path or type,
+        :class:`SchemaError`."""
+    def decoder(self, message: str, *, engine: Literal["auto", "jit", "interp"] = "auto", max_depth: int = 100) -> "Decoder":
+        """A decoder of single messages of ``message`` into dicts, JSON and text."""
+    def encoder(self, message: str, *, ignore_unknown_fields: bool = False, max_depth: int = 100) -> "Encoder":
+        """An encoder of ``message`` from dicts, JSON and text into binary."""
+
+class Converter:
+    """Converts serialized records of one message type into Arrow. Thread-safe; the GIL
+    is released while it converts."""
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of what it returns, known before any data."""
+    @property
+    def message_type(self) -> str:
+        """The full name of the message type."""
+    @property
+    def path(self) -> str:
+        """How records become rows: ``"chunked"``, ``"compiled"``, ``"direct"`` or ``"tree"``."""
+    @property
+    def path_note(self) -> Optional[str]:
+        """Why :attr:`path` is not the path asked for, if it is not."""
+    @property
+    def notes(self) -> List[str]:
+        """Fields left out where recursive types were cut, one line each."""
+    @property
+    def skipped(self) -> int:
+        """Records left out (``errors="skip"``) by every call so far, streams included."""
+    def to_record_batch(self, data: Any) -> Union[pa.RecordBatch, pa.Table]:
+        """The records of ``data``, one row each, in order: a ``pa.RecordBatch`` for an
+        array, a ``pa.Table`` (a batch per chunk) for a ``pa.ChunkedArray`` or another
+        Arrow stream. ``data``: a ``pyarrow`` ``binary``, ``large_binary`` or
+        ``binary_view`` array (read in place, not copied), a ``ChunkedArray`` of them, a
+        Polars ``Binary`` Series, a ``list`` of ``bytes`` (``None`` for a null entry), or
+        any object with ``__arrow_c_array__`` / ``__arrow_c_stream__``. The result is
+        handed over through the Arrow C data interface, not copied."""
+    def read_delimited(
+        self,
+        source: Union[_Path, BinaryIO, bytes],
+        *,
+        batch_size: int = 65536,
+        compression: Literal["auto", "none", "gzip", "zstd", "bzip2", "xz"] = "auto",
+        errors: Optional[Literal["raise", "skip"]] = None,
+        max_record: Optional[int] = None,
+    ) -> pa.RecordBatchReader:
+        """A ``pa.RecordBatchReader`` over the varint-delimited records
+        (``writeDelimitedTo``) of a file (a path or a binary file object) or of bytes,
+        read as the batches are: memory stays bounded however large the file. With
+        ``compression="auto"`` a ``.gz``, ``.zst``, ``.bz2`` or ``.xz`` name, else the
+        first bytes, say how to decompress. ``errors`` overrides the converter's;
+        ``max_record`` refuses records longer than that many bytes (default 4 GiB - 1).
+        ``.read_all()`` gives a ``pa.Table``."""
+
+class DelimitedBatches(Iterator[pa.RecordBatch]):
+    """The batches of a delimited stream (what :meth:`Converter.read_delimited` reads)."""
+
+    def __iter__(self) -> "DelimitedBatches": ...
+    def __next__(self) -> pa.RecordBatch: ...
+
+class Decoder:
+    """Decodes single messages of one type."""
+
+    @property
+    def message_type(self) -> str:
+        """The full name of the message type."""
+    def to_dict(
+        self,
+        data: _Bytes,
+        *,
+        preserving_proto_field_name: bool = False,
+        use_integers_for_enums: bool = False,
+        always_print_fields_with_no_presence: bool = False,
+    ) -> dict:
+        """The message as ``json_format.MessageToDict`` returns it, with its keywords and
+        their meanings (64-bit integers as ``str``, bytes as base64, enums as names)."""
+    def to_json(
+        self,
+        data: _Bytes,
+        *,
+        preserving_proto_field_name: bool = False,
+        use_integers_for_enums: bool = False,
+        always_print_fields_with_no_presence: bool = False,
+        indent: Optional[int] = None,
+    ) -> str:
+        """The message as proto3 JSON text: one line, or ``indent`` spaces per level."""
+    def to_text(self, data: _Bytes) -> str:
+        """The message in protobuf's text format, as ``protoc --decode`` prints it."""
+    def validate(self, data: _Bytes) -> None:
+        """Raises :class:`DecodeError` if ``data`` does not decode."""
+    def canonical(self, data: _Bytes) -> bytes:
+        """The message's canonical binary encoding (fields in number order, known
+        fields only)."""
+    @staticmethod
+    def decode_raw(data: _Bytes) -> str:
+        """Bytes without a schema, as ``protoc --decode_raw`` prints them."""
+
+class Encoder:
+    """Encodes messages of one type from dicts, JSON and text format into binary."""
+
+    @property
+    def message_type(self) -> str:
+        """The full name of the message type."""
+    def from_dict(self, value: dict) -> bytes:
+        """Binary from a dict in the form ``json_format.MessageToDict`` returns and
+        ``json_format.ParseDict`` reads."""
+    def from_json(self, text: Union[str, bytes]) -> bytes:
+        """Binary from proto3 JSON text."""
+    def from_text(self, text: Union[str, bytes]) -> bytes:
+        """Binary from protobuf's text format (what ``protoc --encode`` reads)."""
+
+def decode_raw(data: _Bytes) -> str:
+    """Bytes without a schema, as ``protoc --decode_raw`` prints them."""

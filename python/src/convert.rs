@@ -1,0 +1,548 @@
+//! `protojit.Converter`: records in Arrow arrays (read in place through the C data interface) or in Python lists into `pyarrow` record batches and tables; null entries, bad records and threads as the keywords say.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BinaryViewArray, LargeBinaryArray, OffsetSizeTrait, RecordBatch, RecordBatchOptions,
+    UInt32Array,
+};
+use arrow_data::ArrayData;
+use arrow_pyarrow::{FromPyArrow, ToPyArrow};
+use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+use protojit_arrow::{AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, RecordError, StringColumns};
+
+use crate::errors::{append_fault, convert_error, decode_error, Error};
+use crate::message::engine_kind;
+
+/// What a null entry of the input becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nulls {
+    /// A row whose every column is null (the schema's top-level fields are nullable).
+    Null,
+    /// A `DecodeError` of kind `null_record`.
+    Error,
+}
+
+/// What a record that does not decode does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Errors {
+    /// Fails the conversion with a `DecodeError`.
+    Raise,
+    /// Is left out, and counted (`protojit.skipped` in the schema's metadata).
+    Skip,
+}
+
+/// A converter's keywords, checked.
+pub struct ConverterOptions {
+    pub arrow: ArrowOptions,
+    pub nulls: Nulls,
+    pub errors: Errors,
+    pub threads: usize,
+}
+
+fn bad(keyword: &str, given: &str, choices: &str) -> PyErr {
+    PyValueError::new_err(format!("{keyword}={given:?}: use {choices}"))
+}
+
+pub fn parse_errors(errors: &str) -> PyResult<Errors> {
+    match errors {
+        "raise" => Ok(Errors::Raise),
+        "skip" => Ok(Errors::Skip),
+        other => Err(bad("errors", other, "'raise' (the default) or 'skip'")),
+    }
+}
+
+impl ConverterOptions {
+    #[allow(clippy::too_many_arguments)]
+    pub fn parse(
+        select: Option<Vec<String>>,
+        enums: &str,
+        strings: &str,
+        max_recursion: usize,
+        well_known_types: bool,
+        framing: &str,
+        schema_id_column: Option<String>,
+        path: Option<&str>,
+        engine: &str,
+        max_depth: u32,
+        nulls: &str,
+        errors: &str,
+        threads: usize,
+    ) -> PyResult<ConverterOptions> {
+        let mut arrow = ArrowOptions::default();
+        arrow.select = select;
+        arrow.enums = match enums {
+            "dictionary" => EnumColumns::Dictionary,
+            "number" => EnumColumns::Number,
+            other => return Err(bad("enums", other, "'dictionary' (names, the default) or 'number'")),
+        };
+        arrow.strings = match strings {
+            "offsets" => StringColumns::Offsets,
+            "views" => StringColumns::Views,
+            other => return Err(bad("strings", other, "'offsets' (Utf8/Binary, the default) or 'views' (Utf8View/BinaryView)")),
+        };
+        if max_recursion == 0 {
+            return Err(PyValueError::new_err("max_recursion=0: a type must be allowed at least once (use 1 or more)"));
+        }
+        arrow.max_recursion = max_recursion;
+        arrow.well_known_types = well_known_types;
+        arrow.framing = match framing {
+            "bare" => {
+                if schema_id_column.is_some() {
+                    return Err(PyValueError::new_err("schema_id_column needs framing='schema_registry'"));
+                }
+                Framing::Bare
+            }
+            "schema_registry" => Framing::SchemaRegistry { schema_id_column },
+            other => return Err(bad("framing", other, "'bare' (the default) or 'schema_registry' (Kafka's schema-registry header)")),
+        };
+        if let Some(path) = path {
+            arrow.path = match path {
+                "chunked" => ConvertPath::Chunked,
+                "compiled" => ConvertPath::DirectCompiled,
+                "direct" => ConvertPath::DirectInterpreted,
+                "tree" => ConvertPath::Tree,
+                other => return Err(bad("path", other, "'chunked', 'compiled', 'direct' or 'tree' (or None: the library's default)")),
+            };
+        }
+        arrow.decode = arrow.decode.with_kind(engine_kind(engine)?).with_max_depth(max_depth);
+        let nulls = match nulls {
+            "null" => Nulls::Null,
+            "error" => Nulls::Error,
+            other => return Err(bad("nulls", other, "'null' (a row of nulls, the default) or 'error'")),
+        };
+        if threads == 0 {
+            return Err(PyValueError::new_err("threads=0: use 1 or more"));
+        }
+        Ok(ConverterOptions { arrow, nulls, errors: parse_errors(errors)?, threads })
+    }
+}
+
+/// Converts serialized records of one message type into Arrow record batches.
+#[pyclass(frozen, module = "protojit")]
+pub struct Converter {
+    pub inner: Arc<protojit_arrow::Converter>,
+    pub nulls: Nulls,
+    pub errors: Errors,
+    threads: usize,
+    /// The schema of what it returns: the Rust converter's, with nullable top-level
+    /// fields when null entries become null rows.
+    pub schema: SchemaRef,
+    /// Records skipped (`errors='skip'`) over every call.
+    pub skipped: AtomicU64,
+}
+
+impl Converter {
+    pub fn new(py: Python<'_>, schema: &protojit::Schema, message: &str, options: ConverterOptions) -> PyResult<Converter> {
+        let inner = py
+            .detach(|| protojit_arrow::Converter::new(schema, message, &options.arrow))
+            .map_err(convert_error)?;
+        let arrow = inner.arrow_schema();
+        let schema = match options.nulls {
+            Nulls::Error => arrow.clone(),
+            Nulls::Null => {
+                let fields: Vec<Field> = arrow.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
+                Arc::new(ArrowSchema::new_with_metadata(fields, arrow.metadata().clone()))
+            }
+        };
+        Ok(Converter {
+            inner: Arc::new(inner),
+            nulls: options.nulls,
+            errors: options.errors,
+            threads: options.threads,
+            schema,
+            skipped: AtomicU64::new(0),
+        })
+    }
+}
+
+/// Records as the converter reads them.
+pub enum Records {
+    Binary(BinaryArray),
+    Large(LargeBinaryArray),
+    View(BinaryViewArray),
+}
+
+impl Records {
+    /// The records of an imported array, or a `TypeError` naming its type.
+    pub fn from_data(data: ArrayData) -> PyResult<Records> {
+        data.validate_full().map_err(|e| PyValueError::new_err(format!("the array is not valid Arrow data: {e}")))?;
+        Ok(match data.data_type() {
+            DataType::Binary => Records::Binary(BinaryArray::from(data)),
+            DataType::LargeBinary => Records::Large(LargeBinaryArray::from(data)),
+            DataType::BinaryView => Records::View(BinaryViewArray::from(data)),
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "expected an array of serialized messages (binary, large_binary or binary_view), got {other}"
+                )))
+            }
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Records::Binary(a) => a.len(),
+            Records::Large(a) => a.len(),
+            Records::View(a) => a.len(),
+        }
+    }
+
+    fn is_null(&self, i: usize) -> bool {
+        match self {
+            Records::Binary(a) => a.is_null(i),
+            Records::Large(a) => a.is_null(i),
+            Records::View(a) => a.is_null(i),
+        }
+    }
+
+    /// Appends the records `indices` names (the first of which is taken first), as
+    /// [`BatchBuilder::append_many`] does; how many were taken.
+    fn append(&self, b: &mut BatchBuilder<'_>, indices: &[usize]) -> (usize, Result<bool, AppendError>) {
+        let mut taken = 0;
+        let mut it = indices.iter().inspect(|_| taken += 1).copied();
+        let appended = match self {
+            Records::Binary(a) => append_offsets(b, a, &mut it),
+            Records::Large(a) => append_offsets(b, a, &mut it),
+            Records::View(a) => b.append_many(&mut it.map(|i| a.value(i))),
+        };
+        (taken, appended)
+    }
+}
+
+fn append_offsets<O: OffsetSizeTrait>(
+    b: &mut BatchBuilder<'_>,
+    a: &arrow_array::GenericBinaryArray<O>,
+    indices: &mut impl Iterator<Item = usize>,
+) -> Result<bool, AppendError> {
+    let offsets = a.value_offsets();
+    let mut ranges = indices.map(|i| offsets[i].as_usize()..offsets[i + 1].as_usize());
+    b.append_many_in(a.values(), &mut ranges)
+}
+
+/// A record that failed: its index in the input, and why.
+pub struct Failed {
+    pub index: usize,
+    pub error: AppendError,
+    /// Where it starts in its delimited stream, if it came from one.
+    pub stream_offset: Option<u64>,
+}
+
+impl Failed {
+    pub fn into_py(self) -> PyErr {
+        let (kind, offset) = append_fault(&self.error);
+        let message = RecordError {
+            number: self.index as u64 + 1,
+            stream_offset: self.stream_offset.map(|o| o as usize),
+            source: self.error,
+        }
+        .to_string();
+        decode_error(&message, Some(self.index as u64), offset as u64, &kind)
+    }
+}
+
+/// What converting some records gave.
+pub struct Part {
+    pub batches: Vec<RecordBatch>,
+    /// Indices of the records left out (`errors='skip'`), in order.
+    pub skipped: Vec<usize>,
+    /// The record that failed (`errors='raise'`).
+    pub failed: Option<Failed>,
+}
+
+/// Converts the records `indices` names, in order, into batches (more than one only when
+/// a batch fills up: see `protojit_arrow::MAX_BATCH_INPUT`).
+pub fn convert_part(
+    conv: &protojit_arrow::Converter,
+    errors: Errors,
+    indices: &[usize],
+    append: &(dyn Fn(&mut BatchBuilder<'_>, &[usize]) -> (usize, Result<bool, AppendError>) + Sync),
+) -> Result<Part, arrow_schema::ArrowError> {
+    let mut b = conv.builder();
+    b.reserve(indices.len());
+    let mut part = Part { batches: Vec::new(), skipped: Vec::new(), failed: None };
+    let mut pos = 0;
+    loop {
+        let (taken, appended) = append(&mut b, &indices[pos..]);
+        pos += taken;
+        match appended {
+            Ok(true) => break,
+            Ok(false) => part.batches.push(b.finish()?),
+            Err(error) => {
+                let index = indices[pos - 1];
+                match errors {
+                    Errors::Skip => part.skipped.push(index),
+                    Errors::Raise => {
+                        part.failed = Some(Failed { index, error, stream_offset: None });
+                        return Ok(part);
+                    }
+                }
+            }
+        }
+    }
+    part.batches.push(b.finish()?);
+    Ok(part)
+}
+
+/// Records per thread below which `threads` is not used.
+const PER_THREAD: usize = 2048;
+
+impl Converter {
+    /// One batch of every record of `records`, in order: null entries as the `nulls`
+    /// keyword says, bad records as `errors` says, on up to `threads` threads. Runs
+    /// without the GIL.
+    pub fn convert_records(&self, records: &Records) -> PyResult<(RecordBatch, u64)> {
+        let n = records.len();
+        let mut indices = Vec::with_capacity(n);
+        let mut nulls = 0usize;
+        for i in 0..n {
+            if records.is_null(i) {
+                if self.nulls == Nulls::Error {
+                    return Err(decode_error(
+                        &format!("record {}: the entry is null (nulls='error')", i + 1),
+                        Some(i as u64),
+                        0,
+                        "null_record",
+                    ));
+                }
+                nulls += 1;
+            } else {
+                indices.push(i);
+            }
+        }
+        let threads = self.threads.min(indices.len() / PER_THREAD).max(1);
+        let append = |b: &mut BatchBuilder<'_>, idx: &[usize]| records.append(b, idx);
+        let parts: Vec<Result<Part, arrow_schema::ArrowError>> = if threads == 1 {
+            vec![convert_part(&self.inner, self.errors, &indices, &append)]
+        } else {
+            let per = indices.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = indices
+                    .chunks(per)
+                    .map(|chunk| s.spawn(|| convert_part(&self.inner, self.errors, chunk, &append)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(arrow_schema::ArrowError::ComputeError("a conversion thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut batches = Vec::new();
+        let mut skipped = Vec::new();
+        for part in parts {
+            let part = part.map_err(|e| Error::new_err(format!("arrow: {e}")))?;
+            if let Some(failed) = part.failed {
+                return Err(failed.into_py());
+            }
+            batches.extend(part.batches);
+            skipped.extend(part.skipped);
+        }
+        let arrow = self.inner.arrow_schema();
+        let batch = match batches.len() {
+            1 => batches.pop().expect("one batch"),
+            _ => arrow_select::concat::concat_batches(arrow, &batches).map_err(|e| Error::new_err(format!("arrow: {e}")))?,
+        };
+        let columns = if nulls > 0 {
+            // Each input entry's row: a null entry takes row "null", a skipped one none.
+            let mut take = Vec::with_capacity(n - skipped.len());
+            let (mut row, mut skip) = (0u32, skipped.iter().peekable());
+            for i in 0..n {
+                if records.is_null(i) {
+                    take.push(None);
+                } else if skip.peek() == Some(&&i) {
+                    skip.next();
+                } else {
+                    take.push(Some(row));
+                    row += 1;
+                }
+            }
+            let take = UInt32Array::from(take);
+            batch
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c, &take, None))
+                .collect::<Result<Vec<ArrayRef>, _>>()
+                .map_err(|e| Error::new_err(format!("arrow: {e}")))?
+        } else {
+            batch.columns().to_vec()
+        };
+        let rows = n - skipped.len();
+        let batch = RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(|e| Error::new_err(format!("arrow: {e}")))?;
+        self.skipped.fetch_add(skipped.len() as u64, Ordering::Relaxed);
+        Ok((batch, skipped.len() as u64))
+    }
+
+    /// The output schema with the skipped count in its metadata (`errors='skip'`).
+    pub fn schema_with_skipped(&self, skipped: u64) -> SchemaRef {
+        if self.errors != Errors::Skip {
+            return self.schema.clone();
+        }
+        let mut metadata = self.schema.metadata().clone();
+        metadata.insert("protojit.skipped".to_owned(), skipped.to_string());
+        Arc::new(ArrowSchema::new_with_metadata(self.schema.fields().clone(), metadata))
+    }
+}
+
+/// `batch` under `schema` (the same fields; other metadata).
+fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> PyResult<RecordBatch> {
+    let rows = batch.num_rows();
+    RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &RecordBatchOptions::new().with_row_count(Some(rows)))
+        .map_err(|e| Error::new_err(format!("arrow: {e}")))
+}
+
+/// The records of a Python list or tuple of `bytes` (or `None`), copied into one array.
+fn list_records(seq: &Bound<'_, PyAny>) -> PyResult<Records> {
+    let mut values: Vec<Option<Vec<u8>>> = Vec::new();
+    for (i, item) in seq.try_iter()?.enumerate() {
+        let item = item?;
+        if item.is_none() {
+            values.push(None);
+        } else if let Ok(b) = item.cast::<PyBytes>() {
+            values.push(Some(b.as_bytes().to_vec()));
+        } else if let Some(b) = crate::schema::buffer_bytes(&item)? {
+            values.push(Some(b));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "item {i} of the list is {}, not bytes: records are serialized messages",
+                item.get_type().name()?
+            )));
+        }
+    }
+    let refs: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref()).collect();
+    Ok(Records::Large(LargeBinaryArray::from_opt_vec(refs)))
+}
+
+#[pymethods]
+impl Converter {
+    /// The Arrow schema of the batches (a `pyarrow.Schema`), known before any data.
+    #[getter]
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.schema.as_ref().to_pyarrow(py)
+    }
+
+    /// The full name of the message type.
+    #[getter]
+    fn message_type(&self) -> String {
+        self.inner.decoder().descriptor().full_name().to_owned()
+    }
+
+    /// How records become rows: 'chunked', 'compiled', 'direct' or 'tree'.
+    #[getter]
+    fn path(&self) -> &'static str {
+        match self.inner.path() {
+            ConvertPath::Chunked => "chunked",
+            ConvertPath::DirectCompiled => "compiled",
+            ConvertPath::DirectInterpreted => "direct",
+            ConvertPath::Tree => "tree",
+        }
+    }
+
+    /// Why the path is not the one asked for, if it is not.
+    #[getter]
+    fn path_note(&self) -> Option<String> {
+        self.inner.path_note().map(str::to_owned)
+    }
+
+    /// Fields left out where recursive types were cut, one line each.
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes().to_vec()
+    }
+
+    /// Records skipped (`errors='skip'`) by every call so far, streams included.
+    #[getter]
+    fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
+    }
+
+    /// Records into a `pyarrow.RecordBatch` (a `pyarrow.Table` for a `ChunkedArray` or
+    /// another Arrow stream). `data`: a `pyarrow` binary, large_binary or binary_view
+    /// array, a `ChunkedArray` of them, a Polars `Binary` Series, a list of `bytes`, or
+    /// anything with `__arrow_c_array__` / `__arrow_c_stream__`.
+    fn to_record_batch<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if data.cast::<PyList>().is_ok() || data.cast::<PyTuple>().is_ok() {
+            let records = list_records(data)?;
+            return self.one_batch(py, &records);
+        }
+        if data.cast::<PyBytes>().is_ok() {
+            return Err(PyTypeError::new_err(
+                "to_record_batch takes many records (a binary array or a list of bytes), not one bytes object: wrap it in a list, or use schema.decoder(...) for one message",
+            ));
+        }
+        let pa = py.import("pyarrow")?;
+        let module: String = data.get_type().getattr("__module__")?.extract().unwrap_or_default();
+        if module.starts_with("polars") && data.hasattr("to_arrow")? {
+            let array = data.call_method0("to_arrow")?;
+            return self.to_record_batch(py, &array);
+        }
+        if data.is_instance(&pa.getattr("ChunkedArray")?)? {
+            return self.table(py, data);
+        }
+        if data.hasattr("__arrow_c_array__")? {
+            let records = Records::from_data(ArrayData::from_pyarrow_bound(data)?)?;
+            return self.one_batch(py, &records);
+        }
+        if data.hasattr("__arrow_c_stream__")? {
+            let chunked = pa.call_method1("chunked_array", (data,))?;
+            return self.table(py, &chunked);
+        }
+        Err(PyTypeError::new_err(format!(
+            "to_record_batch takes a pyarrow binary array (or ChunkedArray), a Polars Binary Series, a list of bytes, or an object with __arrow_c_array__ / __arrow_c_stream__; got {}",
+            data.get_type().name()?
+        )))
+    }
+
+    /// Batches of at most `batch_size` rows from a varint-delimited file (a path, a binary
+    /// file object, or bytes), as a `pyarrow.RecordBatchReader` that reads as it goes.
+    /// `compression`: 'auto' (by the file's extension, else its first bytes), 'none',
+    /// 'gzip', 'zstd', 'bzip2' or 'xz'. `errors` overrides the converter's.
+    #[pyo3(signature = (source, *, batch_size = 65536, compression = "auto", errors = None, max_record = None))]
+    fn read_delimited<'py>(
+        slf: &Bound<'py, Self>,
+        source: &Bound<'py, PyAny>,
+        batch_size: usize,
+        compression: &str,
+        errors: Option<&str>,
+        max_record: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::reader::read_delimited(slf, source, batch_size, compression, errors, max_record)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<protojit.Converter of {} ({} path)>", self.message_type(), self.path())
+    }
+}
+
+impl Converter {
+    fn one_batch<'py>(&self, py: Python<'py>, records: &Records) -> PyResult<Bound<'py, PyAny>> {
+        let (batch, skipped) = py.detach(|| self.convert_records(records))?;
+        let batch = with_schema(batch, &self.schema_with_skipped(skipped))?;
+        batch.to_pyarrow(py)
+    }
+
+    /// A `pyarrow.Table` of one batch per chunk of `chunked` (a `pyarrow.ChunkedArray`).
+    fn table<'py>(&self, py: Python<'py>, chunked: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let mut all = Vec::new();
+        for chunk in chunked.getattr("chunks")?.try_iter()? {
+            all.push(Records::from_data(ArrayData::from_pyarrow_bound(&chunk?)?)?);
+        }
+        let converted = py.detach(|| all.iter().map(|r| self.convert_records(r)).collect::<PyResult<Vec<_>>>())?;
+        let skipped = converted.iter().map(|(_, s)| s).sum();
+        let schema = self.schema_with_skipped(skipped);
+        let batches = converted.into_iter().map(|(b, _)| with_schema(b, &schema)).collect::<PyResult<Vec<_>>>()?;
+        let table = arrow_pyarrow::Table::try_new(batches, schema).map_err(|e| Error::new_err(format!("arrow: {e}")))?;
+        arrow_pyarrow::IntoPyArrow::into_pyarrow(table, py)
+    }
+}

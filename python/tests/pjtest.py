@@ -1,0 +1,587 @@
+"""Helpers of protojit's Python suite (conftest.py holds the fixtures): where the shared
+corpus is, its payloads and schemas, google.protobuf message classes built from protojit's
+own descriptor sets (the reference every differential test compares against), varints and
+delimited streams, Arrow arrays as plain Python values."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pyarrow as pa
+import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+import protojit
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+# python/tests -> python -> the repository root.
+REPO = TESTS.parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+SAMPLES = REPO / "corpus" / "samples"
+EXPECTED = REPO / "tests" / "expected"
+
+# The corpus payloads as tests/common/payloads.rs lists them (schema file, message type,
+# payload file); test_schema.py checks that this copy still matches the Rust list.
+PAYLOADS: List[Tuple[str, str, str]] = [
+    ("benchmark_message1_proto2.proto", "benchmarks.proto2.GoogleMessage1", "google_message1_proto2.payload0.bin"),
+    ("benchmark_message1_proto3.proto", "benchmarks.proto3.GoogleMessage1", "google_message1_proto3.payload0.bin"),
+    ("benchmark_message2.proto", "benchmarks.proto2.GoogleMessage2", "google_message2.payload0.bin"),
+    ("benchmarks.proto", "benchmarks.BenchmarkDataset", "dataset.google_message1_proto2.pb"),
+    ("benchmarks.proto", "benchmarks.BenchmarkDataset", "dataset.google_message1_proto3.pb"),
+    ("benchmarks.proto", "benchmarks.BenchmarkDataset", "dataset.google_message2.pb"),
+    ("osmformat.proto", "OSMPBF.HeaderBlock", "liechtenstein.block0.headerblock.bin"),
+    ("osmformat.proto", "OSMPBF.PrimitiveBlock", "liechtenstein.block1.primitiveblock-dense.bin"),
+    ("osmformat.proto", "OSMPBF.PrimitiveBlock", "liechtenstein.block40.primitiveblock-ways.bin"),
+    ("osmformat.proto", "OSMPBF.PrimitiveBlock", "liechtenstein.block45.primitiveblock-relations.bin"),
+    ("vector_tile.proto", "vector_tile.Tile", "mvt-chicago-13-2101-3044.mvt"),
+    ("vector_tile.proto", "vector_tile.Tile", "mvt-osmqa-astana-12-2860-1368.mvt"),
+    ("vector_tile.proto", "vector_tile.Tile", "mvt-sanfrancisco-15-5238-12666.mvt"),
+    ("vector_tile.proto", "vector_tile.Tile", "vector-tile-js-14-8801-5371.vector.pbf"),
+    ("descriptor.proto", "google.protobuf.FileDescriptorSet", "descriptor.fds.bin"),
+    ("descriptor.proto", "google.protobuf.FileDescriptorSet", "descriptor_with_source_info.fds.bin"),
+]
+
+PAYLOAD_IDS = [p for (_, _, p) in PAYLOADS]
+
+# Every combination of json_format's three keywords.
+JSON_KWARGS: List[Dict[str, bool]] = [
+    dict(
+        preserving_proto_field_name=bool(i & 1),
+        use_integers_for_enums=bool(i & 2),
+        always_print_fields_with_no_presence=bool(i & 4),
+    )
+    for i in range(8)
+]
+
+
+def json_kwargs_id(kw: Dict[str, bool]) -> str:
+    short = {"preserving_proto_field_name": "names", "use_integers_for_enums": "enumints", "always_print_fields_with_no_presence": "defaults"}
+    on = [short[k] for k, v in kw.items() if v]
+    return "+".join(on) or "plain"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def require_corpus() -> Path:
+    """The shared corpus directory; skips the test where it is absent, except in CI, where
+    that fails (CI must not pass by skipping)."""
+    if CORPUS.is_dir() and (CORPUS / "README.md").is_file():
+        return CORPUS
+    reason = f"the shared corpus is not at {CORPUS} (expected beside the repository, as ../shared/corpus)"
+    if in_ci():
+        pytest.fail(reason + "; CI=true, so this is a failure, not a skip")
+    pytest.skip(reason)
+
+
+# --- schemas and google.protobuf classes -------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def corpus_schema(proto: str) -> protojit.Schema:
+    return protojit.Schema.from_proto(require_corpus() / proto)
+
+
+@functools.lru_cache(maxsize=None)
+def data_schema(proto: str) -> protojit.Schema:
+    return protojit.Schema.from_proto(DATA / proto)
+
+
+class Reference:
+    """google.protobuf's view of a protojit schema: a fresh descriptor pool holding the
+    schema's files (from ``Schema.to_descriptor_set``) and message classes from it."""
+
+    def __init__(self, fds_bytes: bytes):
+        self.fds = descriptor_pb2.FileDescriptorSet.FromString(fds_bytes)
+        self.pool = descriptor_pool.DescriptorPool()
+        for f in self.fds.file:
+            self.pool.Add(f)
+        self._classes: Dict[str, type] = {}
+
+    def cls(self, name: str):
+        if name not in self._classes:
+            self._classes[name] = message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
+        return self._classes[name]
+
+
+_references: Dict[int, Tuple[Reference, protojit.Schema]] = {}
+
+
+def reference(schema: protojit.Schema) -> Reference:
+    key = id(schema)
+    if key not in _references:
+        # The schema is kept with its reference, so that its id is not reused.
+        _references[key] = (Reference(schema.to_descriptor_set()), schema)
+    return _references[key][0]
+
+
+def pb_class(schema: protojit.Schema, name: str):
+    return reference(schema).cls(name)
+
+
+@functools.lru_cache(maxsize=None)
+def payload_bytes(name: str) -> bytes:
+    return (require_corpus() / name).read_bytes()
+
+
+# --- wire helpers ---------------------------------------------------------------------------
+
+
+def varint(n: int) -> bytes:
+    """The base-128 varint of a non-negative integer."""
+    assert n >= 0
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def delimited(records) -> bytes:
+    """Records as a varint-delimited stream (what ``writeDelimitedTo`` writes)."""
+    return b"".join(varint(len(r)) + r for r in records)
+
+
+def gm1_proto3_records(n: int) -> List[bytes]:
+    """``n`` (at most 20,000) distinct benchmarks.proto3.GoogleMessage1 records: the corpus
+    payload with field1 (a string) set to "record-<i>" and field2 (an int32) to i, so that
+    rows differ and their order shows. A new list each call."""
+    return list(_gm1_records()[:n])
+
+
+@functools.lru_cache(maxsize=None)
+def _gm1_records() -> Tuple[bytes, ...]:
+    base = payload_bytes("google_message1_proto3.payload0.bin")
+    schema = corpus_schema("benchmark_message1_proto3.proto")
+    cls = pb_class(schema, "benchmarks.proto3.GoogleMessage1")
+    out = []
+    for i in range(20_000):
+        m = cls.FromString(base)
+        m.field1 = f"record-{i}"
+        m.field2 = i
+        out.append(m.SerializeToString())
+    return tuple(out)
+
+
+# --- Arrow values as plain Python -----------------------------------------------------------
+
+
+def arrow_values(arr: pa.Array) -> list:
+    """The values of an Arrow array as Python objects, without pyarrow's lossy or
+    pandas-dependent conversions: timestamps and durations as int (their unit), dictionary
+    arrays as their values, maps as lists of (key, value) tuples, structs as dicts."""
+    if isinstance(arr, pa.ChunkedArray):
+        out = []
+        for c in arr.chunks:
+            out.extend(arrow_values(c))
+        return out
+    t = arr.type
+    valid = arr.is_valid().to_pylist() if arr.null_count else [True] * len(arr)
+    if pa.types.is_struct(t):
+        children = {t.field(i).name: arrow_values(c) for i, c in enumerate(arr.flatten())}
+        return [
+            {name: vals[i] for name, vals in children.items()} if valid[i] else None for i in range(len(arr))
+        ]
+    if pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_large_list(t):
+        # `.values` is the whole child (a slice does not cut it); `.offsets` index into it.
+        offsets = arr.offsets.to_pylist()
+        if pa.types.is_map(t):
+            keys, items = (arrow_values(c) for c in arr.values.flatten())
+            values = list(zip(keys, items))
+        else:
+            values = arrow_values(arr.values)
+        return [values[offsets[i] : offsets[i + 1]] if valid[i] else None for i in range(len(arr))]
+    if pa.types.is_dictionary(t):
+        return arrow_values(arr.dictionary_decode())
+    if pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        return arr.cast(pa.int64()).to_pylist()
+    return arr.to_pylist()
+
+
+# --- random messages (google.protobuf) ------------------------------------------------------
+
+from google.protobuf import descriptor as _d  # noqa: E402
+
+FD = _d.FieldDescriptor
+_INT_RANGES = {
+    FD.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FD.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FD.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FD.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FD.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    FD.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FD.TYPE_UINT32: (0, 2**32 - 1),
+    FD.TYPE_FIXED32: (0, 2**32 - 1),
+    FD.TYPE_UINT64: (0, 2**64 - 1),
+    FD.TYPE_FIXED64: (0, 2**64 - 1),
+}
+_SPECIAL_DOUBLES = [0.0, -0.0, 1.0, -1.5, 0.1, 1e308, -1e-308, 5e-324, 2.0**53 + 1, float("inf"), float("-inf"), float("nan")]
+# Text: ASCII with the characters text formats escape, and non-ASCII of 2, 3 and 4 UTF-8 bytes.
+_CHARS = "abcXYZ019 _-\"'\\\n\t\r\x00\x01\x1f\x7f/é€\u2028\u00a0日本😀\U0010fffd"
+_WKT = "google.protobuf."
+
+
+def rand_text(r, n=None) -> str:
+    n = r.randint(0, 12) if n is None else n
+    return "".join(r.choice(_CHARS) for _ in range(n))
+
+
+def rand_float32(r) -> float:
+    import struct
+
+    if r.random() < 0.3:
+        v = r.choice(_SPECIAL_DOUBLES + [3.4028234663852886e38, 1.401298464324817e-45, 0.1])
+        return struct.unpack("<f", struct.pack("<f", v))[0] if abs(v) <= 3.4028234663852886e38 or v != v else v
+    v = struct.unpack("<f", bytes(r.getrandbits(8) for _ in range(4)))[0]
+    # One NaN only (JSON and text keep no NaN payload; round trips compare messages).
+    return float("nan") if v != v else v
+
+
+def rand_double(r) -> float:
+    import struct
+
+    if r.random() < 0.3:
+        return r.choice(_SPECIAL_DOUBLES)
+    v = struct.unpack("<d", bytes(r.getrandbits(8) for _ in range(8)))[0]
+    return float("nan") if v != v else v
+
+
+def rand_int(r, t) -> int:
+    lo, hi = _INT_RANGES[t]
+    x = r.random()
+    if x < 0.2:
+        return r.choice([lo, hi, 0, 1, -1 if lo < 0 else 2, 127, 128, 16383, 16384])
+    if x < 0.6:
+        return max(lo, min(hi, r.randint(-300, 300 if lo < 0 else 300)))
+    return r.randint(lo, hi)
+
+
+class Generator:
+    """Random messages of a google.protobuf message class, every field kind included.
+
+    ``open_enums``: undeclared enum numbers for open enums, sometimes. Timestamps stay in
+    the range Arrow's nanoseconds hold unless ``wide_times`` (then some are outside it)."""
+
+    def __init__(self, seed: int, max_depth: int = 4, wide_times: bool = True, fill: float = 0.6):
+        import random
+
+        self.r = random.Random(seed)
+        self.max_depth = max_depth
+        self.wide_times = wide_times
+        self.fill = fill
+
+    # Scalars ----------------------------------------------------------------------------
+    def scalar(self, f):
+        r, t = self.r, f.type
+        if t in _INT_RANGES:
+            return rand_int(r, t)
+        if t == FD.TYPE_DOUBLE:
+            return rand_double(r)
+        if t == FD.TYPE_FLOAT:
+            return rand_float32(r)
+        if t == FD.TYPE_BOOL:
+            return r.random() < 0.5
+        if t == FD.TYPE_STRING:
+            return rand_text(r)
+        if t == FD.TYPE_BYTES:
+            return bytes(r.getrandbits(8) for _ in range(r.randint(0, 10)))
+        if t == FD.TYPE_ENUM:
+            values = [v.number for v in f.enum_type.values]
+            if not f.enum_type.is_closed and r.random() < 0.15:
+                return r.choice([5, 99, 1000, -1, 2**31 - 1, -(2**31)])
+            return r.choice(values)
+        raise AssertionError(f"no scalar generator for {f.full_name}")
+
+    # Well-known types -------------------------------------------------------------------
+    def wkt(self, m, depth):
+        r = self.r
+        name = m.DESCRIPTOR.full_name[len(_WKT):]
+        if name == "Timestamp":
+            if self.wide_times and r.random() < 0.1:
+                m.seconds = r.choice([-62135596800, 253402300799, -9300000000, 9300000000])
+            else:
+                m.seconds = r.randint(-9_000_000_000, 9_000_000_000)
+            m.nanos = r.choice([0, 0, 1000000, 500, r.randint(0, 999_999_999)])
+            return True
+        if name == "Duration":
+            s = r.choice([0, 1, -1, r.randint(-9_000_000_000, 9_000_000_000)])
+            n = r.choice([0, 1000, r.randint(0, 999_999_999)])
+            if self.wide_times and r.random() < 0.1:
+                s = r.choice([315576000000, -315576000000])
+            if s < 0:
+                n = -n
+            elif s == 0 and r.random() < 0.5:
+                n = -n
+            m.seconds, m.nanos = s, n
+            return True
+        if name.endswith("Value") and name not in ("Value", "ListValue"):
+            m.value = self.scalar(m.DESCRIPTOR.fields_by_name["value"])
+            return True
+        if name == "Struct":
+            for _ in range(r.randint(0, 3)):
+                self.json_value(m.fields[rand_text(r, r.randint(0, 5))], depth + 1)
+            return True
+        if name == "Value":
+            self.json_value(m, depth)
+            return True
+        if name == "ListValue":
+            for _ in range(r.randint(0, 3)):
+                self.json_value(m.values.add(), depth + 1)
+            return True
+        if name == "FieldMask":
+            words = ["a", "foo", "foo_bar", "x1", "inner", "leaf_y"]
+            for _ in range(r.randint(0, 3)):
+                m.paths.append(".".join(r.choice(words) for _ in range(r.randint(1, 3))))
+            return True
+        if name == "Any":
+            pool = m.DESCRIPTOR.file.pool
+            choices = [n for n in ("kinds.Leaf", "kinds.Inner", _WKT + "Timestamp", _WKT + "Int64Value", _WKT + "Struct", _WKT + "Duration", _WKT + "Empty") if _has_type(pool, n)]
+            inner_cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(r.choice(choices)))
+            inner = inner_cls()
+            self.fill_message(inner, depth + 1)
+            m.Pack(inner)
+            return True
+        if name == "Empty":
+            return True
+        return False
+
+    def json_value(self, v, depth):
+        r = self.r
+        k = r.randint(0, 5 if depth < self.max_depth else 3)
+        if k == 0:
+            v.null_value = 0
+        elif k == 1:
+            v.number_value = r.choice([0.0, -2.5, 1e100, float(r.randint(-(10**6), 10**6)), 0.1])
+        elif k == 2:
+            v.string_value = rand_text(r)
+        elif k == 3:
+            v.bool_value = r.random() < 0.5
+        elif k == 4:
+            v.struct_value.Clear()
+            for _ in range(r.randint(0, 2)):
+                self.json_value(v.struct_value.fields[rand_text(r, 3)], depth + 1)
+        else:
+            v.list_value.Clear()
+            for _ in range(r.randint(0, 2)):
+                self.json_value(v.list_value.values.add(), depth + 1)
+
+    # Messages ---------------------------------------------------------------------------
+    def fill_message(self, m, depth=0):
+        """Fills ``m`` at random (required fields always). Returns ``m``."""
+        r = self.r
+        desc = m.DESCRIPTOR
+        if desc.full_name.startswith(_WKT) and self.wkt(m, depth):
+            return m
+        oneofs_done = set()
+        for f in desc.fields:
+            required = f.is_required
+            if f.containing_oneof is not None and not f.containing_oneof.name.startswith("_"):
+                if f.containing_oneof.name in oneofs_done or r.random() < 0.5:
+                    continue
+            if not required and r.random() > self.fill:
+                continue
+            if f.message_type is not None and depth >= self.max_depth and not required:
+                continue
+            if f.message_type is not None and f.message_type.GetOptions().map_entry:
+                self.fill_map(getattr(m, f.name), f, depth)
+            elif f.is_repeated:
+                container = getattr(m, f.name)
+                for _ in range(r.randint(0, 4)):
+                    if f.message_type is not None:
+                        self.fill_message(container.add(), depth + 1)
+                    else:
+                        container.append(self.scalar(f))
+            elif f.message_type is not None:
+                sub = getattr(m, f.name)
+                sub.SetInParent()
+                self.fill_message(sub, depth + 1)
+            else:
+                setattr(m, f.name, self.scalar(f))
+            if f.containing_oneof is not None:
+                oneofs_done.add(f.containing_oneof.name)
+        return m
+
+    def fill_map(self, container, f, depth):
+        r = self.r
+        kf = f.message_type.fields_by_name["key"]
+        vf = f.message_type.fields_by_name["value"]
+        for _ in range(r.randint(0, 3)):
+            k = self.scalar(kf)
+            if vf.message_type is not None:
+                self.fill_message(container[k], depth + 1)
+            else:
+                container[k] = self.scalar(vf)
+
+
+def _has_type(pool, name) -> bool:
+    try:
+        pool.FindMessageTypeByName(name)
+        return True
+    except KeyError:
+        return False
+
+
+# --- comparing big values ---------------------------------------------------------------------
+
+
+def first_difference(got, expected, path="$"):
+    """Where two JSON-like values first differ (a short description), or None. pytest's own
+    diff of two megabyte dicts takes minutes; this stops at the first difference. Floats
+    compare by value with NaN equal to NaN; bool is not int."""
+    if isinstance(expected, bool) or isinstance(got, bool):
+        if type(got) is not type(expected) or got != expected:
+            return f"{path}: got {got!r}, expected {expected!r}"
+        return None
+    if isinstance(expected, float) and isinstance(got, (int, float)):
+        if expected != expected and got != got:
+            return None
+        if got != expected or type(got) is not type(expected):
+            return f"{path}: got {got!r} ({type(got).__name__}), expected {expected!r} ({type(expected).__name__})"
+        return None
+    if type(got) is not type(expected):
+        return f"{path}: got {type(got).__name__} {_short(got)}, expected {type(expected).__name__} {_short(expected)}"
+    if isinstance(expected, dict):
+        missing = [k for k in expected if k not in got]
+        extra = [k for k in got if k not in expected]
+        if missing or extra:
+            return f"{path}: keys missing {missing[:5]}, unexpected {extra[:5]}"
+        for k in expected:
+            d = first_difference(got[k], expected[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(expected, (list, tuple)):
+        for i, (g, e) in enumerate(zip(got, expected)):
+            d = first_difference(g, e, f"{path}[{i}]")
+            if d:
+                return d
+        if len(got) != len(expected):
+            return f"{path}: {len(got)} items, expected {len(expected)}"
+        return None
+    if got != expected:
+        return f"{path}: got {_short(got)}, expected {_short(expected)}"
+    return None
+
+
+def _short(v, n=200):
+    r = repr(v)
+    return r if len(r) <= n else r[:n] + "..."
+
+
+def assert_same(got, expected, what="value"):
+    d = first_difference(got, expected)
+    assert d is None, f"{what} differs at {d}"
+
+
+def text_difference(got: str, expected: str):
+    """The first differing line of two texts (with its number), or None."""
+    if got == expected:
+        return None
+    g, e = got.splitlines(), expected.splitlines()
+    for i, (a, b) in enumerate(zip(g, e)):
+        if a != b:
+            return f"line {i + 1}: got {a!r}, expected {b!r}"
+    return f"{len(g)} lines, expected {len(e)} (or a difference in line ends)"
+
+
+def fnv1a64(data: bytes) -> str:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def protoc_expected(kind_dir: Path, payload: str, output: str):
+    """Checks ``output`` against protoc's committed output for ``payload`` in
+    tests/expected (``<payload>.txt``, or ``.digest``: its length and FNV-1a 64). Returns
+    False if there is none."""
+    txt = kind_dir / f"{payload}.txt"
+    digest = kind_dir / f"{payload}.digest"
+    if txt.is_file():
+        d = text_difference(output, txt.read_text(encoding="utf-8"))
+        assert d is None, f"differs from protoc's output ({txt}): {d}"
+        return True
+    if digest.is_file():
+        lines = dict(line.split(" ", 1) for line in digest.read_text().splitlines() if line)
+        data = output.encode("utf-8")
+        assert (len(data), fnv1a64(data)) == (int(lines["len"]), lines["fnv1a64"].strip()), f"differs from protoc's output ({digest})"
+        return True
+    return False
+
+
+def text_format_difference(got: str, python: str):
+    """Where protobuf text ``got`` differs from Python's ``text_format`` output of the same
+    message beyond formatting, or None. Allowed: a float written another way that reads as
+    the same number (``1e+10`` / ``10000000000.0``), a string escaped another way that
+    unescapes to the same bytes (octal / hex / UTF-8)."""
+    from google.protobuf import text_encoding
+
+    g, p = got.splitlines(), python.splitlines()
+    if len(g) != len(p):
+        return f"{len(g)} lines, Python's text has {len(p)}"
+    for i, (a, b) in enumerate(zip(g, p)):
+        if a == b:
+            continue
+        ka, _, va = a.partition(": ")
+        kb, _, vb = b.partition(": ")
+        if ka != kb:
+            return f"line {i + 1}: {a!r} / Python: {b!r}"
+        if va.startswith('"') and vb.startswith('"') and va.endswith('"') and vb.endswith('"'):
+            if text_encoding.CUnescape(va[1:-1]) == text_encoding.CUnescape(vb[1:-1]):
+                continue
+        else:
+            try:
+                fa, fb = _text_float(va), _text_float(vb)
+            except ValueError:
+                pass
+            else:
+                if fa == fb or (fa != fa and fb != fb):
+                    continue
+        return f"line {i + 1}: {a!r} / Python: {b!r}"
+    return None
+
+
+def _text_float(v: str) -> float:
+    v = v.lower().rstrip("f") if not v.lower().startswith(("inf", "-inf")) else v.lower()
+    return float({"inf": "inf", "-inf": "-inf", "infinity": "inf", "-infinity": "-inf", "nan": "nan"}.get(v, v))
+
+
+# --- hand-made wire data -------------------------------------------------------------------
+
+
+def tag(number: int, wire_type: int) -> bytes:
+    return varint((number << 3) | wire_type)
+
+
+def f_varint(number: int, value: int) -> bytes:
+    """A varint field (negative values as 64-bit two's complement)."""
+    return tag(number, 0) + varint(value & 0xFFFFFFFFFFFFFFFF)
+
+
+def f_bytes(number: int, data: bytes) -> bytes:
+    """A length-delimited field."""
+    return tag(number, 2) + varint(len(data)) + data
+
+
+def f_fixed32(number: int, data: bytes) -> bytes:
+    assert len(data) == 4
+    return tag(number, 5) + data
+
+
+def f_fixed64(number: int, data: bytes) -> bytes:
+    assert len(data) == 8
+    return tag(number, 1) + data
+
+
+def packed(values) -> bytes:
+    return b"".join(varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)

@@ -1,0 +1,572 @@
+"""Random messages of every field kind (python/tests/data/kinds.proto, proto3, and
+kinds2.proto, proto2), built and serialized with google.protobuf, decoded by protojit:
+dicts and JSON against ``json_format.MessageToDict``, Arrow rows against the documented
+mapping, and encoding back.
+
+The Arrow mapping (arrow/src/lib.rs, "The mapping") differs from the JSON one by design;
+the expected rows here are MessageToDict's values (``preserving_proto_field_name``,
+``always_print_fields_with_no_presence``) normalised by these documented differences:
+
+- 64-bit integers: ``Int64``/``UInt64`` numbers, not decimal strings;
+- ``float``: ``Float32`` (the exact 32-bit value), not its shortest decimal; NaN and the
+  infinities are floats, not the strings "NaN", "Infinity";
+- ``bytes``: ``Binary``, not base64;
+- enums: dictionary of value names; an undeclared number of an open enum as its decimal
+  text ("99"), where JSON has the number;
+- maps: ``Map`` entries (key, value) in wire order (google.protobuf writes them sorted by
+  key with ``deterministic=True``); JSON has an object with string keys;
+- Timestamp / Duration: ``timestamp[ns, UTC]`` / ``duration[ns]`` (compared as integer
+  nanoseconds), null outside 64-bit nanoseconds (before 1677, after 2262); JSON has RFC 3339
+  text and "1.5s";
+- wrappers: the wrapped value (as JSON), null when absent;
+- a message without fields (kinds.Nothing): ``Boolean`` true when present, not ``{}``;
+- an absent message, an absent field with presence (proto2, proto3 ``optional``, oneof
+  member): null, where JSON leaves the key out; an absent proto3 field without presence:
+  its default (as ``always_print_fields_with_no_presence`` prints it); repeated and map
+  fields: empty lists, never null;
+- Any, Struct, Value, ListValue and FieldMask: the structs they are (``type_url`` and
+  ``value`` bytes; ``fields`` map; the ``kind`` oneof members; ``values``; ``paths``), not
+  their special JSON forms; those columns are compared with the message's own fields;
+- extensions and unknown fields: not converted (JSON prints extensions as "[pkg.ext]");
+- recursive types: the field that would nest a type a fourth time (``max_recursion=3``) is
+  left out of the schema, and of the expected rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import struct
+
+import pyarrow as pa
+import pytest
+from google.protobuf import duration_pb2, json_format, text_format, timestamp_pb2
+
+import protojit
+import pjtest
+from pjtest import FD, JSON_KWARGS
+
+N_KINDS = 120
+N_KINDS2 = 80
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+STRUCT_LIKE_WKT = {
+    "google.protobuf.Any",
+    "google.protobuf.Struct",
+    "google.protobuf.Value",
+    "google.protobuf.ListValue",
+    "google.protobuf.FieldMask",
+}
+WRAPPERS = {
+    f"google.protobuf.{n}Value" for n in ("Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes")
+}
+INT64_TYPES = {FD.TYPE_INT64, FD.TYPE_UINT64, FD.TYPE_SINT64, FD.TYPE_FIXED64, FD.TYPE_SFIXED64}
+
+
+# --- the messages -----------------------------------------------------------------------------
+
+TYPES = {"kinds": ("kinds.proto", "kinds.Kinds", N_KINDS), "kinds2": ("kinds2.proto", "kinds2.Kinds2", N_KINDS2)}
+
+
+@functools.lru_cache(maxsize=None)
+def messages(which: str):
+    """(schema, reference, type name, [messages], [bytes]): an empty message, a full one,
+    then random ones (seeded)."""
+    proto, name, n = TYPES[which]
+    schema = pjtest.data_schema(proto)
+    ref = pjtest.reference(schema)
+    cls = ref.cls(name)
+    msgs = []
+    for i in range(n):
+        m = cls()
+        if which == "kinds2" or i > 0:
+            fill = 1.0 if i == 1 else 0.6
+            pjtest.Generator(seed=1000 * i + len(which), fill=fill).fill_message(m)
+        if which == "kinds2" and i % 3 == 0:
+            add_extensions(ref, m, i)
+        msgs.append(m)
+    return schema, ref, name, msgs, [m.SerializeToString(deterministic=True) for m in msgs]
+
+
+def add_extensions(ref, m, i):
+    ext = lambda n: ref.pool.FindExtensionByName(f"kinds2.{n}")  # noqa: E731
+    m.Extensions[ext("ext_int32")] = -i
+    m.Extensions[ext("ext_string")] = f"ext é {i}"
+    m.Extensions[ext("ext_sizes")].extend([1, 3][: i % 3])
+    if i % 2:
+        m.Extensions[ext("ext_part")].id = i
+
+
+# --- dicts, JSON, text, encoding back -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kw", JSON_KWARGS, ids=pjtest.json_kwargs_id)
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_to_dict_and_to_json_match_message_to_dict(which, kw):
+    schema, ref, name, msgs, data = messages(which)
+    dec = schema.decoder(name)
+    for i, (m, b) in enumerate(zip(msgs, data)):
+        expected = json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw)
+        d = pjtest.first_difference(dec.to_dict(b, **kw), expected)
+        assert d is None, f"message {i} ({b.hex()}): to_dict differs at {d}"
+        d = pjtest.first_difference(json.loads(dec.to_json(b, **kw)), expected)
+        assert d is None, f"message {i} ({b.hex()}): to_json differs at {d}"
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_json_indent(which):
+    schema, ref, name, msgs, data = messages(which)
+    dec = schema.decoder(name)
+    b = data[1]
+    pretty = dec.to_json(b, indent=2)
+    assert "\n" in pretty and "\n  \"" in pretty
+    assert "\n" not in dec.to_json(b)
+    assert json.loads(pretty) == json.loads(dec.to_json(b))
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_encoder_round_trips(which):
+    """from_dict(MessageToDict(m)), from_json(MessageToJson(m)) and
+    from_text(to_text(bytes)) all parse (google.protobuf) back to m; canonical(bytes) is
+    upb's deterministic encoding (the bytes were written with deterministic=True, so
+    canonical leaves them as they are)."""
+    schema, ref, name, msgs, data = messages(which)
+    dec, enc, cls = schema.decoder(name), schema.encoder(name), ref.cls(name)
+    for i, (m, b) in enumerate(zip(msgs, data)):
+        where = f"message {i} ({b.hex()})"
+        for kw in (JSON_KWARGS[0], JSON_KWARGS[3]):
+            d = json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw)
+            assert cls.FromString(enc.from_dict(d)) == m, f"{where}: from_dict({kw})"
+            j = json_format.MessageToJson(m, descriptor_pool=ref.pool, **kw)
+            assert cls.FromString(enc.from_json(j)) == m, f"{where}: from_json({kw})"
+        text = dec.to_text(b)
+        assert cls.FromString(enc.from_text(text)) == m, f"{where}: from_text(to_text)"
+        assert dec.canonical(b) == b, f"{where}: canonical"
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_from_text_reads_python_text_format(which):
+    """Encoder.from_text reads what text_format.MessageToString writes."""
+    schema, ref, name, msgs, data = messages(which)
+    enc, cls = schema.encoder(name), ref.cls(name)
+    for i, m in enumerate(msgs[:40]):
+        text = text_format.MessageToString(m, descriptor_pool=ref.pool)
+        assert cls.FromString(enc.from_text(text)) == m, f"message {i}: {text[:300]!r}"
+
+
+# --- hand-made wire data: what a serializer does not write but a parser must read ---------------
+
+K = pjtest
+
+
+def edge_cases():
+    inner_a = K.f_varint(1, 5)
+    inner_b = K.f_bytes(2, "bé".encode())
+    return {
+        "kinds": [
+            ("unknown fields of every wire type", K.f_varint(3, 7) + K.f_varint(9999, 1) + K.f_bytes(10000, b"xyz") + K.f_fixed32(10001, b"\0\0\0\1") + K.f_fixed64(10002, b"\0" * 8) + K.tag(10003, 3) + K.f_varint(1, 1) + K.tag(10003, 4)),
+            ("explicit proto3 defaults", K.f_varint(3, 0) + K.f_bytes(14, b"") + K.f_varint(13, 0) + K.f_varint(16, 0)),
+            ("a packed field unpacked", K.f_varint(43, 1) + K.f_varint(43, -2) + K.f_varint(43, 3)),
+            ("an unpacked field packed", K.f_bytes(61, K.packed([1, -2, 3])) + K.f_varint(61, 4)),
+            ("packed runs split", K.f_bytes(43, K.packed([1, 2])) + K.f_bytes(43, K.packed([3]))),
+            ("open enum: undeclared numbers", K.f_varint(16, 99) + K.f_bytes(54, K.packed([1, 77, -7, -8])) + K.f_varint(36, 12345)),
+            ("oneof: the last member wins", K.f_bytes(92, b"first") + K.f_varint(93, 42)),
+            ("oneof: message then scalar then message", K.f_bytes(91, inner_a) + K.f_varint(93, 1) + K.f_bytes(91, inner_b)),
+            ("message split in two", K.f_bytes(101, inner_a) + K.f_bytes(101, inner_b)),
+            ("scalar repeated on the wire: the last wins", K.f_varint(3, 1) + K.f_varint(3, 2) + K.f_bytes(14, b"a") + K.f_bytes(14, b"b")),
+            ("int32 written as a 10-byte negative varint", K.f_varint(3, -1) + K.f_varint(5, 2**32 + 5)),
+            ("map entry without key or value", K.f_bytes(71, b"") + K.f_bytes(72, K.f_varint(1, 3))),
+            ("map entry value before key", K.f_bytes(71, K.f_bytes(2, b"v") + K.f_varint(1, 9))),
+            ("empty message present", K.f_bytes(103, b"") + K.f_bytes(101, b"")),
+            ("the largest field number", K.f_varint(536870911, 17)),
+            ("timestamps at the ns range ends", K.f_bytes(111, K.f_varint(1, -9223372036) + K.f_varint(2, 854775808)) + K.f_bytes(130, K.f_varint(1, 9223372036) + K.f_varint(2, 854775807)) + K.f_bytes(130, K.f_varint(1, 9223372037))),
+        ],
+        "kinds2": [
+            ("closed enum: an undeclared number is unknown", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.f_varint(10, 99)),
+            ("closed enum: undeclared numbers in a repeated field", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.f_varint(22, 1) + K.f_varint(22, 99) + K.f_varint(22, 3) + K.f_bytes(22, K.packed([2, 100, 1]))),
+            ("closed enum in a oneof", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.f_bytes(50, b"s") + K.f_varint(52, 99)),
+            ("group with unknown fields inside", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.tag(30, 3) + K.f_varint(31, 4) + K.f_varint(77, 1) + K.tag(30, 4)),
+            ("group repeated and merged", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.tag(30, 3) + K.f_varint(31, 4) + K.tag(30, 4) + K.tag(30, 3) + K.f_bytes(32, b"b") + K.tag(30, 4)),
+            ("repeated groups", K.f_varint(1, 1) + K.f_bytes(2, b"n") + (K.tag(33, 3) + K.f_varint(34, 1) + K.tag(33, 4)) * 3),
+            ("extensions of every kind", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.f_varint(100, -5) + K.f_bytes(101, "é".encode()) + K.f_varint(102, 2) + K.f_varint(102, 3) + K.f_bytes(103, K.f_varint(1, 8))),
+            ("unknown proto2 string is not UTF-8 checked", K.f_varint(1, 1) + K.f_bytes(2, b"n") + K.f_bytes(99, b"\xff\xfe")),
+        ],
+    }
+
+
+def edge_ids():
+    return [f"{w}: {n}" for w, cases in edge_cases().items() for n, _ in cases]
+
+
+@pytest.mark.parametrize("case", edge_ids())
+def test_edge_cases_match_message_to_dict_and_arrow(case):
+    which, _, label = case.partition(": ")
+    data = dict(edge_cases()[which])[label]
+    schema, ref, name, _, _ = messages(which)
+    m = ref.cls(name).FromString(data)
+    dec = schema.decoder(name)
+    for kw in (JSON_KWARGS[0], JSON_KWARGS[7]):
+        expected = json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw)
+        pjtest.assert_same(dec.to_dict(data, **kw), expected, f"to_dict({kw})")
+    conv = schema.converter(name)
+    batch = conv.to_record_batch([data])
+    check_rows(batch, [m], ref, name, maps_ordered=False)
+    # The canonical encoding parses (upb) to the same message, without the unknown fields.
+    canon = ref.cls(name).FromString(dec.canonical(data))
+    stripped = ref.cls(name).FromString(data)
+    stripped.DiscardUnknownFields()
+    assert canon == stripped
+
+
+def test_map_duplicate_keys_keep_the_last_value():
+    schema, ref, name, _, _ = messages("kinds")
+    data = b"".join(K.f_bytes(71, K.f_varint(1, k) + K.f_bytes(2, v.encode())) for k, v in [(1, "a"), (2, "b"), (1, "c")])
+    m = ref.cls(name).FromString(data)
+    assert dict(m.m_int32) == {1: "c", 2: "b"}
+    assert schema.decoder(name).to_dict(data)["mInt32"] == {"1": "c", "2": "b"}
+    row = pjtest.arrow_values(schema.converter(name, select=["m_int32"]).to_record_batch([data]).column(0))[0]
+    assert sorted(row) == [(1, "c"), (2, "b")]
+
+
+# --- Arrow ---------------------------------------------------------------------------------------
+
+
+def shape(t: pa.DataType):
+    """An Arrow type without field names of lists/maps and without nullability."""
+    if pa.types.is_struct(t):
+        return ("struct", tuple((t.field(i).name, shape(t.field(i).type)) for i in range(t.num_fields)))
+    if pa.types.is_map(t):
+        return ("map", shape(t.key_type), shape(t.item_type))
+    if pa.types.is_list(t):
+        return ("list", shape(t.value_type))
+    return str(t)
+
+
+SCALAR_ARROW = {
+    FD.TYPE_DOUBLE: "double",
+    FD.TYPE_FLOAT: "float",
+    FD.TYPE_INT32: "int32",
+    FD.TYPE_SINT32: "int32",
+    FD.TYPE_SFIXED32: "int32",
+    FD.TYPE_INT64: "int64",
+    FD.TYPE_SINT64: "int64",
+    FD.TYPE_SFIXED64: "int64",
+    FD.TYPE_UINT32: "uint32",
+    FD.TYPE_FIXED32: "uint32",
+    FD.TYPE_UINT64: "uint64",
+    FD.TYPE_FIXED64: "uint64",
+    FD.TYPE_BOOL: "bool",
+    FD.TYPE_STRING: "string",
+    FD.TYPE_BYTES: "binary",
+    FD.TYPE_ENUM: "dictionary<values=string, indices=int32, ordered=0>",
+}
+
+
+def expected_shape(desc, path=(), max_recursion=3):
+    """The documented Arrow shape of a message type's columns, recursive types cut."""
+    path = path + (desc.full_name,)
+    out = []
+    for f in desc.fields:
+        if f.message_type is not None and not f.message_type.GetOptions().map_entry:
+            if path.count(f.message_type.full_name) >= max_recursion:
+                continue  # the field that would nest the type once more is left out
+        out.append((f.name, field_shape(f, path, max_recursion)))
+    return ("struct", tuple(out))
+
+
+def field_shape(f, path, max_recursion):
+    if f.message_type is not None and f.message_type.GetOptions().map_entry:
+        k, v = f.message_type.fields_by_name["key"], f.message_type.fields_by_name["value"]
+        return ("map", value_shape(k, path, max_recursion), value_shape(v, path, max_recursion))
+    s = value_shape(f, path, max_recursion)
+    return ("list", s) if f.is_repeated else s
+
+
+def value_shape(f, path, max_recursion):
+    if f.message_type is None:
+        return SCALAR_ARROW[f.type]
+    name = f.message_type.full_name
+    if name == "google.protobuf.Timestamp":
+        return "timestamp[ns, tz=UTC]"
+    if name == "google.protobuf.Duration":
+        return "duration[ns]"
+    if name in WRAPPERS:
+        return value_shape(f.message_type.fields_by_name["value"], path, max_recursion)
+    s = expected_shape(f.message_type, path, max_recursion)
+    return "bool" if not s[1] else s
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_arrow_schema_follows_the_mapping(which):
+    schema, ref, name, _, _ = messages(which)
+    conv = schema.converter(name)
+    got = shape(pa.struct(list(conv.schema)))
+    expected = expected_shape(ref.pool.FindMessageTypeByName(name))
+    if got != expected:
+        names = [n for n, _ in expected[1]]
+        for (gn, gs), (en, es) in zip(got[1], expected[1]):
+            assert (gn, gs) == (en, es), f"column {gn}"
+        assert [n for n, _ in got[1]] == names
+    assert conv.message_type == name
+    # Cut recursion is noted; kinds2 has none.
+    assert bool(conv.notes) == (which == "kinds"), conv.notes
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_arrow_nullability(which):
+    """With nulls="error" the schema is the mapping's own: fields with presence nullable,
+    proto3 fields without presence and repeated fields not; with nulls="null" (the
+    default) every top-level field is nullable (a null entry becomes a row of nulls)."""
+    schema, ref, name, _, _ = messages(which)
+    desc = ref.pool.FindMessageTypeByName(name)
+    strict = schema.converter(name, nulls="error").schema
+    for f in desc.fields:
+        nullable = strict.field(f.name).nullable
+        if f.is_repeated:
+            assert not nullable, f.name
+        else:
+            assert nullable == f.has_presence, f.name
+    assert all(fld.nullable for fld in schema.converter(name).schema)
+
+
+def expect_rows(msgs, ref, name, arrow_schema, maps_ordered=True):
+    desc = ref.pool.FindMessageTypeByName(name)
+    rows = []
+    for m in msgs:
+        d = json_format.MessageToDict(
+            m, descriptor_pool=ref.pool, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
+        rows.append(expect_message(d, m, desc, pa.struct(list(arrow_schema)), maps_ordered))
+    return rows
+
+
+MISSING = object()
+
+
+def expect_message(d, m, desc, atype, maps_ordered):
+    out = {}
+    for i in range(atype.num_fields):
+        af = atype.field(i)
+        f = desc.fields_by_name[af.name]
+        out[af.name] = expect_field(d.get(f.name, MISSING), getattr(m, f.name), m, f, af.type, maps_ordered)
+    return out
+
+
+def expect_field(v, mv, parent, f, atype, maps_ordered):
+    if f.message_type is not None and f.message_type.GetOptions().map_entry:
+        kf, vf = f.message_type.fields_by_name["key"], f.message_type.fields_by_name["value"]
+        entries = []
+        for k in mv:
+            key = expect_scalar(k, kf)
+            jv = (v if v is not MISSING else {}).get(json_map_key(k), MISSING)
+            entries.append((key, expect_value(jv, mv[k], vf, atype.item_type, maps_ordered)))
+        # google.protobuf writes map entries sorted by key (deterministic=True), so that is
+        # their wire order.
+        entries.sort(key=lambda kv: kv[0].encode() if isinstance(kv[0], str) else kv[0])
+        return entries if maps_ordered else sorted(entries, key=lambda kv: repr(kv[0]))
+    if f.is_repeated:
+        vs = v if v is not MISSING else []
+        assert len(vs) == len(mv)
+        return [expect_value(x, y, f, atype.value_type, maps_ordered) for x, y in zip(vs, mv)]
+    if f.has_presence and not parent.HasField(f.name):
+        return None
+    return expect_value(v, mv, f, atype, maps_ordered)
+
+
+def json_map_key(k):
+    return ("true" if k else "false") if isinstance(k, bool) else str(k)
+
+
+def expect_value(v, mv, f, atype, maps_ordered):
+    """The Arrow value of one value ``mv`` of field ``f`` whose MessageToDict form is ``v``."""
+    if f.message_type is None:
+        return expect_json_scalar(v, f) if v is not MISSING else expect_scalar(mv, f)
+    name = f.message_type.full_name
+    if name == "google.protobuf.Timestamp":
+        t = timestamp_pb2.Timestamp()
+        t.FromJsonString(v)
+        n = t.ToNanoseconds()
+        return n if I64_MIN <= n <= I64_MAX else None
+    if name == "google.protobuf.Duration":
+        t = duration_pb2.Duration()
+        t.FromJsonString(v)
+        n = t.ToNanoseconds()
+        return n if I64_MIN <= n <= I64_MAX else None
+    if name in WRAPPERS:
+        return expect_json_scalar(v, f.message_type.fields_by_name["value"])
+    if pa.types.is_boolean(atype):
+        return True
+    if name in STRUCT_LIKE_WKT:
+        return expect_from_message(mv, atype)
+    return expect_message(v, mv, f.message_type, atype, maps_ordered)
+
+
+def expect_json_scalar(v, f):
+    t = f.type
+    if t in INT64_TYPES:
+        return int(v)
+    if t in (FD.TYPE_FLOAT, FD.TYPE_DOUBLE):
+        x = float({"Infinity": "inf", "-Infinity": "-inf"}.get(v, v)) if isinstance(v, str) else float(v)
+        return struct.unpack("<f", struct.pack("<f", x))[0] if t == FD.TYPE_FLOAT else x
+    if t == FD.TYPE_BYTES:
+        return base64.b64decode(v)
+    if t == FD.TYPE_ENUM:
+        return str(v)  # a name, or an undeclared number as its decimal text
+    return v
+
+
+def expect_scalar(v, f):
+    if f.type == FD.TYPE_ENUM:
+        ev = f.enum_type.values_by_number.get(v)
+        return ev.name if ev is not None else str(v)
+    return v
+
+
+def expect_from_message(m, atype):
+    """The Arrow value of a message from its own fields (for the types whose JSON form is
+    not their struct: Any, Struct, Value, ListValue, FieldMask)."""
+    if pa.types.is_boolean(atype):
+        return True
+    desc = m.DESCRIPTOR
+    out = {}
+    for i in range(atype.num_fields):
+        af = atype.field(i)
+        f = desc.fields_by_name[af.name]
+        mv = getattr(m, f.name)
+        if f.message_type is not None and f.message_type.GetOptions().map_entry:
+            kf, vf = f.message_type.fields_by_name["key"], f.message_type.fields_by_name["value"]
+            entries = [(expect_scalar(k, kf), expect_message_value(mv[k], vf, af.type.item_type)) for k in mv]
+            out[af.name] = sorted(entries, key=lambda kv: kv[0].encode() if isinstance(kv[0], str) else kv[0])
+        elif f.is_repeated:
+            out[af.name] = [expect_message_value(x, f, af.type.value_type) for x in mv]
+        elif f.has_presence and not m.HasField(f.name):
+            out[af.name] = None
+        else:
+            out[af.name] = expect_message_value(mv, f, af.type)
+    return out
+
+
+def expect_message_value(v, f, atype):
+    if f.message_type is None:
+        return expect_scalar(v, f)
+    return expect_from_message(v, atype)
+
+
+def check_rows(batch, msgs, ref, name, maps_ordered=True, where=""):
+    expected = expect_rows(msgs, ref, name, batch.schema, maps_ordered)
+    assert batch.num_rows == len(msgs)
+    for col in batch.schema.names:
+        got = pjtest.arrow_values(batch.column(col))
+        if not maps_ordered:
+            got = [_sort_maps(g) for g in got]
+        for i, (g, e) in enumerate(zip(got, (r[col] for r in expected))):
+            d = pjtest.first_difference(g, e, f"{col}")
+            assert d is None, f"{where}row {i} ({msgs[i].SerializeToString().hex()}): {d}"
+
+
+def _sort_maps(v):
+    if isinstance(v, dict):
+        return {k: _sort_maps(x) for k, x in v.items()}
+    if isinstance(v, list):
+        items = [_sort_maps(x) for x in v]
+        if items and all(isinstance(x, tuple) for x in items):
+            return sorted(items, key=lambda kv: repr(kv[0]))
+        return items
+    return v
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_record_batch_rows_follow_the_mapping(which):
+    schema, ref, name, msgs, data = messages(which)
+    batch = schema.converter(name).to_record_batch(pa.array(data, pa.binary()))
+    assert isinstance(batch, pa.RecordBatch)
+    check_rows(batch, msgs, ref, name)
+
+
+@pytest.mark.parametrize("path", ["chunked", "compiled", "direct", "tree"])
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_every_path_and_engine_gives_the_same_batch(which, path):
+    schema, ref, name, msgs, data = messages(which)
+    arr = pa.array(data, pa.binary())
+    reference_batch = schema.converter(name, path="tree", engine="interp").to_record_batch(arr)
+    for engine in ("auto", "jit", "interp"):
+        conv = schema.converter(name, path=path, engine=engine)
+        assert conv.path in ("chunked", "compiled", "direct", "tree")
+        if conv.path != path:
+            assert conv.path_note, f"path {path} asked, {conv.path} taken, and no note says why"
+        batch = conv.to_record_batch(arr)
+        assert batch.equals(reference_batch), f"path={path} engine={engine} ({conv.path})"
+
+
+def test_enums_as_numbers(kinds_schema):
+    schema, ref, name, msgs, data = messages("kinds")
+    batch = schema.converter(name, enums="number", select=["f_color", "r_color", "o_color", "m_uint32"]).to_record_batch(data)
+    assert batch.schema.field("f_color").type == pa.int32()
+    assert batch.column("f_color").to_pylist() == [m.f_color for m in msgs]
+    assert batch.column("r_color").to_pylist() == [list(m.r_color) for m in msgs]
+    assert batch.column("o_color").to_pylist() == [m.o_color if m.HasField("o_color") else None for m in msgs]
+    assert pjtest.arrow_values(batch.column("m_uint32")) == [sorted(m.m_uint32.items()) for m in msgs]
+
+
+def test_strings_as_views(kinds_schema):
+    schema, ref, name, msgs, data = messages("kinds")
+    cols = ["f_string", "f_bytes", "r_string", "r_bytes", "o_string"]
+    views = schema.converter(name, strings="views", select=cols).to_record_batch(pa.array(data, pa.binary()))
+    offsets = schema.converter(name, select=cols).to_record_batch(pa.array(data, pa.binary()))
+    assert views.schema.field("f_string").type == pa.string_view()
+    assert views.schema.field("f_bytes").type == pa.binary_view()
+    assert views.schema.field("r_string").type.value_type == pa.string_view()
+    for c in cols:
+        assert views.column(c).to_pylist() == offsets.column(c).to_pylist(), c
+    assert views.column("f_string").to_pylist() == [m.f_string for m in msgs]
+
+
+def test_well_known_types_as_structs(kinds_schema):
+    schema, ref, name, msgs, data = messages("kinds")
+    batch = schema.converter(name, well_known_types=False, select=["ts", "dur", "w_int64", "w_string"]).to_record_batch(data)
+    assert shape(batch.schema.field("ts").type) == ("struct", (("seconds", "int64"), ("nanos", "int32")))
+    assert batch.column("ts").to_pylist() == [
+        {"seconds": m.ts.seconds, "nanos": m.ts.nanos} if m.HasField("ts") else None for m in msgs
+    ]
+    assert batch.column("dur").to_pylist() == [
+        {"seconds": m.dur.seconds, "nanos": m.dur.nanos} if m.HasField("dur") else None for m in msgs
+    ]
+    assert batch.column("w_int64").to_pylist() == [{"value": m.w_int64.value} if m.HasField("w_int64") else None for m in msgs]
+    assert batch.column("w_string").to_pylist() == [{"value": m.w_string.value} if m.HasField("w_string") else None for m in msgs]
+
+
+def test_select(kinds_schema):
+    """select= picks columns in its order, and nested paths keep only the named fields."""
+    schema, ref, name, msgs, data = messages("kinds")
+    conv = schema.converter(name, select=["f_string", "inner.leaf.x", "f_int32", "r_inner.b"])
+    batch = conv.to_record_batch(data)
+    assert batch.schema.names == ["f_string", "inner", "f_int32", "r_inner"]
+    assert shape(batch.schema.field("inner").type) == ("struct", (("leaf", ("struct", (("x", "double"),))),))
+    assert shape(batch.schema.field("r_inner").type) == ("list", ("struct", (("b", "string"),)))
+    assert batch.column("f_int32").to_pylist() == [m.f_int32 for m in msgs]
+    assert batch.column("inner").to_pylist() == [
+        ({"leaf": {"x": m.inner.leaf.x} if m.inner.HasField("leaf") else None} if m.HasField("inner") else None)
+        for m in msgs
+    ]
+    assert batch.column("r_inner").to_pylist() == [[{"b": x.b} for x in m.r_inner] for m in msgs]
+    with pytest.raises(protojit.SchemaError, match="no_such"):
+        schema.converter(name, select=["f_int32", "no_such"])
+
+
+def test_max_recursion(kinds_schema):
+    schema, ref, name, msgs, data = messages("kinds")
+    for depth in (1, 2, 5):
+        conv = schema.converter(name, select=["node"], max_recursion=depth)
+        t = conv.schema.field("node").type
+        levels = 0
+        while pa.types.is_struct(t):
+            levels += 1
+            names = [t.field(i).name for i in range(t.num_fields)]
+            if "next" not in names:
+                break
+            t = t.field(names.index("next")).type
+        assert levels == depth, f"max_recursion={depth}: {levels} levels of Node"
+        assert conv.notes
+        batch = conv.to_record_batch(data)
+        assert batch.num_rows == len(data)
