@@ -85,7 +85,13 @@ def require_corpus() -> Path:
 
 @functools.lru_cache(maxsize=None)
 def corpus_schema(proto: str) -> protojit.Schema:
-    return protojit.Schema.from_proto(require_corpus() / proto)
+    """The schema of a corpus ``.proto`` file. descriptor.proto (the newest syntax, which
+    protox refuses; from_proto needs protoc on PATH for it) is read from protoc's
+    descriptor set of it, as the Rust tests do (tests/common/mod.rs)."""
+    corpus = require_corpus()
+    if proto == "descriptor.proto":
+        return protojit.Schema.from_descriptor_set(corpus / "descriptor.fds.bin")
+    return protojit.Schema.from_proto(corpus / proto)
 
 
 @functools.lru_cache(maxsize=None)
