@@ -39,9 +39,19 @@ impl Compression {
         })
     }
 
-    /// The format whose magic bytes `first` starts with, if any.
+    /// The format whose magic bytes `first` starts with, if any: gzip's three bytes
+    /// (deflate), zstd's four, bzip2's `BZh` and a block size digit, xz's six. A
+    /// varint-delimited stream or a message can start with two of these bytes, rarely with
+    /// three or more.
     pub fn from_magic(first: &[u8]) -> Option<Compression> {
-        Compression::COMPRESSED.into_iter().find(|c| first.starts_with(c.magic()))
+        Compression::COMPRESSED.into_iter().find(|c| {
+            first.starts_with(c.magic())
+                && match c {
+                    Compression::Gzip => first.get(2) == Some(&8),
+                    Compression::Bzip2 => first.get(3).is_some_and(|d| (b'1'..=b'9').contains(d)),
+                    _ => true,
+                }
+        })
     }
 
     /// Parses a name: `none` (or `uncompressed`), `gzip` (`gz`), `zstd` (`zst`), `bzip2`
@@ -145,9 +155,16 @@ mod tests {
         assert_eq!(Compression::from_extension(Path::new("x.bin")), None);
         assert_eq!(Compression::from_name("ZSTD"), Ok(Compression::Zstd));
         assert!(Compression::from_name("lz4").unwrap_err().to_string().contains("gzip"));
-        for c in Compression::COMPRESSED {
-            assert_eq!(Compression::from_magic(c.magic()), Some(c));
+        for (c, first) in [
+            (Compression::Gzip, &b"\x1f\x8b\x08\x00"[..]),
+            (Compression::Zstd, b"\x28\xb5\x2f\xfd\x00"),
+            (Compression::Bzip2, b"BZh9"),
+            (Compression::Xz, b"\xfd7zXZ\x00\x00"),
+        ] {
+            assert_eq!(Compression::from_magic(first), Some(c));
         }
+        assert_eq!(Compression::from_magic(b"\x1f\x8b\x01"), None);
+        assert_eq!(Compression::from_magic(b"BZhx"), None);
         assert_eq!(Compression::from_magic(b"\x0a\x02"), None);
     }
 

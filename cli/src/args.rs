@@ -212,6 +212,10 @@ pub struct DecodeArgs {
     /// The input is a stream of varint-length-prefixed messages (writeDelimitedTo).
     #[arg(long)]
     pub delimited: bool,
+    /// How the input is compressed: auto (the default: by its extension, .gz .zst .bz2
+    /// .xz, else by its first bytes), none, gzip, zstd, bzip2 or xz.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompressionArg::Auto)]
+    pub compression: CompressionArg,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -335,6 +339,10 @@ pub struct DecodeRawArgs {
     /// after a `# record N` comment.
     #[arg(long)]
     pub delimited: bool,
+    /// How the input is compressed: auto (the default: by its extension, .gz .zst .bz2
+    /// .xz, else by its first bytes), none, gzip, zstd, bzip2 or xz.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = CompressionArg::Auto)]
+    pub compression: CompressionArg,
 }
 
 #[derive(Args)]
@@ -503,4 +511,37 @@ pub enum EncodeOutput {
     Binary,
     Json,
     Text,
+}
+
+/// How an input is compressed (`--compression`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum CompressionArg {
+    /// By the file's extension, else by its first bytes.
+    #[default]
+    Auto,
+    /// Not compressed: read as it is.
+    None,
+    /// gzip.
+    Gzip,
+    /// Zstandard.
+    Zstd,
+    /// bzip2.
+    Bzip2,
+    /// xz.
+    Xz,
+}
+
+impl CompressionArg {
+    /// The format to read as; `None` to tell it from the input.
+    pub fn format(self) -> Option<protojit::compression::Compression> {
+        use protojit::compression::Compression;
+        match self {
+            CompressionArg::Auto => None,
+            CompressionArg::None => Some(Compression::None),
+            CompressionArg::Gzip => Some(Compression::Gzip),
+            CompressionArg::Zstd => Some(Compression::Zstd),
+            CompressionArg::Bzip2 => Some(Compression::Bzip2),
+            CompressionArg::Xz => Some(Compression::Xz),
+        }
+    }
 }

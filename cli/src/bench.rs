@@ -37,7 +37,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     let schema = common::load_schema(&args.schema)?;
     let full = common::resolve(&schema, &args.type_name)?;
     let name = input_name(&args.input).to_owned();
-    let bytes = common::read_input(&args.input)?;
+    let bytes = common::read_input(&args.input, None)?;
     let records: Vec<Range<usize>> = if args.delimited {
         let mut reader = RecordReader::new(bytes.as_slice(), &name, &full);
         let mut sink = Vec::new();

@@ -336,7 +336,7 @@ fn convert(
     let name = input_name(&args.input).to_owned();
     let type_name = converter.decoder().descriptor().full_name().to_owned();
     if !args.delimited {
-        let bytes = common::read_input(&args.input)?;
+        let bytes = common::read_input(&args.input, args.compression.format())?;
         let mut builder = converter.builder();
         builder.append(&bytes).map_err(|e| Failure::input(format!("{name}: cannot decode as {type_name}: {e}")))?;
         let batches = [builder.finish().map_err(|e| Failure::input(e.to_string()))?];
@@ -347,7 +347,7 @@ fn convert(
         return Ok(0);
     }
     let jobs = jobs(args);
-    let (input, size) = common::open_input(&args.input)?;
+    let (input, size) = common::open_input(&args.input, args.compression.format())?;
     let mut progress = Progress::new(args.progress, size);
     let mut reader = RecordReader::new(input, &name, &type_name);
     let (mut items, mut records, mut failed) = (0u64, 0u64, 0u64);

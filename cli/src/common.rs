@@ -1,8 +1,10 @@
 //! Shared plumbing of the commands: failures and exit codes, stdout, inputs, schemas.
 
 use std::io::{BufWriter, IsTerminal, Read, StdoutLock, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use protojit::compression::{decompressed, Compression};
 use protojit::{Decoder, EngineOptions, Schema};
 
 use crate::args::{EngineArgs, SchemaArgs};
@@ -76,24 +78,34 @@ pub fn input_name(input: &str) -> &str {
     }
 }
 
-/// Reads a whole input (file or `-`).
-pub fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
+/// Reads a whole input (file or `-`), decompressed as `compression` says (`None`: by its
+/// extension, else by its first bytes).
+pub fn read_input(input: &str, compression: Option<Compression>) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
-    open_input(input)?
+    open_input(input, compression)?
         .0
         .read_to_end(&mut buf)
         .map_err(|e| Failure::input(format!("cannot read {}: {e}", input_name(input))))?;
     Ok(buf)
 }
 
-/// Opens an input for streaming, with its size when known (regular files).
-pub fn open_input(input: &str) -> Result<(Box<dyn Read>, Option<u64>), Failure> {
+/// Opens an input for streaming, decompressed as `compression` says (`None`: by its
+/// extension, `.gz` `.zst` `.bz2` `.xz`, else by its first bytes), with its size when
+/// known (a regular file read as it is).
+pub fn open_input(input: &str, compression: Option<Compression>) -> Result<(Box<dyn Read>, Option<u64>), Failure> {
+    let fail = |e: std::io::Error| Failure::input(format!("cannot read {}: {e}", input_name(input)));
     if input == "-" {
-        return Ok((Box::new(std::io::stdin().lock()), None));
+        let (r, _) = decompressed(std::io::stdin(), None, compression).map_err(fail)?;
+        return Ok((r, None));
     }
-    let file = std::fs::File::open(input).map_err(|e| Failure::input(format!("cannot read {input}: {e}")))?;
+    let file = std::fs::File::open(input).map_err(fail)?;
     let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-    Ok((Box::new(file), size))
+    let (r, format) = decompressed(file, Some(Path::new(input)), compression).map_err(fail)?;
+    if format != Compression::None {
+        note(&format!("{input}: read as {format}-compressed"));
+        return Ok((r, None));
+    }
+    Ok((r, size))
 }
 
 /// Whether `-v`/`--verbose` was given: notes go to stderr only then, so that a failing

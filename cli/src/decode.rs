@@ -67,10 +67,10 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
         .map(|p| FieldPath::parse_in(layouts, root, p).map_err(|e| Failure::usage(format!("--select {p}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let input = if args.delimited {
-        let (reader, size) = common::open_input(&args.input)?;
+        let (reader, size) = common::open_input(&args.input, args.compression.format())?;
         Input::Stream(reader, size)
     } else {
-        Input::Message(common::read_input(&args.input)?)
+        Input::Message(common::read_input(&args.input, args.compression.format())?)
     };
     let decoder = match &input {
         Input::Stream(_, size) => common::decoder(&schema, &type_name, &args.engine, *size)?,

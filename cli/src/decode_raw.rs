@@ -10,13 +10,13 @@ pub fn run(args: &DecodeRawArgs) -> Result<(), Failure> {
     let name = input_name(&args.input).to_owned();
     let mut out = Out::new();
     if !args.delimited {
-        let bytes = common::read_input(&args.input)?;
+        let bytes = common::read_input(&args.input, args.compression.format())?;
         let text =
             decode_raw_to_text(&bytes).map_err(|e| Failure::input(format!("{name}: not a protobuf message: {e}")))?;
         out.write(text.as_bytes())?;
         return out.flush();
     }
-    let (input, _) = common::open_input(&args.input)?;
+    let (input, _) = common::open_input(&args.input, args.compression.format())?;
     let mut reader = RecordReader::new(input, &name, "raw messages");
     let mut buf = Vec::new();
     while let Some(info) = reader.next_into(&mut buf)? {

@@ -67,7 +67,7 @@ pub fn run(args: &EncodeArgs) -> Result<(), Failure> {
         EncodeOutput::Binary => None,
         _ => Some(schema.decoder(&name).map_err(|e| Failure::usage(e.to_string()))?),
     };
-    let input = read_input(&args.input)?;
+    let input = read_input(&args.input, None)?;
     let options = ParseOptions { ignore_unknown_fields: args.ignore_unknown_fields, max_depth: args.max_depth };
     let records = match (args.delimited, args.from) {
         (false, _) => vec![Record { text: &input, number: 1, first_line: 1 }],

@@ -39,6 +39,35 @@ fn small_stream_is_not_compiled_and_says_so() {
     assert!(auto.status.success() && !auto.stdout.is_empty() && auto.stdout == ok(&jit));
 }
 
+/// A compressed stream is read as its name says (`.gz`, `.zst`, `.bz2`, `.xz`), and under
+/// another name by its first bytes; `--compression` names the format outright, and `none`
+/// reads the bytes as they are (which then do not split into records).
+#[test]
+fn compressed_streams_by_name_and_by_first_bytes() {
+    use std::io::Write;
+    let tmp = TempDir::new("compressed_stream");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let stream = generated_stream(300);
+    let want = ok(&decode_stream(&proto, &tmp.write("stream.bin", &stream), &[]));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&stream).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(&stream[..], 3).unwrap();
+    for (name, bytes, extra) in [
+        ("s.bin.gz", &gz, &[][..]),
+        ("s.gz.data", &gz, &[]),
+        ("s.bin.zst", &zst, &[]),
+        ("s.raw", &zst, &[]),
+        ("s.data", &gz, &["--compression", "gzip"]),
+    ] {
+        let out = decode_stream(&proto, &tmp.write(name, bytes), extra);
+        assert_eq!(ok(&out), want, "{name} {extra:?}");
+    }
+    let raw = decode_stream(&proto, &tmp.write("t.bin.gz", &gz), &["--compression", "none"]);
+    assert!(!raw.status.success(), "gzip bytes read raw do not split into records");
+    assert_eq!(stderr(&raw).matches('\n').count(), 1, "{}", stderr(&raw));
+}
+
 /// `n` small generated records (ids from 1), as a delimited stream.
 fn generated_stream(n: u32) -> Vec<u8> {
     let mut out = Vec::new();
