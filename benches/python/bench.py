@@ -61,6 +61,7 @@ class Arm:
     error: Optional[str] = None
     reps: int = 1
     times: List[float] = field(default_factory=list)  # seconds per call, one per round
+    cpu: List[float] = field(default_factory=list)  # process CPU seconds (all threads) per call
     cols: Optional[int] = None
     rows_ok: Optional[bool] = None
 
@@ -113,10 +114,13 @@ def run_rounds(arms: List[Arm], rounds: int, target: float, warm: float) -> None
             gc.collect()
             gc.disable()
             try:
+                c0 = time.process_time()
                 t0 = perf()
                 for _ in range(reps):
                     fn()
-                a.times.append((perf() - t0) / reps)
+                t1 = perf()
+                a.cpu.append((time.process_time() - c0) / reps)
+                a.times.append((t1 - t0) / reps)
             except Exception as e:
                 a.error = err_text(e)
             finally:
@@ -127,6 +131,11 @@ def med(xs: List[float]) -> float:
     return statistics.median(xs)
 
 
+def cpu_text(a: Arm) -> str:
+    """Process CPU time over wall time while the arm ran (1.00: one busy thread)."""
+    return f"{sum(a.cpu) / sum(a.times):.2f}" if a.times and sum(a.times) > 0 else ""
+
+
 def per_record(a: Arm) -> List[float]:
     return [t / a.records for t in a.times]
 
@@ -135,6 +144,8 @@ def ratio_text(a: Arm, ref: Arm) -> str:
     """ref speed ÷ a's speed per record, per round: median (min–max). > 1: ref is faster."""
     if a is ref:
         return "1"
+    if a.name.startswith("("):  # a reference row, not an arm
+        return ""
     if a.error or ref.error or not a.times or not ref.times:
         return "—"
     rs_ = [x / y for x, y in zip(per_record(a), per_record(ref))]
@@ -372,15 +383,15 @@ def section_records(schemas, cfg) -> str:
         "`enums=\"number\"` (int32, as ptars and protarrow); \"protojit ÷ arm\" is protojit's "
         "(default converter) speed over the arm's, per record, per round: median (min–max).",
         "",
-        "| record set | records | bytes/record | arm | time per call | records/s | MB/s | protojit ÷ arm | cols | note |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---|",
+        "| record set | records | bytes/record | arm | time per call | records/s | MB/s | protojit ÷ arm | CPU ÷ wall | cols | note |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name in cfg.sets:
         log(f"records: {name}")
         try:
             s = rs.record_set(schemas, name, cfg.quick)
         except Exception as e:
-            out.append(f"| {name} | | | | | | | | | failed to make: {err_text(e)} |")
+            out.append(f"| {name} | | | | | | | | | | failed to make: {err_text(e)} |")
             continue
         arr = pa.array(s.records, pa.binary())
         arms = arrow_arms(schemas, s, arr, cfg)
@@ -389,12 +400,12 @@ def section_records(schemas, cfg) -> str:
         label = s.label + (" (google_message1 ×%s)" % f"{len(s.records):,}" if name == "gm1" else "")
         for a in arms:
             if a.error or not a.times:
-                out.append(f"| {label} | {len(s.records):,} | {s.nbytes / len(s.records):.0f} | {a.name} | — | — | — | — | | {a.error or 'no time'} |")
+                out.append(f"| {label} | {len(s.records):,} | {s.nbytes / len(s.records):.0f} | {a.name} | — | — | — | — | | | {a.error or 'no time'} |")
                 continue
             t = med(a.times)
             out.append(
                 f"| {label} | {len(s.records):,} | {s.nbytes / len(s.records):.0f} | {a.name} | {fmt_time(t)} | "
-                f"{fmt_rate(a.records / t)} | {fmt_mb(a.nbytes / t / 1e6)} | {ratio_text(a, ref)} | {a.cols if a.cols is not None else ''} | {a.note.strip()} |"
+                f"{fmt_rate(a.records / t)} | {fmt_mb(a.nbytes / t / 1e6)} | {ratio_text(a, ref)} | {cpu_text(a)} | {a.cols if a.cols is not None else ''} | {a.note.strip()} |"
             )
     return "\n".join(out)
 
@@ -492,6 +503,19 @@ def section_overhead(schemas, cfg) -> str:
         Arm("`pa.array([b], pa.binary())` (for scale)", lambda: pa.array([b], pa.binary())),
     ]
     try:
+        # The pyarrow side of the hand-over alone: the empty 41-column batch protojit returns,
+        # exported and imported again through the Arrow C data interface (`__arrow_c_array__`).
+        empty_batch = conv.to_record_batch(empty)
+
+        class Exported:
+            def __arrow_c_array__(self, requested_schema=None):
+                return empty_batch.__arrow_c_array__(requested_schema)
+
+        exported = Exported()
+        arms.append(Arm("`pa.record_batch(...)` of that empty batch via `__arrow_c_array__` (pyarrow's import alone)", lambda: pa.record_batch(exported)))
+    except Exception as e:
+        arms.append(Arm("pyarrow C data import", None, error=err_text(e)))
+    try:
         import ptars
 
         desc = schemas.descriptor(s.proto, s.message)
@@ -548,7 +572,7 @@ def section_overhead(schemas, cfg) -> str:
                 # sets; the per-call overhead compares like sizes only.
                 same_size = not cfg.quick
                 over = fmt_time(t - n / r) if same_size else "(sizes differ under --quick)"
-                rust_cells = f"| {fmt_rate(r)} | {(n / t) / r:.2f} | {over}"
+                rust_cells = f"| {fmt_rate(r)} | {(n / t) / r:.2f}× | {over}"
             else:
                 rust_cells = "| — | — | —"
             out.append(f"| {name} | {n:,} | {a.name} ({a.note}) | {fmt_time(t)} | {fmt_rate(n / t)} | {fmt_mb(a.nbytes / t / 1e6)} {rust_cells} |")
@@ -581,6 +605,19 @@ def write_delimited(path: Path, payload: bytes, target_bytes: int) -> int:
     return count
 
 
+def peak_rss_kib() -> int:
+    """This process's peak RSS: VmHWM of /proc/self/status (of this process's own address
+    space). Not ru_maxrss: Linux carries ru_maxrss across execve, so a child started by a
+    large parent reports the parent's RSS."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def child_delimited(args) -> None:
     """Run in a child process: stream the file, print one JSON line."""
     path = args.child_delimited
@@ -600,11 +637,12 @@ def child_delimited(args) -> None:
         batches = None
     else:
         import protojit  # noqa: F401
+        import pyarrow  # noqa: F401  (loaded before the set-up figure, as a user's process has it)
 
         corpus = Path(args.corpus)
         schema = protojit.Schema.from_proto(str(corpus / "benchmark_message1_proto3.proto"), include=str(corpus))
         conv = schema.converter("benchmarks.proto3.GoogleMessage1", enums="number")
-        setup_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        setup_rss = peak_rss_kib()
         t0 = perf()
         rows = batches = 0
         for batch in conv.read_delimited(path, batch_size=args.batch_size):
@@ -617,7 +655,7 @@ def child_delimited(args) -> None:
         "rows": rows,
         "batches": batches,
         "setup_rss_kib": setup_rss,
-        "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "peak_rss_kib": peak_rss_kib(),
     }))
 
 
@@ -666,13 +704,13 @@ def section_delimited(schemas, cfg) -> str:
         f"{size / 1e9:.2f} GB of varint-delimited google_message1 records (228 bytes each), "
         f"`conv.read_delimited(path, batch_size={cfg.batch_size})` on the default converter "
         f"(`enums=\"number\"`), each batch's rows counted and the batch dropped; each run in its own child process "
-        f"(its `ru_maxrss` is the peak RSS); median of {cfg.delimited_rounds} runs, alternated with the read floor "
+        f"(its VmHWM is the peak RSS: the whole process, Python and pyarrow included); median of {cfg.delimited_rounds} run{'s' if cfg.delimited_rounds > 1 else ''}, alternated with the read floor "
         "(the same file read in 1 MiB blocks in Python, nothing decoded). The file is in the page cache.",
         "",
         "| run | time | records/s | MB/s | rows | batches | peak RSS after set-up | peak RSS |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
         f"| read_delimited | {t:.2f} s ({min(x['seconds'] for x in pj):.2f}–{max(x['seconds'] for x in pj):.2f}) | {fmt_rate(rows / t)} | {fmt_mb(size / t / 1e6)} | {rows:,}{ok} | {pj[0]['batches']:,} | {setup:.0f} MiB | {peak:.0f} MiB |",
-        f"| read floor | {tf:.2f} s | | {fmt_mb(size / tf / 1e6)} | | | | {peak_f:.0f} MiB |",
+        f"| read floor | {fmt_time(tf)} | | {fmt_mb(size / tf / 1e6)} | | | | {peak_f:.0f} MiB |",
     ])
 
 
@@ -702,18 +740,18 @@ def section_threads(schemas, cfg) -> str:
         "",
         f"Median of {cfg.rounds} interleaved rounds; `nproc` {machine()['nproc']}; speed-up = threads=1 time ÷ threads=2 time per round, median (min–max).",
         "",
-        "| converter | time per call | records/s | MB/s | speed-up |",
-        "|---|---:|---:|---:|---:|",
+        "| converter | time per call | records/s | MB/s | speed-up | CPU ÷ wall |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for i, a in enumerate(arms):
         if not a.times:
-            out.append(f"| {a.name} | {a.error or '—'} | | | |")
+            out.append(f"| {a.name} | {a.error or '—'} | | | | |")
             continue
         t = med(a.times)
         sp = ""
         if i % 2 == 1 and arms[i - 1].times:
             sp = ratio_text(arms[i - 1], a)
-        out.append(f"| {a.name} (path {a.note}) | {fmt_time(t)} | {fmt_rate(n / t)} | {fmt_mb(s.nbytes / t / 1e6)} | {sp} |")
+        out.append(f"| {a.name} (path {a.note}) | {fmt_time(t)} | {fmt_rate(n / t)} | {fmt_mb(s.nbytes / t / 1e6)} | {sp} | {cpu_text(a)} |")
     return "\n".join(out)
 
 

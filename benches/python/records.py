@@ -47,7 +47,7 @@ PAYLOADS: List[Tuple[str, str, str]] = [
     ("descriptor.proto", "google.protobuf.FileDescriptorSet", "descriptor_with_source_info.fds.bin"),
 ]
 
-# Short names, as the Rust rounds bench prints them (benches/results/rounds.txt).
+# Short names, as the Rust benches print them (benches/support/src/lib.rs, benches/results/rounds.txt).
 PAYLOAD_NAMES: Dict[str, str] = {
     "google_message1_proto2.payload0.bin": "gm1_proto2",
     "google_message1_proto3.payload0.bin": "gm1_proto3",
@@ -63,8 +63,8 @@ PAYLOAD_NAMES: Dict[str, str] = {
     "mvt-osmqa-astana-12-2860-1368.mvt": "mvt_astana",
     "mvt-sanfrancisco-15-5238-12666.mvt": "mvt_sanfrancisco",
     "vector-tile-js-14-8801-5371.vector.pbf": "mvt_vtjs",
-    "descriptor.fds.bin": "descriptor",
-    "descriptor_with_source_info.fds.bin": "descriptor_source_info",
+    "descriptor.fds.bin": "descriptor_fds",
+    "descriptor_with_source_info.fds.bin": "descriptor_fds_srcinfo",
 }
 
 
@@ -86,7 +86,13 @@ class Schemas:
 
         proto = Path(proto)
         if proto not in self._pj:
-            self._pj[proto] = protojit.Schema.from_proto(str(proto), include=str(proto.parent))
+            if proto.name == "descriptor.proto":
+                # As the Rust tests (tests/common/mod.rs `corpus_schema`): protox refuses the
+                # corpus's descriptor.proto (newer syntax), so it is read from the descriptor
+                # set it describes.
+                self._pj[proto] = protojit.Schema.from_descriptor_set(str(proto.parent / "descriptor.fds.bin"))
+            else:
+                self._pj[proto] = protojit.Schema.from_proto(str(proto), include=str(proto.parent))
         return self._pj[proto]
 
     def pool(self, proto: Path):

@@ -196,7 +196,14 @@ class Decoder:
         always_print_fields_with_no_presence: bool = False,
     ) -> dict:
         """The message as ``json_format.MessageToDict`` returns it, with its keywords and
-        their meanings (64-bit integers as ``str``, bytes as base64, enums as names)."""
+        their meanings (64-bit integers as ``str``, bytes as base64, enums as names,
+        ``float`` fields rounded to the shortest of 6 or more digits that reads back as the
+        same 32-bit float). One deliberate difference: a field of enum type
+        ``google.protobuf.NullValue`` is ``None`` whatever the keywords say, as the proto3
+        JSON mapping writes it; ``MessageToDict(use_integers_for_enums=True)`` gives ``0``
+        (``ParseDict`` reads both). A message with no JSON form (a Timestamp past year
+        9999, an ``Any`` of a type the schema lacks, a NaN in a ``Value``) raises
+        :class:`EncodeError`."""
     def to_json(
         self,
         data: _Bytes,
@@ -212,8 +219,9 @@ class Decoder:
     def validate(self, data: _Bytes) -> None:
         """Raises :class:`DecodeError` if ``data`` does not decode."""
     def canonical(self, data: _Bytes) -> bytes:
-        """The message's canonical binary encoding (fields in number order, known
-        fields only)."""
+        """The message's canonical binary encoding: known fields in number order, as
+        protobuf writes them, then the unknown fields as they came (as ``SerializeToString``
+        keeps them)."""
     @staticmethod
     def decode_raw(data: _Bytes) -> str:
         """Bytes without a schema, as ``protoc --decode_raw`` prints them."""

@@ -48,6 +48,14 @@ fn bad(keyword: &str, given: &str, choices: &str) -> PyErr {
     PyValueError::new_err(format!("{keyword}={given:?}: use {choices}"))
 }
 
+/// A count keyword's value, at least `min` (a `ValueError` naming the keyword otherwise).
+pub fn count<T: TryFrom<i64>>(keyword: &str, value: i64, min: i64) -> PyResult<T> {
+    if value < min {
+        return Err(PyValueError::new_err(format!("{keyword}={value}: use {min} or more")));
+    }
+    T::try_from(value).map_err(|_| PyValueError::new_err(format!("{keyword}={value}: too large")))
+}
+
 pub fn parse_errors(errors: &str) -> PyResult<Errors> {
     match errors {
         "raise" => Ok(Errors::Raise),
@@ -62,16 +70,16 @@ impl ConverterOptions {
         select: Option<Vec<String>>,
         enums: &str,
         strings: &str,
-        max_recursion: usize,
+        max_recursion: i64,
         well_known_types: bool,
         framing: &str,
         schema_id_column: Option<String>,
         path: Option<&str>,
         engine: &str,
-        max_depth: u32,
+        max_depth: i64,
         nulls: &str,
         errors: &str,
-        threads: usize,
+        threads: i64,
     ) -> PyResult<ConverterOptions> {
         let mut arrow = ArrowOptions::default();
         arrow.select = select;
@@ -85,10 +93,7 @@ impl ConverterOptions {
             "views" => StringColumns::Views,
             other => return Err(bad("strings", other, "'offsets' (Utf8/Binary, the default) or 'views' (Utf8View/BinaryView)")),
         };
-        if max_recursion == 0 {
-            return Err(PyValueError::new_err("max_recursion=0: a type must be allowed at least once (use 1 or more)"));
-        }
-        arrow.max_recursion = max_recursion;
+        arrow.max_recursion = count("max_recursion", max_recursion, 1)?;
         arrow.well_known_types = well_known_types;
         arrow.framing = match framing {
             "bare" => {
@@ -109,15 +114,13 @@ impl ConverterOptions {
                 other => return Err(bad("path", other, "'chunked', 'compiled', 'direct' or 'tree' (or None: the library's default)")),
             };
         }
-        arrow.decode = arrow.decode.with_kind(engine_kind(engine)?).with_max_depth(max_depth);
+        arrow.decode = arrow.decode.with_kind(engine_kind(engine)?).with_max_depth(count("max_depth", max_depth, 0)?);
         let nulls = match nulls {
             "null" => Nulls::Null,
             "error" => Nulls::Error,
             other => return Err(bad("nulls", other, "'null' (a row of nulls, the default) or 'error'")),
         };
-        if threads == 0 {
-            return Err(PyValueError::new_err("threads=0: use 1 or more"));
-        }
+        let threads = count("threads", threads, 1)?;
         Ok(ConverterOptions { arrow, nulls, errors: parse_errors(errors)?, threads })
     }
 }
@@ -512,11 +515,13 @@ impl Converter {
     fn read_delimited<'py>(
         slf: &Bound<'py, Self>,
         source: &Bound<'py, PyAny>,
-        batch_size: usize,
+        batch_size: i64,
         compression: &str,
         errors: Option<&str>,
-        max_record: Option<u64>,
+        max_record: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let batch_size = count("batch_size", batch_size, 1)?;
+        let max_record = max_record.map(|m| count("max_record", m, 0)).transpose()?;
         crate::reader::read_delimited(slf, source, batch_size, compression, errors, max_record)
     }
 

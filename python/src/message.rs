@@ -10,7 +10,7 @@ use serde::Serialize;
 use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, ParseOptions, Utf8Check};
 
 use crate::errors::{message_decode_error, schema_error, EncodeError, Error};
-use crate::pyobj::{write_json, ToPython};
+use crate::pyobj::{write_json, PythonFloats, ToPython};
 
 /// The engine kind a keyword names.
 pub fn engine_kind(engine: &str) -> PyResult<EngineKind> {
@@ -141,17 +141,19 @@ impl Decoder {
         self.with_message(data, |m| {
             let mut out = Vec::new();
             let written = match indent {
-                None => m.write_json(&mut out, &options).map_err(|e| e.to_string()),
+                None => {
+                    let mut ser =
+                        serde_json::Serializer::with_formatter(&mut out, PythonFloats(serde_json::ser::CompactFormatter));
+                    m.json(&options).serialize(&mut ser)
+                }
                 Some(n) => {
                     let spaces = vec![b' '; n];
-                    let mut ser = serde_json::Serializer::with_formatter(
-                        &mut out,
-                        serde_json::ser::PrettyFormatter::with_indent(&spaces),
-                    );
-                    m.json(&options).serialize(&mut ser).map_err(|e| e.to_string())
+                    let pretty = serde_json::ser::PrettyFormatter::with_indent(&spaces);
+                    let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonFloats(pretty));
+                    m.json(&options).serialize(&mut ser)
                 }
             };
-            written.map_err(|e| Error::new_err(format!("the message has no JSON form: {e}")))?;
+            written.map_err(|e| EncodeError::new_err(format!("the message has no JSON form: {e}")))?;
             String::from_utf8(out).map_err(|e| Error::new_err(e.to_string()))
         })
     }
@@ -166,7 +168,8 @@ impl Decoder {
         self.with_message(data, |_| Ok(()))
     }
 
-    /// The message's canonical binary encoding.
+    /// The message's canonical binary encoding: known fields in number order, then the
+    /// unknown fields as they came.
     fn canonical<'py>(&self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         self.with_message(data, |m| Ok(PyBytes::new(py, &m.encode_to_vec())))
     }

@@ -19,7 +19,63 @@ impl std::error::Error for SerError {}
 
 impl ser::Error for SerError {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        SerError(crate::errors::Error::new_err(msg.to_string()))
+        SerError(crate::errors::EncodeError::new_err(format!("the message has no JSON form: {msg}")))
+    }
+}
+
+/// A `float` field's value as Python protobuf gives it (`type_checkers.ToShortestFloat`):
+/// the value printed with 6 significant digits, or as many more as it takes to read back
+/// as the same 32-bit float, read as a Python float.
+pub fn python_float(v: f32) -> f64 {
+    if !v.is_finite() {
+        return v.into();
+    }
+    for digits in 6..=9 {
+        let rounded: f64 = format!("{:.*e}", digits - 1, f64::from(v)).parse().unwrap_or(v.into());
+        if rounded as f32 == v {
+            return rounded;
+        }
+    }
+    v.into()
+}
+
+/// A serde_json formatter that writes `float` fields as Python protobuf does
+/// ([`python_float`], then the shortest text of that double), and everything else as `F`.
+pub struct PythonFloats<F>(pub F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for PythonFloats<F> {
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        self.0.write_f64(w, python_float(v))
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
     }
 }
 
@@ -91,10 +147,7 @@ impl<'py> ser::Serializer for ToPython<'py> {
         Ok(any(PyInt::new(self.0, v)))
     }
     fn serialize_f32(self, v: f32) -> Out<'py> {
-        // Rust prints the shortest digits that read back as the same f32; as a Python
-        // float (an f64) those digits are what `json_format` gives for a `float` field.
-        let shortest: f64 = if v.is_finite() { v.to_string().parse().unwrap_or(v.into()) } else { v.into() };
-        Ok(any(PyFloat::new(self.0, shortest)))
+        Ok(any(PyFloat::new(self.0, python_float(v))))
     }
     fn serialize_f64(self, v: f64) -> Out<'py> {
         Ok(any(PyFloat::new(self.0, v)))

@@ -179,9 +179,6 @@ pub fn read_delimited<'py>(
     max_record: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = conv.py();
-    if batch_size == 0 {
-        return Err(PyValueError::new_err("batch_size=0: use 1 or more"));
-    }
     let compression = match compression {
         "auto" => None,
         name => Some(Compression::from_name(name).map_err(|e| PyValueError::new_err(e.to_string()))?),

@@ -179,7 +179,9 @@ impl Schema {
     /// Full names of every message type, sorted.
     #[getter]
     fn message_names(&self) -> Vec<String> {
-        self.inner.message_names()
+        let mut names = self.inner.message_names();
+        names.sort_unstable();
+        names
     }
 
     /// What loading the schema noted (e.g. that protoc compiled it instead of protox).
@@ -207,16 +209,16 @@ impl Schema {
         select: Option<Vec<String>>,
         enums: &str,
         strings: &str,
-        max_recursion: usize,
+        max_recursion: i64,
         well_known_types: bool,
         framing: &str,
         schema_id_column: Option<String>,
         path: Option<&str>,
         engine: &str,
-        max_depth: u32,
+        max_depth: i64,
         nulls: &str,
         errors: &str,
-        threads: usize,
+        threads: i64,
     ) -> PyResult<Converter> {
         let options = ConverterOptions::parse(
             select,
@@ -238,14 +240,14 @@ impl Schema {
 
     /// A decoder of single messages of `message` (dicts, JSON, text format).
     #[pyo3(signature = (message, *, engine = "auto", max_depth = 100))]
-    fn decoder(&self, message: &str, engine: &str, max_depth: u32) -> PyResult<Decoder> {
-        Decoder::new(&self.inner, message, engine, max_depth)
+    fn decoder(&self, message: &str, engine: &str, max_depth: i64) -> PyResult<Decoder> {
+        Decoder::new(&self.inner, message, engine, crate::convert::count("max_depth", max_depth, 0)?)
     }
 
     /// An encoder of `message` from dicts, JSON or text format into binary.
     #[pyo3(signature = (message, *, ignore_unknown_fields = false, max_depth = 100))]
-    fn encoder(&self, message: &str, ignore_unknown_fields: bool, max_depth: u32) -> PyResult<Encoder> {
-        Encoder::new(&self.inner, message, ignore_unknown_fields, max_depth)
+    fn encoder(&self, message: &str, ignore_unknown_fields: bool, max_depth: i64) -> PyResult<Encoder> {
+        Encoder::new(&self.inner, message, ignore_unknown_fields, crate::convert::count("max_depth", max_depth, 0)?)
     }
 
     fn __repr__(&self) -> String {

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import functools
 import os
-import re
+import random
+import struct
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import pyarrow as pa
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor as _d
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_encoding
 
 import protojit
 
@@ -216,8 +218,6 @@ def arrow_values(arr: pa.Array) -> list:
 
 # --- random messages (google.protobuf) ------------------------------------------------------
 
-from google.protobuf import descriptor as _d  # noqa: E402
-
 FD = _d.FieldDescriptor
 _INT_RANGES = {
     FD.TYPE_INT32: (-(2**31), 2**31 - 1),
@@ -242,20 +242,27 @@ def rand_text(r, n=None) -> str:
     return "".join(r.choice(_CHARS) for _ in range(n))
 
 
-def rand_float32(r) -> float:
-    import struct
+def _f32_bits(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
+
+# 0, -0, 1, -1.5, 0.1, FLT_MAX, -FLT_MAX, the smallest and largest denormals, FLT_MIN,
+# the infinities and NaN, as 32-bit floats.
+_SPECIAL_FLOATS = [
+    _f32_bits(b)
+    for b in (0, 0x80000000, 0x3F800000, 0xBFC00000, 0x3DCCCCCD, 0x7F7FFFFF, 0xFF7FFFFF, 1, 0x007FFFFF, 0x00800000, 0x7F800000, 0xFF800000, 0x7FC00000)
+]
+
+
+def rand_float32(r) -> float:
     if r.random() < 0.3:
-        v = r.choice(_SPECIAL_DOUBLES + [3.4028234663852886e38, 1.401298464324817e-45, 0.1])
-        return struct.unpack("<f", struct.pack("<f", v))[0] if abs(v) <= 3.4028234663852886e38 or v != v else v
+        return r.choice(_SPECIAL_FLOATS)
     v = struct.unpack("<f", bytes(r.getrandbits(8) for _ in range(4)))[0]
     # One NaN only (JSON and text keep no NaN payload; round trips compare messages).
     return float("nan") if v != v else v
 
 
 def rand_double(r) -> float:
-    import struct
-
     if r.random() < 0.3:
         return r.choice(_SPECIAL_DOUBLES)
     v = struct.unpack("<d", bytes(r.getrandbits(8) for _ in range(8)))[0]
@@ -279,8 +286,6 @@ class Generator:
     the range Arrow's nanoseconds hold unless ``wide_times`` (then some are outside it)."""
 
     def __init__(self, seed: int, max_depth: int = 4, wide_times: bool = True, fill: float = 0.6):
-        import random
-
         self.r = random.Random(seed)
         self.max_depth = max_depth
         self.wide_times = wide_times
@@ -454,7 +459,9 @@ def first_difference(got, expected, path="$"):
         if got != expected or type(got) is not type(expected):
             return f"{path}: got {got!r} ({type(got).__name__}), expected {expected!r} ({type(expected).__name__})"
         return None
-    if type(got) is not type(expected):
+    if isinstance(got, dict) and isinstance(expected, dict):
+        pass  # dict and OrderedDict (json_format returns both) compare alike
+    elif type(got) is not type(expected):
         return f"{path}: got {type(got).__name__} {_short(got)}, expected {type(expected).__name__} {_short(expected)}"
     if isinstance(expected, dict):
         missing = [k for k in expected if k not in got]
@@ -530,8 +537,6 @@ def text_format_difference(got: str, python: str):
     message beyond formatting, or None. Allowed: a float written another way that reads as
     the same number (``1e+10`` / ``10000000000.0``), a string escaped another way that
     unescapes to the same bytes (octal / hex / UTF-8)."""
-    from google.protobuf import text_encoding
-
     g, p = got.splitlines(), python.splitlines()
     if len(g) != len(p):
         return f"{len(g)} lines, Python's text has {len(p)}"
@@ -551,10 +556,19 @@ def text_format_difference(got: str, python: str):
             except ValueError:
                 pass
             else:
-                if fa == fb or (fa != fa and fb != fb):
+                if fa == fb or (fa != fa and fb != fb) or _f32(fa) == _f32(fb):
+                    # Equal, or the same 32-bit float (protoc writes floats with up to 9
+                    # digits, Python with the shortest that reads back).
                     continue
         return f"line {i + 1}: {a!r} / Python: {b!r}"
     return None
+
+
+def _f32(x: float) -> float:
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        return x
 
 
 def _text_float(v: str) -> float:
@@ -591,3 +605,95 @@ def f_fixed64(number: int, data: bytes) -> bytes:
 
 def packed(values) -> bytes:
     return b"".join(varint(v & 0xFFFFFFFFFFFFFFFF) for v in values)
+
+
+# --- message equality up to Any bytes; top-level wire fields -----------------------------------
+
+
+def normalized(m):
+    """A copy of ``m`` with the ``value`` bytes of every Any re-serialized
+    deterministically. An Any's bytes are the writer's: they hold map entries in its order,
+    so two writers of the same message may put different bytes there."""
+    c = type(m)()
+    c.CopyFrom(m)
+    _normalize_any(c)
+    return c
+
+
+def _normalize_any(m):
+    desc = m.DESCRIPTOR
+    if desc.full_name == "google.protobuf.Any":
+        try:
+            inner_desc = desc.file.pool.FindMessageTypeByName(m.type_url.rpartition("/")[2])
+        except KeyError:
+            return
+        inner = message_factory.GetMessageClass(inner_desc)()
+        inner.ParseFromString(m.value)
+        _normalize_any(inner)
+        m.value = inner.SerializeToString(deterministic=True)
+        return
+    for f, v in m.ListFields():
+        if f.message_type is None:
+            continue
+        if f.message_type.GetOptions().map_entry:
+            if f.message_type.fields_by_name["value"].message_type is not None:
+                for k in v:
+                    _normalize_any(v[k])
+        elif f.is_repeated:
+            for x in v:
+                _normalize_any(x)
+        else:
+            _normalize_any(v)
+
+
+def same_message(a, b) -> bool:
+    """google.protobuf equality, up to the bytes inside Any values (see ``normalized``)."""
+    return a == b or normalized(a) == normalized(b)
+
+
+def wire_fields(data: bytes):
+    """The top-level fields of a message: [(number, wire type)], a group as one field."""
+    out, pos = [], 0
+
+    def read_varint():
+        nonlocal pos
+        shift = value = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return value
+
+    depth = 0
+    while pos < len(data):
+        key = read_varint()
+        number, wt = key >> 3, key & 7
+        if depth == 0 and wt != 4:
+            out.append((number, wt))
+        if wt == 0:
+            read_varint()
+        elif wt == 1:
+            pos += 8
+        elif wt == 2:
+            n = read_varint()  # (not `pos += read_varint()`: that adds to the old pos)
+            pos += n
+        elif wt == 5:
+            pos += 4
+        elif wt == 3:
+            depth += 1
+        elif wt == 4:
+            depth -= 1
+    return out
+
+
+def assert_batches_equal(got, expected, what=""):
+    """Same schema and the same values column by column: NaN equals NaN (Arrow's
+    ``equals`` says it does not), and a dictionary column compares by its values (the
+    dictionary itself may hold other, unused entries)."""
+    assert got.schema.equals(expected.schema), f"{what}: schemas differ:\n{got.schema}\n{expected.schema}"
+    assert got.num_rows == expected.num_rows, what
+    for name in expected.schema.names:
+        d = first_difference(arrow_values(got.column(name)), arrow_values(expected.column(name)), name)
+        assert d is None, f"{what}: {d}"

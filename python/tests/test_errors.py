@@ -221,6 +221,19 @@ def test_bad_keyword_values_name_the_keyword(gm1_schema, kw):
     assert not isinstance(info.value, protojit.SchemaError)
 
 
+@pytest.mark.parametrize("keyword", ["threads", "max_recursion", "max_depth"])
+def test_negative_numbers_are_value_errors_naming_the_keyword(gm1_schema, keyword):
+    """"Bad values raise ValueError saying what to use": a negative count too."""
+    with pytest.raises(ValueError, match=keyword):
+        gm1_schema.converter(GM1, **{keyword: -1})
+
+
+@pytest.mark.parametrize("keyword", ["batch_size", "max_record"])
+def test_negative_read_delimited_numbers_are_value_errors(gm1_schema, keyword):
+    with pytest.raises(ValueError, match=keyword):
+        gm1_schema.converter(GM1).read_delimited(b"", **{keyword: -1})
+
+
 def test_schema_id_column_needs_schema_registry(gm1_schema):
     with pytest.raises(ValueError, match="schema_id_column"):
         gm1_schema.converter(GM1, schema_id_column="sid")
@@ -280,20 +293,58 @@ def test_self_containing_values_are_an_error_not_a_crash(gm1_schema):
     enc = gm1_schema.encoder(GM1)
     d: dict = {"field2": 1}
     d["field15"] = d
-    with pytest.raises((protojit.Error, ValueError, RecursionError)):
+    with pytest.raises(protojit.EncodeError):
         enc.from_dict(d)
     lst: list = []
     lst.append(lst)
-    with pytest.raises((protojit.Error, ValueError, RecursionError, TypeError)):
+    with pytest.raises(protojit.EncodeError):
         enc.from_dict({"field1": lst})
-    # Deep but finite nesting is an error too (past the parser's depth), not a crash.
-    deep: dict = {}
-    cur = deep
-    for _ in range(10_000):
-        cur["field15"] = {}
-        cur = cur["field15"]
-    with pytest.raises((protojit.Error, ValueError)):
-        enc.from_dict(deep)
+    with pytest.raises(protojit.EncodeError):
+        enc.from_dict({"unknown": lst})
+    with pytest.raises(protojit.EncodeError):
+        gm1_schema.encoder(GM1, ignore_unknown_fields=True).from_dict({"unknown": lst})
+    # A top level that is not an object.
+    for value in (123, [], "x", None):
+        with pytest.raises((protojit.EncodeError, TypeError)):
+            enc.from_dict(value)
+
+
+def nested_nodes(depth: int) -> dict:
+    node: dict = {"value": depth}
+    for i in range(depth - 1):
+        node = {"value": i + 1, "next": node}
+    return {"node": node}
+
+
+def test_encoder_max_depth(kinds_schema):
+    """Deep but finite nesting: encoded up to max_depth, an EncodeError past it (and past
+    the default), not a crash."""
+    enc = kinds_schema.encoder("kinds.Kinds")
+    data = enc.from_dict(nested_nodes(50))
+    assert kinds_schema.decoder("kinds.Kinds").to_dict(data) == nested_nodes(50)
+    with pytest.raises(protojit.EncodeError):
+        kinds_schema.encoder("kinds.Kinds", max_depth=10).from_dict(nested_nodes(50))
+    with pytest.raises(protojit.EncodeError):
+        enc.from_dict(nested_nodes(300))
+    with pytest.raises(protojit.EncodeError):
+        enc.from_dict(nested_nodes(100_000))
+    with pytest.raises(protojit.EncodeError):
+        enc.from_json('{"node":' * 100_000 + "{}" + "}" * 100_000)
+
+
+def test_decoder_default_depth_limit(kinds_schema):
+    """The default nesting limit (100) holds on every path: a DecodeError, not a crash."""
+    deep = b""
+    for _ in range(5000):
+        deep = pjtest.f_bytes(2, deep)
+    data = pjtest.f_bytes(104, deep)
+    with pytest.raises(protojit.DecodeError) as info:
+        kinds_schema.decoder("kinds.Kinds").validate(data)
+    assert info.value.kind == "depth_limit_exceeded"
+    for path in ("chunked", "compiled", "direct", "tree"):
+        with pytest.raises(protojit.DecodeError) as info:
+            kinds_schema.converter("kinds.Kinds", path=path).to_record_batch([data])
+        assert info.value.kind == "depth_limit_exceeded", path
 
 
 @pytest.mark.parametrize(
@@ -304,8 +355,10 @@ def test_self_containing_values_are_an_error_not_a_crash(gm1_schema):
         ("timestamp nanos out of range", f_bytes(111, f_varint(2, 1_000_000_000))),
         ("duration past 10000 years", f_bytes(112, f_varint(1, 315576000001))),
         ("any of an unknown type", f_bytes(113, f_bytes(1, b"type.googleapis.com/no.such.Type") + f_bytes(2, b"\x08\x01"))),
+        ("any with a type url without a slash", f_bytes(113, f_bytes(1, b"type.googleapis.com.kinds.Leaf"))),
         ("value that is NaN", f_bytes(115, pjtest.f_fixed64(2, b"\x00\x00\x00\x00\x00\x00\xf8\x7f"))),
     ],
+    ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_messages_without_json_form(kinds_schema, label, data):
     """A message that has no proto3 JSON form (json_format.MessageToDict refuses it too):

@@ -203,7 +203,7 @@ def test_polars_tile_with_enums(corpus):
     m = cls.FromString(data)
     assert [l["name"] for l in layers] == [l.name for l in m.layers]
     geom_types = [f["type"] for f in layers[0]["features"]]
-    enum = cls.DESCRIPTOR.nested_types_by_name["GeomType"]
+    enum = cls.DESCRIPTOR.enum_types_by_name["GeomType"]
     assert geom_types == [enum.values_by_number[f.type].name if f.HasField("type") else None for f in m.layers[0].features]
 
 
@@ -213,16 +213,16 @@ def test_polars_tile_with_enums(corpus):
 def test_duckdb_scans_a_batch(conv, recs, expected):
     batch = conv.to_record_batch(pa.array(recs, pa.binary()))
     con = duckdb.connect()
-    assert con.sql("SELECT count(*) FROM batch").fetchone()[0] == N
-    total = con.sql("SELECT sum(field2) FROM batch").fetchone()[0]
+    assert con.sql("SELECT count(*) FROM batch").fetchall() == [(N,)]
+    total = con.sql("SELECT sum(field2) FROM batch").fetchall()[0][0]
     assert total == sum(expected.column("field2").to_pylist())
-    first = con.sql("SELECT field1, field15.field15 FROM batch LIMIT 1").fetchone()
+    (first,) = con.sql("SELECT field1, field15.field15 FROM batch LIMIT 1").fetchall()
     assert first == (expected.column("field1")[0].as_py(), expected.column("field15")[0].as_py()["field15"])
 
 
 def test_duckdb_scans_a_delimited_reader(conv, recs, expected):
     reader = conv.read_delimited(pjtest.delimited(recs), batch_size=64)
     con = duckdb.connect()
-    count, top = con.sql("SELECT count(*), max(field2) FROM reader").fetchone()
+    ((count, top),) = con.sql("SELECT count(*), max(field2) FROM reader").fetchall()
     assert count == N
     assert top == max(expected.column("field2").to_pylist())
