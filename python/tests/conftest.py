@@ -3,8 +3,15 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import pjtest
+
+# Hypothesis: the same examples every run and no example database (.hypothesis/) written
+# into the working directory, for every test that does not say otherwise (test_fuzz.py's
+# settings say the same).
+settings.register_profile("protojit", derandomize=True, database=None, deadline=None)
+settings.load_profile("protojit")
 
 
 @pytest.fixture(scope="session")

@@ -486,6 +486,68 @@ def first_difference(got, expected, path="$"):
     return None
 
 
+NULL_VALUE = "google.protobuf.NullValue"
+# Well-known types whose JSON form is not an object of their fields (none of them has a
+# field of enum type NullValue that MessageToDict prints as a number: Value's null_value
+# is always JSON null).
+_JSON_SPECIAL_WKT = {
+    _WKT + n
+    for n in ("Timestamp", "Duration", "FieldMask", "Struct", "Value", "ListValue", "Empty")
+    + tuple(f"{t}Value" for t in ("Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes"))
+}
+
+
+def _is_null_value_enum(f) -> bool:
+    return f.enum_type is not None and f.enum_type.full_name == NULL_VALUE
+
+
+def null_values_as_none(expected, desc, kw, pool=None):
+    """``json_format.MessageToDict(m, **kw)`` (``expected``, of message type ``desc``) with
+    protojit's one documented difference from it applied (python/protojit/__init__.pyi,
+    ``Decoder.to_dict``): "a field of enum type ``google.protobuf.NullValue`` is ``None``
+    whatever the keywords say ...; ``MessageToDict(use_integers_for_enums=True)`` gives
+    ``0``". MessageToDict prints such a field as JSON null unless
+    ``use_integers_for_enums``, and then as its number (``0``, or an undeclared number as
+    it is), also in a repeated field (a list of numbers) and as a map value. So with
+    ``use_integers_for_enums=True`` exactly those values become ``None``: singular,
+    repeated (each item) and map values, at any depth (nested messages, repeated and map
+    message values, extensions, the fields of a message inside an Any). Nothing else
+    changes; a key MessageToDict leaves out stays out. Returns a new value."""
+    if not kw.get("use_integers_for_enums"):
+        return expected
+    pool = pool or desc.file.pool
+    return _nulls(expected, desc, bool(kw.get("preserving_proto_field_name")), pool)
+
+
+def _nulls(d, desc, names, pool):
+    if desc.full_name == _WKT + "Any":
+        if not isinstance(d, dict) or "@type" not in d:
+            return d
+        inner = pool.FindMessageTypeByName(d["@type"].rpartition("/")[2])
+        if inner.full_name in _JSON_SPECIAL_WKT or inner.full_name == _WKT + "Any":
+            return d  # {"@type": ..., "value": <the special form>}
+        return _nulls(d, inner, names, pool)  # the message's fields, beside "@type"
+    if desc.full_name in _JSON_SPECIAL_WKT or not isinstance(d, dict):
+        return d
+    out = dict(d)
+    for f in list(desc.fields) + list(pool.FindAllExtensions(desc)):
+        key = f"[{f.full_name}]" if f.is_extension else (f.name if names else f.json_name)
+        if key not in out:
+            continue
+        v, mt = out[key], f.message_type
+        if mt is not None and mt.GetOptions().map_entry:
+            vf = mt.fields_by_name["value"]
+            if _is_null_value_enum(vf):
+                out[key] = {k: None for k in v}
+            elif vf.message_type is not None:
+                out[key] = {k: _nulls(x, vf.message_type, names, pool) for k, x in v.items()}
+        elif _is_null_value_enum(f):
+            out[key] = [None] * len(v) if f.is_repeated else None
+        elif mt is not None:
+            out[key] = [_nulls(x, mt, names, pool) for x in v] if f.is_repeated else _nulls(v, mt, names, pool)
+    return out
+
+
 def _short(v, n=200):
     r = repr(v)
     return r if len(r) <= n else r[:n] + "..."
@@ -686,6 +748,18 @@ def wire_fields(data: bytes):
         elif wt == 4:
             depth -= 1
     return out
+
+
+def unknown_fields(m) -> list:
+    """The unknown fields google.protobuf (upb) keeps for ``m`` at its top level, in the
+    order it read them: [(number, wire type, value)], a group's value as such a list.
+    (upb's message equality counts unknown fields but not their order.)"""
+    from google.protobuf import unknown_fields as _uf
+
+    def items(ufs):
+        return [(u.field_number, u.wire_type, items(u.data) if u.wire_type == 3 else u.data) for u in ufs]
+
+    return items(_uf.UnknownFieldSet(m))
 
 
 def assert_batches_equal(got, expected, what=""):

@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import random
 import struct
 
 import pyarrow as pa
@@ -109,9 +110,13 @@ def add_extensions(ref, m, i):
 def test_to_dict_and_to_json_match_message_to_dict(which, kw):
     schema, ref, name, msgs, data = messages(which)
     dec = schema.decoder(name)
+    desc = ref.pool.FindMessageTypeByName(name)
     problems = []  # every message is checked; the failure lists them all
     for i, (m, b) in enumerate(zip(msgs, data)):
-        expected = json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw)
+        # MessageToDict, with the one documented difference (Decoder.to_dict's docstring in
+        # python/protojit/__init__.pyi): a NullValue field is None, also where
+        # use_integers_for_enums=True makes MessageToDict print a number.
+        expected = pjtest.null_values_as_none(json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw), desc, kw, ref.pool)
         d = pjtest.first_difference(dec.to_dict(b, **kw), expected)
         if d:
             problems.append(f"message {i}: to_dict differs at {d} (bytes {b.hex()})")
@@ -133,18 +138,102 @@ def test_float_values_as_message_to_dict(bits):
     assert json.loads(schema.decoder("M").to_json(data)) == expected
 
 
+NULL_SCHEMA = (
+    'syntax = "proto3"; package n; import "google/protobuf/struct.proto"; import "google/protobuf/any.proto";'
+    " message M {"
+    "  google.protobuf.NullValue n = 1; optional google.protobuf.NullValue o = 2;"
+    "  repeated google.protobuf.NullValue r = 3; map<string, google.protobuf.NullValue> mp = 4;"
+    "  oneof k { google.protobuf.NullValue on = 5; int32 x = 6; }"
+    "  M sub = 7; repeated M subs = 8; map<int32, M> msub = 9;"
+    "  google.protobuf.Value val = 10; repeated google.protobuf.Value vals = 11;"
+    "  google.protobuf.Any any = 12; int32 i = 13; }"
+)
+K = pjtest
+
+
+def null_cases():
+    """(label, bytes, what protojit gives with use_integers_for_enums=True and no other
+    keyword): NullValue fields of every kind, 0 and undeclared numbers."""
+    url = b"type.googleapis.com/n.M"
+    return [
+        ("absent", b"", {}),
+        ("implicit zero on the wire", K.f_varint(1, 0), {}),
+        ("implicit undeclared", K.f_varint(1, 5), {"n": None}),
+        ("optional zero", K.f_varint(2, 0), {"o": None}),
+        ("both", K.f_varint(1, 0) + K.f_varint(2, 0) + K.f_varint(13, 3), {"o": None, "i": 3}),
+        ("repeated", K.f_bytes(3, K.packed([0, 0, 7])), {"r": [None, None, None]}),
+        ("map values", K.f_bytes(4, K.f_bytes(1, b"a") + K.f_varint(2, 0)) + K.f_bytes(4, K.f_bytes(1, b"b") + K.f_varint(2, 3)), {"mp": {"a": None, "b": None}}),
+        ("oneof zero", K.f_varint(5, 0), {"on": None}),
+        ("oneof undeclared", K.f_varint(5, 9), {"on": None}),
+        ("nested", K.f_bytes(7, K.f_varint(2, 0) + K.f_bytes(3, K.packed([0]))), {"sub": {"o": None, "r": [None]}}),
+        ("repeated and map messages", K.f_bytes(8, K.f_varint(5, 0)) + K.f_bytes(9, K.f_varint(1, 1) + K.f_bytes(2, K.f_varint(2, 0))), {"subs": [{"on": None}], "msub": {"1": {"o": None}}}),
+        ("in an Any", K.f_bytes(12, K.f_bytes(1, url) + K.f_bytes(2, K.f_varint(2, 0) + K.f_varint(13, 4))), {"any": {"@type": url.decode(), "o": None, "i": 4}}),
+        ("Value null (not a NullValue field of the message)", K.f_bytes(10, K.f_varint(1, 0)) + K.f_bytes(11, K.f_varint(1, 0)), {"val": None, "vals": [None]}),
+    ]
+
+
 @pytest.mark.parametrize("kw", JSON_KWARGS, ids=pjtest.json_kwargs_id)
 def test_null_value_fields_as_message_to_dict(kw):
-    """A google.protobuf.NullValue field outside a Value: JSON null, but a number with
-    use_integers_for_enums (json_format checks that keyword first)."""
+    """A field of enum type google.protobuf.NullValue (singular, optional, oneof member,
+    repeated, map value, nested, inside an Any): MessageToDict, except for the documented
+    difference (Decoder.to_dict in python/protojit/__init__.pyi): protojit gives None
+    whatever the keywords; MessageToDict gives the number with use_integers_for_enums."""
+    schema = protojit.Schema.from_proto_source(NULL_SCHEMA, "n.proto")
+    ref = pjtest.reference(schema)
+    desc = ref.pool.FindMessageTypeByName("n.M")
+    dec = schema.decoder("n.M")
+    for label, data, _ in null_cases():
+        m = ref.cls("n.M").FromString(data)
+        expected = pjtest.null_values_as_none(json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw), desc, kw, ref.pool)
+        pjtest.assert_same(dec.to_dict(data, **kw), expected, f"{label}: to_dict")
+        pjtest.assert_same(json.loads(dec.to_json(data, **kw)), expected, f"{label}: to_json")
+
+
+@pytest.mark.parametrize("label", [c[0] for c in null_cases()])
+def test_null_value_fields_are_none_with_integers_for_enums(label):
+    """The documented difference itself, spelled out: with use_integers_for_enums=True a
+    NullValue field is None (JSON null), never a number, in every position; the JSON text
+    says null."""
+    _, data, want = next(c for c in null_cases() if c[0] == label)
+    schema = protojit.Schema.from_proto_source(NULL_SCHEMA, "n.proto")
+    dec = schema.decoder("n.M")
+    assert dec.to_dict(data, use_integers_for_enums=True) == want
+    assert json.loads(dec.to_json(data, use_integers_for_enums=True)) == want
+    # Without the keyword MessageToDict agrees (null); with it, the normalisation is what
+    # bridges MessageToDict's numbers (so it must change something where a NullValue is
+    # printed, and nothing else).
+    ref = pjtest.reference(schema)
+    m = ref.cls("n.M").FromString(data)
+    assert dec.to_dict(data) == json_format.MessageToDict(m, descriptor_pool=ref.pool)
+    printed = json_format.MessageToDict(m, descriptor_pool=ref.pool, use_integers_for_enums=True)
+    kw = dict(use_integers_for_enums=True)
+    normalised = pjtest.null_values_as_none(printed, ref.pool.FindMessageTypeByName("n.M"), kw, ref.pool)
+    assert normalised == want
+
+
+def test_null_value_normalisation_is_exact():
+    """pjtest.null_values_as_none changes only NullValue fields, only with
+    use_integers_for_enums=True: other enum numbers, and everything without the keyword,
+    stay as MessageToDict prints them."""
     schema = protojit.Schema.from_proto_source(
-        'syntax = "proto3"; import "google/protobuf/struct.proto";'
-        " message M { google.protobuf.NullValue n = 1; optional google.protobuf.NullValue o = 2; }",
-        "n.proto",
+        'syntax = "proto3"; import "google/protobuf/struct.proto"; enum E { E0 = 0; E1 = 1; }'
+        " message M { E e = 1; repeated E r = 2; map<string, E> m = 3; google.protobuf.NullValue n = 4; }",
+        "e.proto",
     )
-    for data in (b"", b"\x10\x00", b"\x08\x00\x10\x00", b"\x08\x05"):
-        m = pjtest.pb_class(schema, "M").FromString(data)
-        assert schema.decoder("M").to_dict(data, **kw) == json_format.MessageToDict(m, **kw), data.hex()
+    ref = pjtest.reference(schema)
+    desc = ref.pool.FindMessageTypeByName("M")
+    data = K.f_varint(1, 1) + K.f_bytes(2, K.packed([0, 1, 9])) + K.f_bytes(3, K.f_bytes(1, b"k") + K.f_varint(2, 1)) + K.f_varint(4, 3)
+    m = ref.cls("M").FromString(data)
+    for kw in JSON_KWARGS:
+        printed = json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw)
+        got = pjtest.null_values_as_none(printed, desc, kw, ref.pool)
+        nkey = "n"
+        if kw["use_integers_for_enums"]:
+            assert printed[nkey] == 3
+            assert got == {**printed, nkey: None}
+        else:
+            assert got == printed
+        assert schema.decoder("M").to_dict(data, **kw) == got
 
 
 @pytest.mark.parametrize("which", sorted(TYPES))
@@ -247,6 +336,8 @@ def edge_cases():
             ("map entry value before key", K.f_bytes(71, K.f_bytes(2, b"v") + K.f_varint(1, 9))),
             ("empty message present", K.f_bytes(103, b"") + K.f_bytes(101, b"")),
             ("the largest field number", K.f_varint(536870911, 17)),
+            ("unknown fields out of number order, around known ones", K.f_varint(9999, 1) + K.f_varint(3, 7) + K.f_bytes(5000, b"x") + K.f_varint(5, 2) + K.f_varint(4000, 3) + K.f_fixed32(4500, b"\0\0\0\2")),
+            ("unknown fields inside a nested message", K.f_bytes(101, K.f_varint(77, 1) + K.f_bytes(2, b"x") + K.f_varint(66, 2) + K.f_varint(1, 5)) + K.f_varint(3, 1)),
             ("timestamps at the ns range ends", K.f_bytes(111, K.f_varint(1, -9223372036) + K.f_varint(2, 854775808)) + K.f_bytes(130, K.f_varint(1, 9223372036) + K.f_varint(2, 854775807)) + K.f_bytes(130, K.f_varint(1, 9223372037))),
         ],
         "kinds2": [
@@ -273,10 +364,12 @@ def test_edge_cases_match_message_to_dict_and_arrow(case):
     schema, ref, name, _, _ = messages(which)
     m = ref.cls(name).FromString(data)
     dec = schema.decoder(name)
-    # (Not enum numbers with defaults: the NullValue field would print its 0 there, which
-    # test_null_value_fields_as_message_to_dict is about, and this test is not.)
-    for kw in (JSON_KWARGS[0], JSON_KWARGS[2], JSON_KWARGS[5]):
-        expected = json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw)
+    desc = ref.pool.FindMessageTypeByName(name)
+    for kw in JSON_KWARGS:
+        # With the documented NullValue difference (Decoder.to_dict's docstring,
+        # python/protojit/__init__.pyi): with use_integers_for_enums and defaults,
+        # MessageToDict prints the NullValue field's 0, protojit None.
+        expected = pjtest.null_values_as_none(json_format.MessageToDict(m, descriptor_pool=ref.pool, **kw), desc, kw, ref.pool)
         pjtest.assert_same(dec.to_dict(data, **kw), expected, f"to_dict({kw})")
     conv = schema.converter(name)
     batch = conv.to_record_batch([data])
@@ -285,24 +378,68 @@ def test_edge_cases_match_message_to_dict_and_arrow(case):
 
 @pytest.mark.parametrize("case", edge_ids())
 def test_edge_cases_canonical(case):
-    """The canonical encoding ("fields in number order, known fields only") parses (upb)
-    to the message without its unknown fields (undeclared numbers of closed enums are
-    unknown fields too), and has them in number order."""
+    """Decoder.canonical as its docstring says: "known fields in number order, as protobuf
+    writes them, then the unknown fields as they came (as SerializeToString keeps them)"
+    (undeclared numbers of closed enums are unknown fields too). Checked against upb: the
+    bytes are upb's SerializeToString(deterministic=True), which writes that order, except
+    where the message has extensions (upb writes those in its own order); the canonical
+    bytes parse to the same message, unknown fields included and in the same order; the
+    top-level fields are the known ones in number order, then the unknown ones as upb read
+    them; and canonical bytes are their own canonical form."""
     which, _, label = case.partition(": ")
     data = dict(edge_cases()[which])[label]
     schema, ref, name, _, _ = messages(which)
-    canonical = schema.decoder(name).canonical(data)
-    stripped = ref.cls(name).FromString(data)
-    stripped.DiscardUnknownFields()
-    # (upb's equality counts unknown fields.)
-    assert ref.cls(name).FromString(canonical) == stripped, (
-        f"canonical({data.hex()}) = {canonical.hex()}; without its unknown fields the message is "
-        f"{stripped.SerializeToString(deterministic=True).hex()}"
-    )
-    known = {f.number for f in ref.pool.FindMessageTypeByName(name).fields} | set(range(100, 200))
-    numbers = [n for n, _ in pjtest.wire_fields(canonical)]
-    assert set(numbers) <= known, f"unknown fields kept: {sorted(set(numbers) - known)}"
-    assert numbers == sorted(numbers)
+    cls, dec = ref.cls(name), schema.decoder(name)
+    m = cls.FromString(data)
+    canonical = dec.canonical(data)
+    where = f"canonical({data.hex()}) = {canonical.hex()}; upb: {m.SerializeToString(deterministic=True).hex()}"
+    again = cls.FromString(canonical)
+    assert again == m, where  # (upb's equality counts unknown fields, not their order)
+    unknown = pjtest.unknown_fields(m)
+    assert pjtest.unknown_fields(again) == unknown, where
+    fields = pjtest.wire_fields(canonical)
+    known, rest = fields[: len(fields) - len(unknown)], fields[len(fields) - len(unknown) :]
+    assert [n for n, _ in known] == sorted(n for n, _ in known), f"known fields out of number order: {where}"
+    assert rest == [(n, wt) for n, wt, _ in unknown], f"unknown fields not last, as they came: {where}"
+    if not any(f.is_extension for f, _ in m.ListFields()):
+        assert canonical == m.SerializeToString(deterministic=True), where
+    assert dec.canonical(canonical) == canonical, where
+
+
+@pytest.mark.parametrize("which", sorted(TYPES))
+def test_canonical_keeps_unknown_fields_as_they_came(which):
+    """Random messages with unknown fields of every wire type, out of number order, before,
+    between and after the known ones: canonical is upb's SerializeToString
+    (deterministic=True) of them (the known fields in number order, the unknown ones
+    after them in the order they came), or, where the message has extensions, parses to
+    the same message with the same unknown fields in the same order."""
+    schema, ref, name, msgs, data = messages(which)
+    dec, cls = schema.decoder(name), ref.cls(name)
+    r = random.Random(len(which))
+    unknowns = [
+        K.f_varint(9001, 5),
+        K.f_bytes(3000, b"abc"),
+        K.f_fixed32(8000, b"\x01\x02\x03\x04"),
+        K.f_fixed64(2500, b"\xff" * 8),
+        K.tag(7000, 3) + K.f_varint(1, 1) + K.f_bytes(2, b"g") + K.tag(7000, 4),
+        K.f_varint(9001, 1),
+        K.f_bytes(4000, b""),
+    ]
+    problems = []
+    for i, (m0, b) in enumerate(zip(msgs, data)):
+        extra = r.sample(unknowns, r.randint(1, len(unknowns)))
+        cut = r.randint(0, len(extra))
+        with_unknown = b"".join(extra[:cut]) + b + b"".join(extra[cut:])
+        m = cls.FromString(with_unknown)
+        canonical = dec.canonical(with_unknown)
+        if any(f.is_extension for f, _ in m.ListFields()):
+            again = cls.FromString(canonical)
+            ok = again == m and pjtest.unknown_fields(again) == pjtest.unknown_fields(m)
+        else:
+            ok = canonical == m.SerializeToString(deterministic=True)
+        if not ok:
+            problems.append(f"message {i}: canonical({with_unknown.hex()[:200]}...)")
+    assert not problems, "\n".join(problems)
 
 
 def test_map_entries_keep_wire_order():
