@@ -3,15 +3,17 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BinaryViewArray, LargeBinaryArray, OffsetSizeTrait, RecordBatch, RecordBatchOptions,
-    UInt32Array,
+    StructArray, UInt32Array,
 };
 use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use protojit_arrow::{AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, RecordError, StringColumns};
 
@@ -137,6 +139,9 @@ pub struct Converter {
     pub schema: SchemaRef,
     /// Records skipped (`errors='skip'`) over every call.
     pub skipped: AtomicU64,
+    /// `schema` as a `pyarrow.Schema`, made once: batches cross to pyarrow as arrays
+    /// described by it ([`Converter::batch_to_pyarrow`]).
+    py_schema: PyOnceLock<Py<PyAny>>,
 }
 
 impl Converter {
@@ -159,6 +164,7 @@ impl Converter {
             threads: options.threads,
             schema,
             skipped: AtomicU64::new(0),
+            py_schema: PyOnceLock::new(),
         })
     }
 }
@@ -347,11 +353,7 @@ impl Converter {
             batches.extend(part.batches);
             skipped.extend(part.skipped);
         }
-        let arrow = self.inner.arrow_schema();
-        let batch = match batches.len() {
-            1 => batches.pop().expect("one batch"),
-            _ => arrow_select::concat::concat_batches(arrow, &batches).map_err(|e| Error::new_err(format!("arrow: {e}")))?,
-        };
+        let batch = join(self.inner.arrow_schema(), batches, threads)?;
         let columns = if nulls > 0 {
             // Each input entry's row: a null entry takes row "null", a skipped one none.
             let mut take = Vec::with_capacity(n - skipped.len());
@@ -387,6 +389,39 @@ impl Converter {
         Ok((batch, skipped.len() as u64))
     }
 
+    /// [`schema`](Self::schema) as a `pyarrow.Schema`.
+    pub fn py_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let schema = self.py_schema.get_or_try_init(py, || self.schema.as_ref().to_pyarrow(py).map(Bound::unbind))?;
+        Ok(schema.bind(py).clone())
+    }
+
+    /// `batch` (of [`schema`](Self::schema)'s fields) as a `pyarrow.RecordBatch`, through
+    /// the Arrow C data interface: only the array crosses, described by the `pyarrow.Schema`
+    /// made once, so a small batch does not pay for exporting and importing its schema
+    /// again; `skipped` goes into the batch's metadata (`errors='skip'`).
+    pub fn batch_to_pyarrow<'py>(&self, py: Python<'py>, batch: RecordBatch, skipped: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
+        debug_assert_eq!(batch.schema().fields(), self.schema.fields());
+        let data = StructArray::from(batch).into_data();
+        let array = FFI_ArrowArray::new(&data);
+        // pyarrow takes the array over (it moves the release callback out of `array`,
+        // which then releases nothing when dropped), as `arrow_pyarrow` hands arrays over.
+        let batch = py
+            .import("pyarrow")?
+            .getattr("RecordBatch")?
+            .call_method1("_import_from_c", (&raw const array as usize, self.py_schema(py)?))?;
+        match (self.errors, skipped) {
+            (Errors::Skip, Some(n)) => {
+                let metadata = pyo3::types::PyDict::new(py);
+                for (k, v) in self.schema.metadata() {
+                    metadata.set_item(k, v)?;
+                }
+                metadata.set_item("protojit.skipped", n.to_string())?;
+                batch.call_method1("replace_schema_metadata", (metadata,))
+            }
+            _ => Ok(batch),
+        }
+    }
+
     /// The output schema with the skipped count in its metadata (`errors='skip'`).
     pub fn schema_with_skipped(&self, skipped: u64) -> SchemaRef {
         if self.errors != Errors::Skip {
@@ -398,8 +433,49 @@ impl Converter {
     }
 }
 
+/// One batch of `batches` (of `schema`): the one there is, or their concatenation, its
+/// columns spread over `threads` threads.
+pub fn join(schema: &SchemaRef, mut batches: Vec<RecordBatch>, threads: usize) -> PyResult<RecordBatch> {
+    let arrow = |e: arrow_schema::ArrowError| Error::new_err(format!("arrow: {e}"));
+    if batches.len() == 1 {
+        return Ok(batches.pop().expect("one batch"));
+    }
+    let width = schema.fields().len();
+    let threads = threads.clamp(1, width.max(1));
+    let concat = |c: usize| {
+        let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
+        arrow_select::concat::concat(&parts)
+    };
+    let mut columns: Vec<Option<ArrayRef>> = vec![None; width];
+    if threads == 1 {
+        for (c, column) in columns.iter_mut().enumerate() {
+            *column = Some(concat(c).map_err(arrow)?);
+        }
+    } else {
+        let done: Vec<Vec<(usize, Result<ArrayRef, arrow_schema::ArrowError>)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let concat = &concat;
+                    s.spawn(move || (t..width).step_by(threads).map(|c| (c, concat(c))).collect::<Vec<_>>())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        });
+        for (c, column) in done.into_iter().flatten() {
+            columns[c] = Some(column.map_err(arrow)?);
+        }
+    }
+    let columns = columns
+        .into_iter()
+        .map(|c| c.ok_or_else(|| Error::new_err("a concatenation thread panicked")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    RecordBatch::try_new_with_options(schema.clone(), columns, &RecordBatchOptions::new().with_row_count(Some(rows)))
+        .map_err(arrow)
+}
+
 /// `batch` under `schema` (the same fields; other metadata).
-fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> PyResult<RecordBatch> {
+pub fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> PyResult<RecordBatch> {
     let rows = batch.num_rows();
     RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &RecordBatchOptions::new().with_row_count(Some(rows)))
         .map_err(|e| Error::new_err(format!("arrow: {e}")))
@@ -432,7 +508,7 @@ impl Converter {
     /// The Arrow schema of the batches (a `pyarrow.Schema`), known before any data.
     #[getter]
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.schema.as_ref().to_pyarrow(py)
+        self.py_schema(py)
     }
 
     /// The full name of the message type.
@@ -533,8 +609,7 @@ impl Converter {
 impl Converter {
     fn one_batch<'py>(&self, py: Python<'py>, records: &Records) -> PyResult<Bound<'py, PyAny>> {
         let (batch, skipped) = py.detach(|| self.convert_records(records))?;
-        let batch = with_schema(batch, &self.schema_with_skipped(skipped))?;
-        batch.to_pyarrow(py)
+        self.batch_to_pyarrow(py, batch, Some(skipped))
     }
 
     /// A `pyarrow.Table` of one batch per chunk of `chunked` (a `pyarrow.ChunkedArray`).
@@ -544,10 +619,24 @@ impl Converter {
             all.push(Records::from_data(ArrayData::from_pyarrow_bound(&chunk?)?)?);
         }
         let converted = py.detach(|| all.iter().map(|r| self.convert_records(r)).collect::<PyResult<Vec<_>>>())?;
-        let skipped = converted.iter().map(|(_, s)| s).sum();
-        let schema = self.schema_with_skipped(skipped);
-        let batches = converted.into_iter().map(|(b, _)| with_schema(b, &schema)).collect::<PyResult<Vec<_>>>()?;
-        let table = arrow_pyarrow::Table::try_new(batches, schema).map_err(|e| Error::new_err(format!("arrow: {e}")))?;
-        arrow_pyarrow::IntoPyArrow::into_pyarrow(table, py)
+        let skipped: u64 = converted.iter().map(|(_, s)| s).sum();
+        let batches = converted
+            .into_iter()
+            .map(|(b, _)| self.batch_to_pyarrow(py, b, None))
+            .collect::<PyResult<Vec<_>>>()?;
+        let table = py.import("pyarrow")?.getattr("Table")?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("schema", self.py_schema(py)?)?;
+        let table = table.call_method("from_batches", (batches,), Some(&kwargs))?;
+        match self.errors {
+            Errors::Skip => {
+                let metadata = pyo3::types::PyDict::new(py);
+                for (k, v) in self.schema_with_skipped(skipped).metadata() {
+                    metadata.set_item(k, v)?;
+                }
+                table.call_method1("replace_schema_metadata", (metadata,))
+            }
+            Errors::Raise => Ok(table),
+        }
     }
 }

@@ -231,38 +231,23 @@ impl<'py> ser::SerializeSeq for Seq<'py> {
     }
 }
 
-impl<'py> ser::SerializeTuple for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = SerError;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), SerError> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Out<'py> {
-        ser::SerializeSeq::end(self)
-    }
+/// Tuples of every kind are lists, element by element.
+macro_rules! tuple_as_list {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl<'py> ser::$trait for Seq<'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = SerError;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), SerError> {
+                ser::SerializeSeq::serialize_element(self, value)
+            }
+            fn end(self) -> Out<'py> {
+                ser::SerializeSeq::end(self)
+            }
+        }
+    )*};
 }
 
-impl<'py> ser::SerializeTupleStruct for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = SerError;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), SerError> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Out<'py> {
-        ser::SerializeSeq::end(self)
-    }
-}
-
-impl<'py> ser::SerializeTupleVariant for Seq<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = SerError;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), SerError> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-    fn end(self) -> Out<'py> {
-        ser::SerializeSeq::end(self)
-    }
-}
+tuple_as_list!(SerializeTuple::serialize_element, SerializeTupleStruct::serialize_field, SerializeTupleVariant::serialize_field);
 
 impl<'py> ser::SerializeMap for Map<'py> {
     type Ok = Bound<'py, PyAny>;

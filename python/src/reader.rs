@@ -4,16 +4,15 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
-use arrow_pyarrow::ToPyArrow;
 use protojit::compression::{decompressed, Compression};
 use protojit::delimited::{ReadError, RecordReader};
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{convert_part, parse_errors, Converter, Errors};
+use crate::convert::{convert_part, join, parse_errors, with_schema, Converter, Errors};
 use crate::errors::{read_error, Error};
 
 /// A Python binary file object as an `io::Read` (each read takes the GIL).
@@ -104,20 +103,8 @@ impl State {
             return Err(failed.into_py());
         }
         conv.skipped.fetch_add(part.skipped.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        let mut batches = part.batches;
-        let batch = match batches.len() {
-            1 => batches.pop().expect("one batch"),
-            _ => arrow_select::concat::concat_batches(conv.inner.arrow_schema(), &batches)
-                .map_err(|e| Error::new_err(format!("arrow: {e}")))?,
-        };
-        let rows = batch.num_rows();
-        let batch = RecordBatch::try_new_with_options(
-            conv.schema.clone(),
-            batch.columns().to_vec(),
-            &RecordBatchOptions::new().with_row_count(Some(rows)),
-        )
-        .map_err(|e| Error::new_err(format!("arrow: {e}")))?;
-        Ok(Some(batch))
+        let batch = join(conv.inner.arrow_schema(), part.batches, 1)?;
+        Ok(Some(with_schema(batch, &conv.schema)?))
     }
 }
 
@@ -134,7 +121,7 @@ impl DelimitedBatches {
             state.next_batch(conv)
         })?;
         match next {
-            Some(batch) => batch.to_pyarrow(py),
+            Some(batch) => conv.batch_to_pyarrow(py, batch, None),
             None => Err(PyStopIteration::new_err(())),
         }
     }
@@ -194,7 +181,7 @@ pub fn read_delimited<'py>(
     }
     let state = State { reader, batch_size, errors, pending: None, done: false };
     let batches = Bound::new(py, DelimitedBatches { converter: conv.clone().unbind(), state: Mutex::new(state) })?;
-    let schema = conv.get().schema.as_ref().to_pyarrow(py)?;
+    let schema = conv.get().py_schema(py)?;
     let pa = py.import("pyarrow")?;
     pa.getattr("RecordBatchReader")?.call_method1("from_batches", (schema, batches))
 }
