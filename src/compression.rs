@@ -25,7 +25,8 @@ pub struct UnknownCompression(pub String);
 
 impl Compression {
     /// Every compressed format, in the order their magic bytes are tried.
-    pub const COMPRESSED: [Compression; 4] = [Compression::Gzip, Compression::Zstd, Compression::Bzip2, Compression::Xz];
+    pub const COMPRESSED: [Compression; 4] =
+        [Compression::Gzip, Compression::Zstd, Compression::Bzip2, Compression::Xz];
 
     /// The format a file's name says (`events.bin.gz` → gzip); `None` for other names.
     pub fn from_extension(path: &Path) -> Option<Compression> {

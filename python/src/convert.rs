@@ -11,11 +11,13 @@ use arrow_array::{
 use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
+use protojit_arrow::{
+    AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, RecordError, StringColumns,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use protojit_arrow::{AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, RecordError, StringColumns};
 
 use crate::errors::{append_fault, convert_error, decode_error, Error};
 use crate::message::engine_kind;
@@ -93,7 +95,13 @@ impl ConverterOptions {
         arrow.strings = match strings {
             "offsets" => StringColumns::Offsets,
             "views" => StringColumns::Views,
-            other => return Err(bad("strings", other, "'offsets' (Utf8/Binary, the default) or 'views' (Utf8View/BinaryView)")),
+            other => {
+                return Err(bad(
+                    "strings",
+                    other,
+                    "'offsets' (Utf8/Binary, the default) or 'views' (Utf8View/BinaryView)",
+                ))
+            }
         };
         arrow.max_recursion = count("max_recursion", max_recursion, 1)?;
         arrow.well_known_types = well_known_types;
@@ -105,7 +113,13 @@ impl ConverterOptions {
                 Framing::Bare
             }
             "schema_registry" => Framing::SchemaRegistry { schema_id_column },
-            other => return Err(bad("framing", other, "'bare' (the default) or 'schema_registry' (Kafka's schema-registry header)")),
+            other => {
+                return Err(bad(
+                    "framing",
+                    other,
+                    "'bare' (the default) or 'schema_registry' (Kafka's schema-registry header)",
+                ))
+            }
         };
         if let Some(path) = path {
             arrow.path = match path {
@@ -113,7 +127,13 @@ impl ConverterOptions {
                 "compiled" => ConvertPath::DirectCompiled,
                 "direct" => ConvertPath::DirectInterpreted,
                 "tree" => ConvertPath::Tree,
-                other => return Err(bad("path", other, "'chunked', 'compiled', 'direct' or 'tree' (or None: the library's default)")),
+                other => {
+                    return Err(bad(
+                        "path",
+                        other,
+                        "'chunked', 'compiled', 'direct' or 'tree' (or None: the library's default)",
+                    ))
+                }
             };
         }
         arrow.decode = arrow.decode.with_kind(engine_kind(engine)?).with_max_depth(count("max_depth", max_depth, 0)?);
@@ -145,15 +165,20 @@ pub struct Converter {
 }
 
 impl Converter {
-    pub fn new(py: Python<'_>, schema: &protojit::Schema, message: &str, options: ConverterOptions) -> PyResult<Converter> {
-        let inner = py
-            .detach(|| protojit_arrow::Converter::new(schema, message, &options.arrow))
-            .map_err(convert_error)?;
+    pub fn new(
+        py: Python<'_>,
+        schema: &protojit::Schema,
+        message: &str,
+        options: ConverterOptions,
+    ) -> PyResult<Converter> {
+        let inner =
+            py.detach(|| protojit_arrow::Converter::new(schema, message, &options.arrow)).map_err(convert_error)?;
         let arrow = inner.arrow_schema();
         let schema = match options.nulls {
             Nulls::Error => arrow.clone(),
             Nulls::Null => {
-                let fields: Vec<Field> = arrow.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
+                let fields: Vec<Field> =
+                    arrow.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect();
                 Arc::new(ArrowSchema::new_with_metadata(fields, arrow.metadata().clone()))
             }
         };
@@ -399,7 +424,12 @@ impl Converter {
     /// the Arrow C data interface: only the array crosses, described by the `pyarrow.Schema`
     /// made once, so a small batch does not pay for exporting and importing its schema
     /// again; `skipped` goes into the batch's metadata (`errors='skip'`).
-    pub fn batch_to_pyarrow<'py>(&self, py: Python<'py>, batch: RecordBatch, skipped: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
+    pub fn batch_to_pyarrow<'py>(
+        &self,
+        py: Python<'py>,
+        batch: RecordBatch,
+        skipped: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         debug_assert_eq!(batch.schema().fields(), self.schema.fields());
         let data = StructArray::from(batch).into_data();
         let array = FFI_ArrowArray::new(&data);
@@ -477,8 +507,12 @@ pub fn join(schema: &SchemaRef, mut batches: Vec<RecordBatch>, threads: usize) -
 /// `batch` under `schema` (the same fields; other metadata).
 pub fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> PyResult<RecordBatch> {
     let rows = batch.num_rows();
-    RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &RecordBatchOptions::new().with_row_count(Some(rows)))
-        .map_err(|e| Error::new_err(format!("arrow: {e}")))
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        batch.columns().to_vec(),
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| Error::new_err(format!("arrow: {e}")))
 }
 
 /// The records of a Python list or tuple of `bytes` (or `None`), copied into one array.
@@ -620,10 +654,8 @@ impl Converter {
         }
         let converted = py.detach(|| all.iter().map(|r| self.convert_records(r)).collect::<PyResult<Vec<_>>>())?;
         let skipped: u64 = converted.iter().map(|(_, s)| s).sum();
-        let batches = converted
-            .into_iter()
-            .map(|(b, _)| self.batch_to_pyarrow(py, b, None))
-            .collect::<PyResult<Vec<_>>>()?;
+        let batches =
+            converted.into_iter().map(|(b, _)| self.batch_to_pyarrow(py, b, None)).collect::<PyResult<Vec<_>>>()?;
         let table = py.import("pyarrow")?.getattr("Table")?;
         let kwargs = pyo3::types::PyDict::new(py);
         kwargs.set_item("schema", self.py_schema(py)?)?;

@@ -10,12 +10,7 @@ create_exception!(
     PyValueError,
     "Base class of protojit's errors (a ValueError): a schema that does not load, a record that does not decode, a value that does not encode."
 );
-create_exception!(
-    protojit,
-    SchemaError,
-    Error,
-    "A schema that does not load, or a message type it does not have."
-);
+create_exception!(protojit, SchemaError, Error, "A schema that does not load, or a message type it does not have.");
 create_exception!(
     protojit,
     DecodeError,

@@ -44,10 +44,7 @@ fn with_message_bytes<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> PyRes
             "a message is bytes, not str: pass the serialized message (for JSON or text format, use an encoder: schema.encoder(...).from_json / from_text)",
         ));
     }
-    Err(PyTypeError::new_err(format!(
-        "a message is bytes (or bytearray, memoryview), not {}",
-        data.get_type().name()?
-    )))
+    Err(PyTypeError::new_err(format!("a message is bytes (or bytearray, memoryview), not {}", data.get_type().name()?)))
 }
 
 /// Decodes single messages of one type.
@@ -142,8 +139,10 @@ impl Decoder {
             let mut out = Vec::new();
             let written = match indent {
                 None => {
-                    let mut ser =
-                        serde_json::Serializer::with_formatter(&mut out, PythonFloats(serde_json::ser::CompactFormatter));
+                    let mut ser = serde_json::Serializer::with_formatter(
+                        &mut out,
+                        PythonFloats(serde_json::ser::CompactFormatter),
+                    );
                     m.json(&options).serialize(&mut ser)
                 }
                 Some(n) => {
@@ -188,9 +187,7 @@ impl Decoder {
 /// Bytes without a schema, as `protoc --decode_raw` prints them.
 #[pyfunction]
 pub fn decode_raw(data: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_message_bytes(data, |bytes| {
-        protojit::layers::reflect::decode_raw_to_text(bytes).map_err(message_decode_error)
-    })
+    with_message_bytes(data, |bytes| protojit::layers::reflect::decode_raw_to_text(bytes).map_err(message_decode_error))
 }
 
 /// Encodes messages of one type from dicts, proto3 JSON or text format.
@@ -202,13 +199,14 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    pub fn new(schema: &protojit::Schema, message: &str, ignore_unknown_fields: bool, max_depth: u32) -> PyResult<Encoder> {
+    pub fn new(
+        schema: &protojit::Schema,
+        message: &str,
+        ignore_unknown_fields: bool,
+        max_depth: u32,
+    ) -> PyResult<Encoder> {
         let full_name = schema.resolve_type(message).map_err(schema_error)?;
-        Ok(Encoder {
-            schema: schema.clone(),
-            full_name,
-            options: ParseOptions { ignore_unknown_fields, max_depth },
-        })
+        Ok(Encoder { schema: schema.clone(), full_name, options: ParseOptions { ignore_unknown_fields, max_depth } })
     }
 
     fn encode(

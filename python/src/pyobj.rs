@@ -199,7 +199,13 @@ impl<'py> ser::Serializer for ToPython<'py> {
     fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Seq<'py>, SerError> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, len: usize) -> Result<Seq<'py>, SerError> {
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        len: usize,
+    ) -> Result<Seq<'py>, SerError> {
         self.serialize_seq(Some(len))
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Map<'py>, SerError> {
@@ -247,7 +253,11 @@ macro_rules! tuple_as_list {
     )*};
 }
 
-tuple_as_list!(SerializeTuple::serialize_element, SerializeTupleStruct::serialize_field, SerializeTupleVariant::serialize_field);
+tuple_as_list!(
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl<'py> ser::SerializeMap for Map<'py> {
     type Ok = Bound<'py, PyAny>;

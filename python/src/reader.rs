@@ -23,7 +23,9 @@ impl Read for PyReader {
         Python::attach(|py| {
             let chunk = self.0.bind(py).call_method1("read", (buf.len(),)).map_err(std::io::Error::other)?;
             let bytes = chunk.cast::<PyBytes>().map_err(|_| {
-                std::io::Error::other("the file object's read() returned something other than bytes: open it in binary mode ('rb')")
+                std::io::Error::other(
+                    "the file object's read() returned something other than bytes: open it in binary mode ('rb')",
+                )
             })?;
             let data = bytes.as_bytes();
             let n = data.len().min(buf.len());
@@ -128,11 +130,7 @@ impl DelimitedBatches {
 }
 
 /// Opens `source` (a path, a binary file object, or bytes) decompressed.
-fn open(
-    py: Python<'_>,
-    source: &Bound<'_, PyAny>,
-    compression: Option<Compression>,
-) -> PyResult<Box<dyn Read + Send>> {
+fn open(py: Python<'_>, source: &Bound<'_, PyAny>, compression: Option<Compression>) -> PyResult<Box<dyn Read + Send>> {
     let io = |e: std::io::Error, what: &str| pyo3::exceptions::PyOSError::new_err(format!("cannot read {what}: {e}"));
     if let Some(path) = crate::schema::fs_path(source)? {
         let what = path.display().to_string();
@@ -185,4 +183,3 @@ pub fn read_delimited<'py>(
     let pa = py.import("pyarrow")?;
     pa.getattr("RecordBatchReader")?.call_method1("from_batches", (schema, batches))
 }
-

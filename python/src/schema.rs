@@ -58,10 +58,7 @@ fn path_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PathBuf>> {
         }
         return Ok(out);
     }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be a path or a list of paths, not {}",
-        obj.get_type().name()?
-    )))
+    Err(PyTypeError::new_err(format!("{what} must be a path or a list of paths, not {}", obj.get_type().name()?)))
 }
 
 /// The serialized `FileDescriptorProto`s of a `google.protobuf` descriptor (a
@@ -130,10 +127,7 @@ impl Schema {
             let inner = py.detach(|| protojit::Schema::from_descriptor_set_files(&[path])).map_err(schema_error)?;
             return Ok(Schema { inner });
         }
-        Err(PyTypeError::new_err(format!(
-            "from_descriptor_set takes bytes or a path, not {}",
-            data.get_type().name()?
-        )))
+        Err(PyTypeError::new_err(format!("from_descriptor_set takes bytes or a path, not {}", data.get_type().name()?)))
     }
 
     /// A schema from `.proto` files (one path or a list), resolving imports through
