@@ -1,7 +1,7 @@
 //! `protojit.Converter`: records in Arrow arrays (read in place through the C data interface) or in Python lists into `pyarrow` record batches and tables; null entries, bad records and threads as the keywords say.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::{
@@ -14,13 +14,14 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use protojit_arrow::{
     AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, RecordError, StringColumns,
 };
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use crate::errors::{append_fault, convert_error, decode_error, Error};
-use crate::message::engine_kind;
+use crate::args::{buffer_bytes, count, engine_kind};
+use crate::errors::{append_fault, convert_error, decode_error, read_error, Error};
+use crate::reader::{self, Chunks};
 
 /// What a null entry of the input becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,14 +53,6 @@ fn bad(keyword: &str, given: &str, choices: &str) -> PyErr {
     PyValueError::new_err(format!("{keyword}={given:?}: use {choices}"))
 }
 
-/// A count keyword's value, at least `min` (a `ValueError` naming the keyword otherwise).
-pub fn count<T: TryFrom<i64>>(keyword: &str, value: i64, min: i64) -> PyResult<T> {
-    if value < min {
-        return Err(PyValueError::new_err(format!("{keyword}={value}: use {min} or more")));
-    }
-    T::try_from(value).map_err(|_| PyValueError::new_err(format!("{keyword}={value}: too large")))
-}
-
 pub fn parse_errors(errors: &str) -> PyResult<Errors> {
     match errors {
         "raise" => Ok(Errors::Raise),
@@ -85,8 +78,7 @@ impl ConverterOptions {
         errors: &str,
         threads: i64,
     ) -> PyResult<ConverterOptions> {
-        let mut arrow = ArrowOptions::default();
-        arrow.select = select;
+        let mut arrow = ArrowOptions { select, ..ArrowOptions::default() };
         arrow.enums = match enums {
             "dictionary" => EnumColumns::Dictionary,
             "number" => EnumColumns::Number,
@@ -287,13 +279,17 @@ pub struct Part {
     pub failed: Option<Failed>,
 }
 
+/// Appends the records named by indices (the first taken first), as
+/// [`BatchBuilder::append_many`] does, and says how many it took.
+pub type Append<'r> = dyn Fn(&mut BatchBuilder<'_>, &[usize]) -> (usize, Result<bool, AppendError>) + Sync + 'r;
+
 /// Converts the records `indices` names, in order, into batches (more than one only when
 /// a batch fills up: see `protojit_arrow::MAX_BATCH_INPUT`).
 pub fn convert_part(
     conv: &protojit_arrow::Converter,
     errors: Errors,
     indices: &[usize],
-    append: &(dyn Fn(&mut BatchBuilder<'_>, &[usize]) -> (usize, Result<bool, AppendError>) + Sync),
+    append: &Append<'_>,
 ) -> Result<Part, arrow_schema::ArrowError> {
     let mut b = conv.builder();
     b.reserve(indices.len());
@@ -524,7 +520,7 @@ fn list_records(seq: &Bound<'_, PyAny>) -> PyResult<Records> {
             values.push(None);
         } else if let Ok(b) = item.cast::<PyBytes>() {
             values.push(Some(b.as_bytes().to_vec()));
-        } else if let Some(b) = crate::schema::buffer_bytes(&item)? {
+        } else if let Some(b) = buffer_bytes(&item)? {
             values.push(Some(b));
         } else {
             return Err(PyTypeError::new_err(format!(
@@ -632,7 +628,21 @@ impl Converter {
     ) -> PyResult<Bound<'py, PyAny>> {
         let batch_size = count("batch_size", batch_size, 1)?;
         let max_record = max_record.map(|m| count("max_record", m, 0)).transpose()?;
-        crate::reader::read_delimited(slf, source, batch_size, compression, errors, max_record)
+        let conv = slf.get();
+        let py = slf.py();
+        let errors = match errors {
+            Some(e) => parse_errors(e)?,
+            None => conv.errors,
+        };
+        let mut reader =
+            protojit::delimited::RecordReader::new(reader::open(py, source, reader::compression_arg(compression)?)?);
+        if let Some(max) = max_record {
+            reader = reader.with_max_record(max);
+        }
+        let stream = Stream { chunks: Chunks::new(reader), batch_size, errors };
+        let batches = Bound::new(py, DelimitedBatches { converter: slf.clone().unbind(), stream: Mutex::new(stream) })?;
+        let pa = py.import("pyarrow")?;
+        pa.getattr("RecordBatchReader")?.call_method1("from_batches", (conv.py_schema(py)?, batches))
     }
 
     fn __repr__(&self) -> String {
@@ -669,6 +679,67 @@ impl Converter {
                 table.call_method1("replace_schema_metadata", (metadata,))
             }
             Errors::Raise => Ok(table),
+        }
+    }
+}
+
+/// A delimited stream being converted: its records, a chunk at a time, and how.
+struct Stream {
+    chunks: Chunks,
+    batch_size: usize,
+    errors: Errors,
+}
+
+/// The batches of a delimited stream, one per `__next__` (what `read_delimited` wraps in
+/// a `pyarrow.RecordBatchReader`).
+#[pyclass(frozen, module = "protojit")]
+pub struct DelimitedBatches {
+    converter: Py<Converter>,
+    stream: Mutex<Stream>,
+}
+
+impl Stream {
+    /// The next batch: up to `batch_size` records, converted.
+    fn next_batch(&mut self, conv: &Converter) -> PyResult<Option<RecordBatch>> {
+        let Some(chunk) = self.chunks.next_chunk(self.batch_size).map_err(|e| read_error(&e))? else {
+            return Ok(None);
+        };
+        let indices: Vec<usize> = (0..chunk.records.len()).collect();
+        let append = |b: &mut BatchBuilder<'_>, idx: &[usize]| {
+            let mut taken = 0;
+            let mut ranges = idx.iter().inspect(|_| taken += 1).map(|&i| chunk.records[i].1.clone());
+            let appended = b.append_many_in(&chunk.buffer, &mut ranges);
+            (taken, appended)
+        };
+        let part = convert_part(&conv.inner, self.errors, &indices, &append)
+            .map_err(|e| Error::new_err(format!("arrow: {e}")))?;
+        if let Some(mut failed) = part.failed {
+            let (info, _) = &chunk.records[failed.index];
+            failed.stream_offset = Some(info.data_offset);
+            failed.index = info.number as usize - 1;
+            return Err(failed.into_py());
+        }
+        conv.skipped.fetch_add(part.skipped.len() as u64, Ordering::Relaxed);
+        let batch = join(conv.inner.arrow_schema(), part.batches, 1)?;
+        Ok(Some(with_schema(batch, &conv.schema)?))
+    }
+}
+
+#[pymethods]
+impl DelimitedBatches {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let conv = self.converter.get();
+        let next = py.detach(|| {
+            let mut stream = self.stream.lock().unwrap_or_else(|e| e.into_inner());
+            stream.next_batch(conv)
+        })?;
+        match next {
+            Some(batch) => conv.batch_to_pyarrow(py, batch, None),
+            None => Err(PyStopIteration::new_err(())),
         }
     }
 }

@@ -4,7 +4,8 @@
 //!   descriptors;
 //! - [`convert`]: `Converter`, records in Arrow arrays or lists into `pyarrow` batches,
 //!   through the Arrow C data interface (no copy in, no copy out);
-//! - [`reader`]: `Converter.read_delimited`, delimited files a batch at a time;
+//! - [`reader`]: the delimited files `Converter.read_delimited` reads, a chunk at a time;
+//! - [`args`]: Python arguments (bytes, paths, counts, engine names) as Rust values;
 //! - [`message`]: `Decoder` and `Encoder`, single messages to dicts, JSON and text, and back;
 //! - [`pyobj`]: Python objects from a message's JSON form, and JSON from Python objects;
 //! - [`errors`]: `protojit.Error` and its subclasses.
@@ -17,6 +18,7 @@
 
 use pyo3::prelude::*;
 
+mod args;
 mod convert;
 mod errors;
 mod message;
@@ -30,7 +32,7 @@ fn _protojit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<schema::Schema>()?;
     m.add_class::<convert::Converter>()?;
-    m.add_class::<reader::DelimitedBatches>()?;
+    m.add_class::<convert::DelimitedBatches>()?;
     m.add_class::<message::Decoder>()?;
     m.add_class::<message::Encoder>()?;
     m.add_function(wrap_pyfunction!(message::decode_raw, m)?)?;

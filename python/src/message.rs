@@ -2,29 +2,16 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 use serde::Serialize;
 
-use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, ParseOptions, Utf8Check};
+use protojit::{Arena, EngineOptions, JsonOptions, ParseOptions, Utf8Check};
 
+use crate::args::engine_kind;
 use crate::errors::{message_decode_error, schema_error, EncodeError, Error};
 use crate::pyobj::{write_json, PythonFloats, ToPython};
-
-/// The engine kind a keyword names.
-pub fn engine_kind(engine: &str) -> PyResult<EngineKind> {
-    Ok(match engine {
-        "auto" => EngineKind::Auto,
-        "jit" => EngineKind::Jit,
-        "interp" | "interpreter" => EngineKind::Interpreter,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "engine={other:?}: use 'auto' (tiered, the default), 'jit' (compile first) or 'interp' (never compile)"
-            )))
-        }
-    })
-}
 
 /// A message's bytes from `bytes`, `bytearray` or `memoryview`; a `TypeError` that says
 /// what to pass for anything else.
@@ -190,6 +177,15 @@ pub fn decode_raw(data: &Bound<'_, PyAny>) -> PyResult<String> {
     with_message_bytes(data, |bytes| protojit::layers::reflect::decode_raw_to_text(bytes).map_err(message_decode_error))
 }
 
+/// A parser of JSON or text format into binary (`json_to_binary`, `text_to_binary`).
+type Parse = fn(
+    &protojit::layers::arena::Layouts,
+    protojit::layers::arena::LayoutIndex,
+    &[u8],
+    &ParseOptions,
+    &mut Vec<u8>,
+) -> Result<(), protojit::ParseError>;
+
 /// Encodes messages of one type from dicts, proto3 JSON or text format.
 #[pyclass(frozen, module = "protojit")]
 pub struct Encoder {
@@ -209,18 +205,7 @@ impl Encoder {
         Ok(Encoder { schema: schema.clone(), full_name, options: ParseOptions { ignore_unknown_fields, max_depth } })
     }
 
-    fn encode(
-        &self,
-        py: Python<'_>,
-        input: &[u8],
-        parse: fn(
-            &protojit::layers::arena::Layouts,
-            protojit::layers::arena::LayoutIndex,
-            &[u8],
-            &ParseOptions,
-            &mut Vec<u8>,
-        ) -> Result<(), protojit::ParseError>,
-    ) -> PyResult<Vec<u8>> {
+    fn encode(&self, py: Python<'_>, input: &[u8], parse: Parse) -> PyResult<Vec<u8>> {
         let layouts = self.schema.layouts();
         let root = layouts.index_of(&self.full_name).expect("resolved types have layouts");
         let mut out = Vec::new();
@@ -241,6 +226,9 @@ fn text_input(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     Err(PyTypeError::new_err(format!("expected str or bytes, not {}", data.get_type().name()?)))
 }
 
+// `from_dict`, `from_json`, `from_text`: the Python names (as `json_format.ParseDict` reads a
+// dict into a message), on an encoder that knows its type.
+#[allow(clippy::wrong_self_convention)]
 #[pymethods]
 impl Encoder {
     /// The full name of the message type.

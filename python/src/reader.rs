@@ -1,19 +1,17 @@
-//! `Converter.read_delimited`: a varint-delimited file (or file object, or bytes), decompressed as its name or first bytes say, read a batch at a time into a `pyarrow.RecordBatchReader`.
+//! Delimited streams for `Converter.read_delimited`: a file, a binary file object or bytes, decompressed as its name or first bytes say, and its records read a chunk at a time into one buffer, in bounded memory.
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
 use protojit::compression::{decompressed, Compression};
-use protojit::delimited::{ReadError, RecordReader};
-use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
+use protojit::delimited::{ReadError, RecordInfo, RecordReader};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{convert_part, join, parse_errors, with_schema, Converter, Errors};
-use crate::errors::{read_error, Error};
+use crate::args::fs_path;
 
 /// A Python binary file object as an `io::Read` (each read takes the GIL).
 struct PyReader(Py<PyAny>);
@@ -35,50 +33,53 @@ impl Read for PyReader {
     }
 }
 
-/// Input bytes a batch may take before it is converted, whatever `batch_size` says: the
-/// bound on a reader's memory (with the batch it makes).
-const BATCH_BYTES: usize = 64 << 20;
+/// Input bytes a chunk may take, whatever its record count: the bound on a reader's memory
+/// (with the batch made of it).
+const CHUNK_BYTES: usize = 64 << 20;
 
-struct State {
+/// Records of a stream in one buffer: each record's place in the stream and in the buffer.
+pub struct Chunk {
+    pub buffer: Buffer,
+    pub records: Vec<(RecordInfo, Range<usize>)>,
+}
+
+/// The records of a delimited stream, a chunk at a time.
+pub struct Chunks {
     reader: RecordReader<Box<dyn Read + Send>>,
-    batch_size: usize,
-    errors: Errors,
-    /// A framing error met after some records: raised after the batch of those.
+    /// A framing error met after some records: returned after the chunk of those.
     pending: Option<ReadError>,
     done: bool,
 }
 
-/// The batches of a delimited stream, one per `__next__`.
-#[pyclass(frozen, module = "protojit")]
-pub struct DelimitedBatches {
-    converter: Py<Converter>,
-    state: Mutex<State>,
-}
+impl Chunks {
+    pub fn new(reader: RecordReader<Box<dyn Read + Send>>) -> Chunks {
+        Chunks { reader, pending: None, done: false }
+    }
 
-impl State {
-    /// The next batch: reads up to `batch_size` records (or [`BATCH_BYTES`]) and converts them.
-    fn next_batch(&mut self, conv: &Converter) -> PyResult<Option<RecordBatch>> {
+    /// The next chunk of at most `max_records` records (fewer past [`CHUNK_BYTES`]);
+    /// `None` at the end. After an error, `None`.
+    pub fn next_chunk(&mut self, max_records: usize) -> Result<Option<Chunk>, ReadError> {
         if let Some(e) = self.pending.take() {
             self.done = true;
-            return Err(read_error(&e));
+            return Err(e);
         }
         if self.done {
             return Ok(None);
         }
         let mut data = Vec::new();
         let mut records = Vec::new();
-        while records.len() < self.batch_size && data.len() < BATCH_BYTES {
+        while records.len() < max_records && data.len() < CHUNK_BYTES {
             match self.reader.next_into(&mut data) {
                 Ok(Some(info)) => records.push((info, data.len() - info.len..data.len())),
                 Ok(None) => {
                     self.done = true;
                     break;
                 }
+                Err(e) if records.is_empty() => {
+                    self.done = true;
+                    return Err(e);
+                }
                 Err(e) => {
-                    if records.is_empty() {
-                        self.done = true;
-                        return Err(read_error(&e));
-                    }
                     self.pending = Some(e);
                     break;
                 }
@@ -87,52 +88,26 @@ impl State {
         if records.is_empty() {
             return Ok(None);
         }
-        let buffer = Buffer::from_vec(data);
-        let indices: Vec<usize> = (0..records.len()).collect();
-        let append = |b: &mut protojit_arrow::BatchBuilder<'_>, idx: &[usize]| {
-            let mut taken = 0;
-            let mut ranges = idx.iter().inspect(|_| taken += 1).map(|&i| records[i].1.clone());
-            let appended = b.append_many_in(&buffer, &mut ranges);
-            (taken, appended)
-        };
-        let part = convert_part(&conv.inner, self.errors, &indices, &append)
-            .map_err(|e| Error::new_err(format!("arrow: {e}")))?;
-        if let Some(mut failed) = part.failed {
-            let (info, _) = &records[failed.index];
-            failed.stream_offset = Some(info.data_offset);
-            failed.index = info.number as usize - 1;
-            self.done = true;
-            return Err(failed.into_py());
-        }
-        conv.skipped.fetch_add(part.skipped.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        let batch = join(conv.inner.arrow_schema(), part.batches, 1)?;
-        Ok(Some(with_schema(batch, &conv.schema)?))
+        Ok(Some(Chunk { buffer: Buffer::from_vec(data), records }))
     }
 }
 
-#[pymethods]
-impl DelimitedBatches {
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let conv = self.converter.get();
-        let next = py.detach(|| {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.next_batch(conv)
-        })?;
-        match next {
-            Some(batch) => conv.batch_to_pyarrow(py, batch, None),
-            None => Err(PyStopIteration::new_err(())),
-        }
+/// The format a `compression` keyword names (`None`: `auto`).
+pub fn compression_arg(name: &str) -> PyResult<Option<Compression>> {
+    match name {
+        "auto" => Ok(None),
+        name => Compression::from_name(name).map(Some).map_err(|e| PyValueError::new_err(e.to_string())),
     }
 }
 
 /// Opens `source` (a path, a binary file object, or bytes) decompressed.
-fn open(py: Python<'_>, source: &Bound<'_, PyAny>, compression: Option<Compression>) -> PyResult<Box<dyn Read + Send>> {
+pub fn open(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    compression: Option<Compression>,
+) -> PyResult<Box<dyn Read + Send>> {
     let io = |e: std::io::Error, what: &str| pyo3::exceptions::PyOSError::new_err(format!("cannot read {what}: {e}"));
-    if let Some(path) = crate::schema::fs_path(source)? {
+    if let Some(path) = fs_path(source)? {
         let what = path.display().to_string();
         let file = std::fs::File::open(&path).map_err(|e| io(e, &what))?;
         let (r, _) = py.detach(|| decompressed(file, Some(&path), compression)).map_err(|e| io(e, &what))?;
@@ -153,33 +128,4 @@ fn open(py: Python<'_>, source: &Bound<'_, PyAny>, compression: Option<Compressi
         "read_delimited takes a path, a binary file object or bytes, not {}",
         source.get_type().name()?
     )))
-}
-
-pub fn read_delimited<'py>(
-    conv: &Bound<'py, Converter>,
-    source: &Bound<'py, PyAny>,
-    batch_size: usize,
-    compression: &str,
-    errors: Option<&str>,
-    max_record: Option<u64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = conv.py();
-    let compression = match compression {
-        "auto" => None,
-        name => Some(Compression::from_name(name).map_err(|e| PyValueError::new_err(e.to_string()))?),
-    };
-    let errors = match errors {
-        Some(e) => parse_errors(e)?,
-        None => conv.get().errors,
-    };
-    let input = open(py, source, compression)?;
-    let mut reader = RecordReader::new(input);
-    if let Some(max) = max_record {
-        reader = reader.with_max_record(max);
-    }
-    let state = State { reader, batch_size, errors, pending: None, done: false };
-    let batches = Bound::new(py, DelimitedBatches { converter: conv.clone().unbind(), state: Mutex::new(state) })?;
-    let schema = conv.get().py_schema(py)?;
-    let pa = py.import("pyarrow")?;
-    pa.getattr("RecordBatchReader")?.call_method1("from_batches", (schema, batches))
 }

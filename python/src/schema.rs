@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use crate::args::{buffer_bytes, count, fs_path};
 use crate::convert::{Converter, ConverterOptions};
 use crate::errors::schema_error;
 use crate::message::{Decoder, Encoder};
@@ -15,26 +16,6 @@ use crate::message::{Decoder, Encoder};
 #[pyclass(frozen, module = "protojit")]
 pub struct Schema {
     pub inner: protojit::Schema,
-}
-
-/// Bytes from `bytes`, `bytearray` or `memoryview`; `None` for other objects.
-pub fn buffer_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
-    if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(Some(b.as_bytes().to_vec()));
-    }
-    if obj.cast::<pyo3::types::PyByteArray>().is_ok() || obj.cast::<pyo3::types::PyMemoryView>().is_ok() {
-        let b = obj.py().import("builtins")?.getattr("bytes")?.call1((obj,))?;
-        return Ok(Some(b.cast::<PyBytes>()?.as_bytes().to_vec()));
-    }
-    Ok(None)
-}
-
-/// A file-system path from `str` or `os.PathLike`; `None` for other objects.
-pub fn fs_path(obj: &Bound<'_, PyAny>) -> PyResult<Option<PathBuf>> {
-    if obj.cast::<PyString>().is_ok() || obj.hasattr("__fspath__")? {
-        return Ok(Some(obj.extract::<PathBuf>()?));
-    }
-    Ok(None)
 }
 
 /// `paths` as a list: one path, or a list or tuple of them.
@@ -235,13 +216,13 @@ impl Schema {
     /// A decoder of single messages of `message` (dicts, JSON, text format).
     #[pyo3(signature = (message, *, engine = "auto", max_depth = 100))]
     fn decoder(&self, message: &str, engine: &str, max_depth: i64) -> PyResult<Decoder> {
-        Decoder::new(&self.inner, message, engine, crate::convert::count("max_depth", max_depth, 0)?)
+        Decoder::new(&self.inner, message, engine, count("max_depth", max_depth, 0)?)
     }
 
     /// An encoder of `message` from dicts, JSON or text format into binary.
     #[pyo3(signature = (message, *, ignore_unknown_fields = false, max_depth = 100))]
     fn encoder(&self, message: &str, ignore_unknown_fields: bool, max_depth: i64) -> PyResult<Encoder> {
-        Encoder::new(&self.inner, message, ignore_unknown_fields, crate::convert::count("max_depth", max_depth, 0)?)
+        Encoder::new(&self.inner, message, ignore_unknown_fields, count("max_depth", max_depth, 0)?)
     }
 
     fn __repr__(&self) -> String {
