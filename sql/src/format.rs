@@ -44,6 +44,7 @@ use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
+use protojit::compression::{decompressed, Compression};
 use protojit::Schema;
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
 
@@ -63,7 +64,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("descriptor_set", "a FileDescriptorSet file (protoc --descriptor_set_out), or several, comma-separated"),
     ("proto", "one or more .proto files, comma-separated"),
     ("proto_path", "directories imports are found in for `proto`, comma-separated (default: each file's own)"),
-    ("compression", "UNCOMPRESSED (the default); compressed files need a build with DataFusion's compression"),
+    ("compression", "GZIP, ZSTD, BZIP2 or XZ for every file; without it (or UNCOMPRESSED), each file as its name (.gz .zst .bz2 .xz) or first bytes say"),
     ("framing", "'none' (the default) or 'schema_registry': each record carries Kafka's schema-registry header"),
     ("schema_id_column", "with schema_registry framing: a column of this name holds each record's schema id"),
 ];
@@ -203,7 +204,7 @@ impl FileFormat for ProtobufFormat {
 /// | `descriptor_set` | FileDescriptorSet file(s), comma-separated |
 /// | `proto` | `.proto` file(s), comma-separated |
 /// | `proto_path` | import directories for `proto`, comma-separated |
-/// | `compression` | `UNCOMPRESSED` (default) |
+/// | `compression` | `GZIP`, `ZSTD`, `BZIP2`, `XZ` for every file; none (or `UNCOMPRESSED`, the default): each file as its name (`.gz` `.zst` `.bz2` `.xz`) or first bytes say |
 /// | `framing` | `none` (default) or `schema_registry` (Kafka's header before each message, checked and stripped) |
 /// | `schema_id_column` | with `schema_registry`: a column of this name holds each record's schema id |
 ///
@@ -525,40 +526,91 @@ impl FileOpener for ProtobufOpener {
     fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
         let store = self.store.clone();
         let compression = self.compression;
-        let mut scanner = RecordScanner::new(
-            self.converter.clone(),
-            self.schema.clone(),
-            self.batch_size,
-            file.object_meta.location.to_string(),
-        );
-        if let Some(range) = &file.range {
+        let location = file.object_meta.location.clone();
+        let scanner =
+            RecordScanner::new(self.converter.clone(), self.schema.clone(), self.batch_size, location.to_string());
+        // A range is read from the file's first byte, the prefixes before it walked, and on
+        // until the first record that starts past it (its last record may run on past its
+        // end); the rest of the file is never read.
+        let window = file.range.as_ref().map(|r| u64::try_from(r.start).unwrap_or(0)..u64::try_from(r.end).unwrap_or(0));
+        if let Some(window) = &window {
             if compression.is_compressed() {
                 return Err(DataFusionError::NotImplemented(format!(
-                    "{}: a compressed protobuf file is scanned whole, not from byte {} to {}",
-                    file.object_meta.location, range.start, range.end
+                    "{location}: a compressed protobuf file is scanned whole, not from byte {} to {}",
+                    window.start, window.end
                 )));
             }
-            // A range is read from the file's first byte, the prefixes before it walked, and
-            // on until the first record that starts past it (its last record may run on
-            // past its end); the rest of the file is never read.
-            let (start, end) = (u64::try_from(range.start).unwrap_or(0), u64::try_from(range.end).unwrap_or(0));
-            scanner = scanner.with_window(start..end);
         }
+        // Without a compression option, each file is read as its name says (`.gz`, `.zst`,
+        // `.bz2`, `.xz`) or, under another name, as its first bytes show; such a file is
+        // scanned whole by the scan of its range that starts at byte 0 (DataFusion, which
+        // takes it for uncompressed, may split it), and the other ranges are empty.
+        let by_name = Compression::from_extension(std::path::Path::new(location.as_ref()));
         Ok(Box::pin(async move {
-            let got = store.get_opts(&file.object_meta.location, GetOptions::default()).await?;
+            let got = store.get_opts(&location, GetOptions::default()).await?;
+            let empty = || futures::stream::empty().boxed();
             let batches = match got.payload {
+                GetResultPayload::File(f, path) if !compression.is_compressed() => {
+                    let (reader, found) = decompressed(f, Some(&path), None)?;
+                    match (found, window) {
+                        (Compression::None, Some(window)) => {
+                            batches(read_chunks(reader), scanner.with_window(window)).boxed()
+                        }
+                        (Compression::None, None) => batches(read_chunks(reader), scanner).boxed(),
+                        (_, Some(window)) if window.start > 0 => empty(),
+                        _ => batches(read_chunks(reader), scanner).boxed(),
+                    }
+                }
                 GetResultPayload::File(f, _) => {
-                    let reader = compression.convert_read(f)?;
-                    batches(futures::stream::iter(ReadChunks { reader, done: false }), scanner).boxed()
+                    batches(read_chunks(compression.convert_read(f)?), scanner).boxed()
                 }
                 GetResultPayload::Stream(s) => {
-                    let chunks = compression.convert_stream(s.map_err(DataFusionError::from).boxed())?;
-                    batches(chunks, scanner).boxed()
+                    let named = match (compression.is_compressed(), by_name) {
+                        (false, Some(c)) => Some(file_compression_type(c, &location)?),
+                        _ => None,
+                    };
+                    match (named, window) {
+                        (Some(_), Some(window)) if window.start > 0 => empty(),
+                        (Some(named), _) => {
+                            batches(named.convert_stream(s.map_err(DataFusionError::from).boxed())?, scanner).boxed()
+                        }
+                        (None, window) => {
+                            let scanner = match window {
+                                Some(window) if !compression.is_compressed() => scanner.with_window(window),
+                                _ => scanner,
+                            };
+                            let chunks = compression.convert_stream(s.map_err(DataFusionError::from).boxed())?;
+                            batches(chunks, scanner).boxed()
+                        }
+                    }
                 }
             };
             Ok(batches)
         }))
     }
+}
+
+/// A local file's bytes, [`READ_CHUNK`] at a time.
+fn read_chunks(reader: Box<dyn Read + Send>) -> futures::stream::Iter<ReadChunks> {
+    futures::stream::iter(ReadChunks { reader, done: false })
+}
+
+/// DataFusion's name of a compression a file's name shows, for files it streams (object
+/// stores); it decompresses them only in a build with its compression.
+fn file_compression_type(c: Compression, location: &datafusion::object_store::path::Path) -> DfResult<FileCompressionType> {
+    let name = match c {
+        Compression::None => return Ok(FileCompressionType::UNCOMPRESSED),
+        Compression::Gzip => "GZIP",
+        Compression::Zstd => "ZSTD",
+        Compression::Bzip2 => "BZIP2",
+        Compression::Xz => "XZ",
+    };
+    if !cfg!(feature = "compression") {
+        return Err(DataFusionError::NotImplemented(format!(
+            "{location}: a {c}-compressed file from an object store needs protojit-sql built with its `compression` feature"
+        )));
+    }
+    name.parse()
 }
 
 /// A reader's bytes, [`READ_CHUNK`] at a time.

@@ -312,6 +312,45 @@ fn gzip_files() {
     }
 }
 
+/// Without a compression option, a directory that mixes plain and compressed files answers as
+/// all their records: each file read as its name says (`.gz`, `.zst`), or as its first bytes
+/// show under another name; split into byte ranges, a compressed file is still read once,
+/// whole.
+#[test]
+fn mixed_compressed_and_plain_files_by_name_and_first_bytes() {
+    use std::io::Write;
+    let dir = TempDir::new("mixed_compression");
+    let parts: Vec<Vec<u8>> = (0..4).map(|i| records(0xC0 + i, 150)).collect();
+    let gzip = |bytes: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    };
+    std::fs::write(dir.0.join("a.bin"), &parts[0]).unwrap();
+    std::fs::write(dir.0.join("b.bin.gz"), gzip(&parts[1])).unwrap();
+    std::fs::write(dir.0.join("c.data"), gzip(&parts[2])).unwrap();
+    std::fs::write(dir.0.join("d.bin.zst"), zstd::encode_all(&parts[3][..], 3).unwrap()).unwrap();
+    let memory = SessionContext::new();
+    let table = ProtobufTable::from_bytes(&telemetry(), "Batch", parts.concat(), &TableOptions::default()).unwrap();
+    memory.register_table("t", Arc::new(table)).unwrap();
+    let expected = text(&run(&memory, QUERY).unwrap());
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'Batch', 'proto' '{}')",
+        dir.0.display(),
+        samples().join("telemetry.proto").display()
+    );
+    for (partitions, min_size) in [(1, 10 << 20), (3, 1)] {
+        let config = SessionConfig::new()
+            .with_target_partitions(partitions)
+            .with_batch_size(64)
+            .with_repartition_file_scans(true)
+            .with_repartition_file_min_size(min_size);
+        let ctx = SessionContext::new_with_config(config);
+        register_protobuf_format(&ctx, ProtobufFormatFactory::new()).unwrap();
+        assert_eq!(text(&run(&ctx, &format!("{create}; {QUERY}")).unwrap()), expected, "{partitions} partitions");
+    }
+}
+
 /// Kafka dumps: delimited records with the schema-registry header, checked and stripped, and
 /// the schema id as a column.
 #[test]
