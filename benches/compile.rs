@@ -226,7 +226,7 @@ fn record_per_type(targets: &[Target]) {
             }
         }
         for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
-            let st = tiers.type_stats(protojit::layers::arena::LayoutIndex::new(i as u32));
+            let st = tiers.type_stats(protojit_arena::LayoutIndex::new(i as u32));
             if st.engine != TypeEngine::Jit {
                 continue;
             }

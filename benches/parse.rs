@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use protojit_bench_support::rounds::{calibrate, geomean, median, Run};
 
 use prost_reflect::{DynamicMessage, MessageDescriptor};
-use protojit::layers::arena::Layouts;
 use protojit::{json_to_binary, text_to_binary, JsonOptions, ParseOptions};
+use protojit_arena::Layouts;
 use protojit_bench_support::parse::{pbjson_arm, reflect_json_to_binary, reflect_text_to_binary};
 use protojit_bench_support::{shared_cases, Case};
 

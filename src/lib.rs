@@ -232,7 +232,7 @@
 //!
 //! From schema to views: `protojit_arena` (layouts, arena, tree memory, the interpreter),
 //! `protojit_jit` (the compiled decoder and tiering), `protojit_reflect` (views, paths, JSON,
-//! text format, re-encoding, prost-reflect interop), all reachable through [`layers`]. This
+//! text format, re-encoding, prost-reflect interop), each a crate of its own to depend on. This
 //! crate ties them together.
 
 #![warn(missing_docs)]
@@ -264,14 +264,6 @@ pub use protojit_reflect::{
     Value, Visitor,
 };
 pub use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
-
-/// The layers underneath, for engines, tools and tests that need them: `layers::arena`,
-/// `layers::jit`, `layers::reflect` are those crates whole.
-pub mod layers {
-    pub use protojit_arena as arena;
-    pub use protojit_jit as jit;
-    pub use protojit_reflect as reflect;
-}
 
 /// The README's Rust example runs as a doctest, so it cannot drift from the API.
 #[cfg(doctest)]

@@ -7,8 +7,8 @@ use prost::Message as _;
 use prost_reflect::{
     Cardinality, DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, Value,
 };
-use protojit::layers::arena::*;
 use protojit::lower_descriptor_set;
+use protojit_arena::*;
 
 const E2023: &str = "editions/test_messages_edition2023.fds";
 const P2E: &str = "editions/test_messages_proto2_editions.fds";

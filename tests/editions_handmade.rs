@@ -3,10 +3,8 @@
 mod editions_support;
 
 use editions_support::*;
-use protojit::layers::arena::{
-    DefaultSymbolVisibility, Edition, EnforceNamingStyle, FieldPresence, JsonFormat, Utf8Validation,
-};
 use protojit::{lower_descriptor_set, EditionsError};
+use protojit_arena::{DefaultSymbolVisibility, Edition, EnforceNamingStyle, FieldPresence, JsonFormat, Utf8Validation};
 
 /// File: every feature away from the 2023 default. Message `Back`: every field-level
 /// feature back to the default (set on the message, inherited by its fields and nested

@@ -5,7 +5,7 @@ mod editions_support;
 use editions_support::{fixture, load, message};
 use prost::Message as _;
 use prost_reflect::{Cardinality, DynamicMessage, Value};
-use protojit::layers::arena::{Edition, FieldPresence, JsonFormat};
+use protojit_arena::{Edition, FieldPresence, JsonFormat};
 
 #[test]
 fn mixed_set_resolves_per_element() {

@@ -9,8 +9,8 @@ mod editions_support;
 use std::collections::BTreeMap;
 
 use editions_support::{corpus, fixture};
-use protojit::layers::jit::CompileOptions;
 use protojit::{EngineKind, EngineOptions, Schema};
+use protojit_jit::CompileOptions;
 
 /// `name` without its package (`protobuf_test_messages.proto2.` or `….editions.proto2.`),
 /// so that twins' names compare equal; other packages (the well-known types) stay.

@@ -237,7 +237,7 @@ fn unknown_fields_keep_wire_order_with_wrong_wire_types() {
 #[test]
 fn spliced_unknown_fields_keep_wire_order() {
     use prost_reflect::Kind;
-    use protojit::layers::arena::wire;
+    use protojit_arena::wire;
     let schema = common::reflect_schema();
     for root in common::REFLECT_ROOTS {
         let desc = schema.pool().get_message_by_name(root).unwrap();

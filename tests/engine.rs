@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use protojit::layers::jit::{CompileOptions, Compiled, TypeEngine};
 use protojit::{Arena, DecodeErrorKind, Decoder, EngineKind, EngineOptions, Schema};
+use protojit_jit::{CompileOptions, Compiled, TypeEngine};
 
 const NESTED: &str = r#"
     syntax = "proto3";
@@ -20,7 +20,7 @@ fn nested(depth: usize) -> Vec<u8> {
     let mut msg = vec![0x10, 0x07];
     for _ in 0..depth {
         let mut outer = vec![0x0a];
-        protojit::layers::arena::wire::write_varint(&mut outer, msg.len() as u64);
+        protojit_arena::wire::write_varint(&mut outer, msg.len() as u64);
         outer.extend_from_slice(&msg);
         msg = outer;
     }
@@ -172,7 +172,7 @@ fn huge_depth_limits_are_capped_before_the_stack_is() {
         let mut pos = 0;
         for _ in 0..protojit::MAX_DEPTH_LIMIT {
             assert_eq!(input[pos], 0x0a);
-            pos = protojit::layers::arena::wire::read_varint(&input, pos + 1).unwrap().1;
+            pos = protojit_arena::wire::read_varint(&input, pos + 1).unwrap().1;
         }
         assert_eq!(err.offset, pos, "{engine:?}: {err}");
     }

@@ -4,8 +4,8 @@
 mod common;
 
 use prost::Message as _;
-use protojit::layers::jit::{CompileOptions, Compiled};
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
+use protojit_jit::{CompileOptions, Compiled};
 
 const SCHEMA: &str = r#"
     syntax = "proto2";

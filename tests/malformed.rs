@@ -3,8 +3,8 @@
 mod common;
 
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor};
-use protojit::layers::arena::wire::{self, read_tag, read_varint, write_varint};
 use protojit::{Arena, DecodeError, DecodeErrorKind as K, Decoder, EngineKind, EngineOptions, Schema};
+use protojit_arena::wire::{self, read_tag, read_varint, write_varint};
 
 // Field tags below are one byte each: (number << 3) | wire type.
 const PROTO2: &str = r#"
@@ -628,7 +628,7 @@ fn cut_nested(desc: &MessageDescriptor, buf: &[u8], start: usize, end: usize, cu
                 out.extend_from_slice(&inner);
             }
             wire::SGROUP => {
-                let contents_end = rec_end - protojit::layers::arena::wire::varint_len(((number as u64) << 3) | 4);
+                let contents_end = rec_end - protojit_arena::wire::varint_len(((number as u64) << 3) | 4);
                 match message_field(desc, number) {
                     Some(m) => {
                         cut_nested(&m, buf, value, contents_end, cut.min(contents_end), out);

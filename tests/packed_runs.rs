@@ -8,8 +8,8 @@ mod common;
 
 use prost_reflect::DynamicMessage;
 use prost_reflect::MessageDescriptor;
-use protojit::layers::arena::wire::write_varint;
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
+use protojit_arena::wire::write_varint;
 
 const PROTO: &str = r#"
 syntax = "proto3";

@@ -13,9 +13,9 @@ use prost::Message as _;
 use prost_reflect::{
     Cardinality, DynamicMessage, ExtensionDescriptor, FieldDescriptor, Kind, MapKey, MessageDescriptor, Value,
 };
-use protojit::layers::arena::wire::{self, read_tag, read_varint, write_varint};
-use protojit::layers::arena::PoolFeatures;
 use protojit::{Arena, Decoder, EngineKind, EngineOptions, Schema};
+use protojit_arena::wire::{self, read_tag, read_varint, write_varint};
+use protojit_arena::PoolFeatures;
 
 // ---------------------------------------------------------------------------------------
 // Fixture

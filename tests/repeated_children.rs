@@ -7,8 +7,8 @@ mod common;
 
 use common::ENGINES;
 use proptest::prelude::*;
-use protojit::layers::arena::wire::write_varint;
 use protojit::{Arena, Decoder, Schema};
+use protojit_arena::wire::write_varint;
 
 /// Mid has 28 int64 fields (a 240-byte block, allocated inline by compiled code); Big has
 /// 40 (336 bytes, allocated by the helper).

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use protojit::layers::arena::interp::Interp;
-use protojit::layers::arena::{Arena as RawArena, BlockMut, BlockRef, Layouts, SlotIndex};
-use protojit::layers::jit::{Compiled, JitError};
 use protojit::{Arena, DecodeErrorKind, EngineKind, EngineOptions, Schema};
 use protojit::{CompileOptions, Engines};
+use protojit_arena::interp::Interp;
+use protojit_arena::{Arena as RawArena, BlockMut, BlockRef, Layouts, SlotIndex};
+use protojit_jit::{Compiled, JitError};
 
 const SCHEMA: &str = r#"
     syntax = "proto3";
@@ -181,7 +181,7 @@ fn the_interpreter_caps_the_depth_limit_it_is_given() {
     let mut input = vec![0x20, 0x01];
     for _ in 0..5000 {
         let mut outer = vec![0x12];
-        protojit::layers::arena::wire::write_varint(&mut outer, input.len() as u64);
+        protojit_arena::wire::write_varint(&mut outer, input.len() as u64);
         outer.extend_from_slice(&input);
         input = outer;
     }

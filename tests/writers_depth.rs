@@ -1,8 +1,8 @@
 //! Writers at the deepest nesting a decoder accepts: whatever decodes prints (text, JSON, serde, binary), on a 2 MiB thread stack.
 
-use protojit::layers::arena::wire::write_varint;
 use protojit::MAX_DEPTH_LIMIT;
 use protojit::{Arena, EngineKind, EngineOptions, JsonOptions, Schema};
+use protojit_arena::wire::write_varint;
 
 const SCHEMA: &str = r#"
     syntax = "proto3";

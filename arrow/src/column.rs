@@ -11,8 +11,8 @@ use arrow_array::types::{DurationNanosecondType, TimestampNanosecondType};
 use arrow_array::{ArrayRef, ListArray, MapArray, PrimitiveArray, StructArray};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
-use protojit::layers::arena::{MessageLayout, SlotIndex};
 use protojit::{MapKey, MessageRef, Value};
+use protojit_arena::{MessageLayout, SlotIndex};
 
 use crate::values::{Pending, Read, RowCx, Values};
 

@@ -7,11 +7,11 @@
 //! copied from their records, and list offsets come from the items' ends.
 
 use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
-use protojit::layers::arena::stream::WireValue;
-use protojit::layers::arena::stream::{check_fields, check_message};
-use protojit::layers::arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
-use protojit::layers::jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
 use protojit::DecodeOptions;
+use protojit_arena::stream::WireValue;
+use protojit_arena::stream::{check_fields, check_message};
+use protojit_arena::{FieldKind, LayoutIndex, Layouts, Repetition, SlotIndex, NO_INDEX};
+use protojit_jit::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanField, PlanMessage};
 
 use crate::column::{Cell, MapCol, StructCol, TimeCol};
 use crate::values::{Data, Pending, RowCx, Values};

@@ -9,10 +9,10 @@ use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, Recor
 use arrow_buffer::Buffer;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use prost_reflect::MessageDescriptor;
-use protojit::layers::arena::stream::walk;
-use protojit::layers::arena::LayoutIndex;
-use protojit::layers::jit::ChunkColumns;
 use protojit::{Arena, DecodeError, Decoder, EngineKind, Schema, UnknownFields, Utf8Check};
+use protojit_arena::stream::walk;
+use protojit_arena::LayoutIndex;
+use protojit_jit::ChunkColumns;
 
 use crate::column::Cell;
 use crate::compiled::{Compiled, Planned};

@@ -25,8 +25,8 @@
 
 use std::ops::ControlFlow;
 
-use protojit::layers::arena::stream::{MessageSink, PackedRun, WireValue};
-use protojit::layers::arena::{SlotIndex, NO_INDEX};
+use protojit_arena::stream::{MessageSink, PackedRun, WireValue};
+use protojit_arena::{SlotIndex, NO_INDEX};
 
 use crate::column::{Cell, MapCol, StructCol, NO_COLUMN};
 use crate::values::RowCx;

@@ -13,9 +13,9 @@
 //! same decoder, the same reads), so the tree path is this one's oracle in the tests.
 
 use arrow_buffer::NullBufferBuilder;
-use protojit::layers::arena::field::{List, Message};
-use protojit::layers::arena::{Access, BlockRef, MessageLayout, Scalar, SlotIndex};
 use protojit::MessageRef;
+use protojit_arena::field::{List, Message};
+use protojit_arena::{Access, BlockRef, MessageLayout, Scalar, SlotIndex};
 
 use crate::column::{Cell, Column, ListCol, StructCol};
 use crate::values::{Data, Read, RowCx, Values};

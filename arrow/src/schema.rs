@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
-use protojit::layers::arena::stream::WireValue;
-use protojit::layers::arena::{LayoutIndex, Layouts, SlotIndex};
+use protojit_arena::stream::WireValue;
+use protojit_arena::{LayoutIndex, Layouts, SlotIndex};
 
 use crate::column::{Cell, Column, ListCol, MapCol, StructCol, TimeCol};
 use crate::options::{ArrowOptions, EnumColumns, StringColumns};

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FileDescriptorSet};
-use protojit::layers::arena::SlotDescriptor;
 use protojit::{find_field, parse_path, FieldName, PathError, PathErrorKind, PathSegment};
+use protojit_arena::SlotDescriptor;
 
 use crate::error::ConvertError;
 use crate::options::ArrowOptions;

@@ -10,10 +10,10 @@ use arrow_array::{
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use prost_reflect::EnumDescriptor;
-use protojit::layers::arena::field::Bytes;
-use protojit::layers::arena::stream::WireValue;
-use protojit::layers::arena::{Access, BlockRef, MessageLayout, SlotIndex};
 use protojit::Value;
+use protojit_arena::field::Bytes;
+use protojit_arena::stream::WireValue;
+use protojit_arena::{Access, BlockRef, MessageLayout, SlotIndex};
 
 /// Counters a batch reports besides its rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -300,7 +300,7 @@ fn binary_arrays_and_delimited_streams_give_the_same_rows() {
     assert_eq!(converter.convert_binary(&array).unwrap(), whole);
     let mut stream = Vec::new();
     for e in &encoded {
-        protojit::layers::arena::wire::write_varint(&mut stream, e.len() as u64);
+        protojit_arena::wire::write_varint(&mut stream, e.len() as u64);
         stream.extend_from_slice(e);
     }
     let batches: Vec<RecordBatch> = converter.convert_delimited(&stream, 7).map(Result::unwrap).collect();

@@ -294,7 +294,7 @@ fn a_failed_record_in_a_delimited_stream_is_skipped_whole() {
     recs.insert(4, cut);
     let mut stream = Vec::new();
     for r in &recs {
-        protojit::layers::arena::wire::write_varint(&mut stream, r.len() as u64);
+        protojit_arena::wire::write_varint(&mut stream, r.len() as u64);
         stream.extend_from_slice(r);
     }
     let p = paths(&schema, root, &ArrowOptions::default());

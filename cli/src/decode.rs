@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 use std::io::Read;
 
-use protojit::layers::arena::wire::write_varint;
-use protojit::layers::reflect::write_text_string;
 use protojit::{Arena, DecodeError, Decoder, FieldPath, JsonOptions, MessageRef, Value};
+use protojit_arena::wire::write_varint;
+use protojit_reflect::write_text_string;
 
 use crate::args::{DecodeArgs, Output};
 use crate::common::{self, input_name, Failure, Out};

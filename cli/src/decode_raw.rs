@@ -1,6 +1,6 @@
 //! `protojit decode-raw`: bytes without a schema, printed exactly as `protoc --decode_raw`.
 
-use protojit::layers::reflect::decode_raw_to_text;
+use protojit_reflect::decode_raw_to_text;
 
 use crate::args::DecodeRawArgs;
 use crate::common::{self, input_name, Failure, Out};

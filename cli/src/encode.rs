@@ -123,7 +123,7 @@ fn render(
 ) -> Result<(), String> {
     let Some(decoder) = decoder else {
         if args.delimited {
-            protojit::layers::arena::wire::write_varint(out, bytes.len() as u64);
+            protojit_arena::wire::write_varint(out, bytes.len() as u64);
         }
         out.extend_from_slice(bytes);
         return Ok(());

@@ -3,12 +3,12 @@
 use std::fmt::Write as _;
 
 use prost_reflect::Kind;
-use protojit::layers::arena::{
+use protojit::Schema;
+use protojit::{CompileOptions, EngineKind, EngineOptions, TypeEngine, TypeStats};
+use protojit_arena::{
     Edition, FeatureSet, FieldKind, FieldPresence, FieldSlot, LayoutIndex, Layouts, MessageLayout, Repetition,
     SlotDescriptor, SlotIndex, NO_INDEX,
 };
-use protojit::Schema;
-use protojit::{CompileOptions, EngineKind, EngineOptions, TypeEngine, TypeStats};
 
 use crate::args::{EngineArgs, SchemaSub};
 use crate::common::{self, Failure, Out};
@@ -108,7 +108,7 @@ fn kind_name(kind: &Kind, group: bool) -> String {
         Kind::Enum(e) => format!("enum {}", e.full_name()),
         Kind::Message(m) if group => format!("group {}", m.full_name()),
         Kind::Message(m) => format!("message {}", m.full_name()),
-        scalar => protojit::layers::reflect::kind_name(scalar),
+        scalar => protojit_reflect::kind_name(scalar),
     }
 }
 

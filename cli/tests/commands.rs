@@ -103,7 +103,7 @@ fn schema_layout_matches_the_arena_layout() {
             let cols: Vec<&str> = row.split_whitespace().collect();
             assert_eq!(cols[0], slot.offset.to_string(), "{name}.{}: offset\n{section}", slot.number);
             assert!(slot.offset + cols[1].parse::<u32>().unwrap() <= layout.size(), "{row}");
-            if slot.hasbit != protojit::layers::arena::NO_INDEX {
+            if slot.hasbit != protojit_arena::NO_INDEX {
                 assert!(row.contains(&format!("bit {} (word {}", slot.hasbit, slot.hasbit / 32)), "{row}");
             }
         }

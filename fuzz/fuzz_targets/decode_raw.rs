@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use protojit::layers::reflect::decode_raw_to_text;
+use protojit_reflect::decode_raw_to_text;
 
 fuzz_target!(|data: &[u8]| {
     match decode_raw_to_text(data) {

@@ -263,7 +263,7 @@ fn scan(
     end: usize,
     depth: u32,
     d: &mut Differences,
-    features: &protojit::layers::arena::PoolFeatures,
+    features: &protojit_arena::PoolFeatures,
 ) -> Option<(usize, Option<u64>)> {
     if depth > 64 {
         return None;

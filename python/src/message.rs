@@ -174,13 +174,13 @@ impl Decoder {
 /// Bytes without a schema, as `protoc --decode_raw` prints them.
 #[pyfunction]
 pub fn decode_raw(data: &Bound<'_, PyAny>) -> PyResult<String> {
-    with_message_bytes(data, |bytes| protojit::layers::reflect::decode_raw_to_text(bytes).map_err(message_decode_error))
+    with_message_bytes(data, |bytes| protojit_reflect::decode_raw_to_text(bytes).map_err(message_decode_error))
 }
 
 /// A parser of JSON or text format into binary (`json_to_binary`, `text_to_binary`).
 type Parse = fn(
-    &protojit::layers::arena::Layouts,
-    protojit::layers::arena::LayoutIndex,
+    &protojit_arena::Layouts,
+    protojit_arena::LayoutIndex,
     &[u8],
     &ParseOptions,
     &mut Vec<u8>,

@@ -23,7 +23,7 @@ fn main() {
     let mut at = 0;
     for r in &set.records {
         starts.push(at);
-        at += protojit::layers::arena::wire::varint_len(r.len() as u64) + r.len();
+        at += protojit_arena::wire::varint_len(r.len() as u64) + r.len();
     }
     for f in 0..files {
         let name = dir.join(format!("part-{f:03}.pb{}", if gzip { ".gz" } else { "" }));

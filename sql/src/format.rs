@@ -532,7 +532,8 @@ impl FileOpener for ProtobufOpener {
         // A range is read from the file's first byte, the prefixes before it walked, and on
         // until the first record that starts past it (its last record may run on past its
         // end); the rest of the file is never read.
-        let window = file.range.as_ref().map(|r| u64::try_from(r.start).unwrap_or(0)..u64::try_from(r.end).unwrap_or(0));
+        let window =
+            file.range.as_ref().map(|r| u64::try_from(r.start).unwrap_or(0)..u64::try_from(r.end).unwrap_or(0));
         if let Some(window) = &window {
             if compression.is_compressed() {
                 return Err(DataFusionError::NotImplemented(format!(
@@ -561,9 +562,7 @@ impl FileOpener for ProtobufOpener {
                         _ => batches(read_chunks(reader), scanner).boxed(),
                     }
                 }
-                GetResultPayload::File(f, _) => {
-                    batches(read_chunks(compression.convert_read(f)?), scanner).boxed()
-                }
+                GetResultPayload::File(f, _) => batches(read_chunks(compression.convert_read(f)?), scanner).boxed(),
                 GetResultPayload::Stream(s) => {
                     let named = match (compression.is_compressed(), by_name) {
                         (false, Some(c)) => Some(file_compression_type(c, &location)?),
@@ -597,7 +596,10 @@ fn read_chunks(reader: Box<dyn Read + Send>) -> futures::stream::Iter<ReadChunks
 
 /// DataFusion's name of a compression a file's name shows, for files it streams (object
 /// stores); it decompresses them only in a build with its compression.
-fn file_compression_type(c: Compression, location: &datafusion::object_store::path::Path) -> DfResult<FileCompressionType> {
+fn file_compression_type(
+    c: Compression,
+    location: &datafusion::object_store::path::Path,
+) -> DfResult<FileCompressionType> {
     let name = match c {
         Compression::None => return Ok(FileCompressionType::UNCOMPRESSED),
         Compression::Gzip => "GZIP",

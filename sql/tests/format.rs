@@ -50,7 +50,7 @@ fn records(seed: u64, n: usize) -> Vec<u8> {
     let mut stream = Vec::new();
     for _ in 0..n {
         let m = common::random_message(&desc, 2, &mut rng).encode_to_vec();
-        protojit::layers::arena::wire::write_varint(&mut stream, m.len() as u64);
+        protojit_arena::wire::write_varint(&mut stream, m.len() as u64);
         stream.extend_from_slice(&m);
     }
     stream

@@ -34,7 +34,7 @@ fn sql_aggregate_equals_the_trees() {
     let mut records = Vec::new();
     for _ in 0..500 {
         let m = common::random_message(&batch_desc, 2, &mut rng).encode_to_vec();
-        protojit::layers::arena::wire::write_varint(&mut stream, m.len() as u64);
+        protojit_arena::wire::write_varint(&mut stream, m.len() as u64);
         stream.extend_from_slice(&m);
         records.push(m);
     }

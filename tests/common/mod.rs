@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::cell::RefCell;
 
 use prost_reflect::{DynamicMessage, EnumDescriptor, Kind, MapKey, ReflectMessage, Value};
-use protojit::layers::arena::{DeclaredFeatures, PoolFeatures};
 use protojit::EngineKind;
+use protojit_arena::{DeclaredFeatures, PoolFeatures};
 
 mod payloads;
 pub mod read_api;
@@ -497,6 +497,6 @@ fn random_well_known(name: &str, msg: &mut DynamicMessage, depth: u32, rng: &mut
 /// Position after the value of a field of `wire_type` whose value starts at `pos`, in
 /// well-formed input (groups up to their matching end tag).
 pub fn value_end(buf: &[u8], pos: usize, number: u32, wire_type: u8) -> usize {
-    protojit::layers::arena::wire::skip_value(buf, pos, pos, buf.len(), number, wire_type, 0, u32::MAX)
+    protojit_arena::wire::skip_value(buf, pos, pos, buf.len(), number, wire_type, 0, u32::MAX)
         .expect("well-formed input")
 }

@@ -1,7 +1,7 @@
 //! The read API's differential check: `fields()`, the visitor, typed handles and typed slices each dump a tree to the same lines.
 
-use protojit::layers::arena::{FieldKind, Repetition, SlotIndex};
 use protojit::{field, Descend, EnumValue, Field, FieldInfo, MessageRef, Value, Visitor};
+use protojit_arena::{FieldKind, Repetition, SlotIndex};
 
 fn line(n: u32, v: String) -> String {
     format!("{n}={v}")

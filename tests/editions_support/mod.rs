@@ -3,8 +3,8 @@
 
 use prost::Message;
 use prost_reflect::{DescriptorPool, MessageDescriptor};
-use protojit::layers::arena::{DeclaredFeatures, PoolFeatures};
 use protojit::lower_descriptor_set;
+use protojit_arena::{DeclaredFeatures, PoolFeatures};
 
 /// A file of the shared corpus (`../shared/corpus`), or `None` (the test then returns early,
 /// as `require_shared_corpus` says; under CI it panics instead).

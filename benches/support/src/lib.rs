@@ -319,9 +319,9 @@ struct StreamTreeSum {
 #[inline(always)]
 fn implicit(f: FieldInfo<'_>) -> bool {
     let slot = f.slot();
-    slot.repetition == protojit::layers::arena::Repetition::Singular
-        && slot.hasbit == protojit::layers::arena::NO_INDEX
-        && slot.oneof == protojit::layers::arena::NO_INDEX
+    slot.repetition == protojit_arena::Repetition::Singular
+        && slot.hasbit == protojit_arena::NO_INDEX
+        && slot.oneof == protojit_arena::NO_INDEX
         && !slot.kind.is_message()
 }
 

@@ -28,7 +28,7 @@ impl RecordSet {
     pub fn delimited(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.bytes() + 5 * self.records.len());
         for r in &self.records {
-            protojit::layers::arena::wire::write_varint(&mut out, r.len() as u64);
+            protojit_arena::wire::write_varint(&mut out, r.len() as u64);
             out.extend_from_slice(r);
         }
         out

@@ -32,8 +32,8 @@ use std::process::ExitCode;
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
-use protojit::layers::reflect::{json_to_binary, text_to_binary, ParseOptions};
 use protojit::{DecodeError, Decoder, JsonOptions, Schema};
+use protojit_reflect::{json_to_binary, text_to_binary, ParseOptions};
 
 const FILES: [&str; 3] = ["conformance.proto", "test_messages_proto2.proto", "test_messages_proto3.proto"];
 
@@ -193,7 +193,7 @@ fn strip_unknown(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Vec<u8>, Deco
 }
 
 fn strip_into(desc: &MessageDescriptor, bytes: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<usize, DecodeError> {
-    use protojit::layers::arena::wire::{read_tag, read_varint, skip_value, write_varint, EGROUP, LEN, SGROUP};
+    use protojit_arena::wire::{read_tag, read_varint, skip_value, write_varint, EGROUP, LEN, SGROUP};
     const MAX_DEPTH: u32 = 100;
     let mut pos = 0;
     while pos < bytes.len() {
