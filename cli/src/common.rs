@@ -100,12 +100,36 @@ pub fn open_input(input: &str, compression: Option<Compression>) -> Result<(Box<
     }
     let file = std::fs::File::open(input).map_err(fail)?;
     let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    if compression == Some(Compression::None) {
+        remember_raw_compressed(input);
+    }
     let (r, format) = decompressed(file, Some(Path::new(input)), compression).map_err(fail)?;
     if format != Compression::None {
         note(&format!("{input}: read as {format}-compressed"));
         return Ok((r, None));
     }
     Ok((r, size))
+}
+
+/// A file read as it is (`--compression none`) whose first bytes are a compression's
+/// magic: a failure to read it says so ([`raw_compressed_hint`]).
+static RAW_COMPRESSED: std::sync::OnceLock<(String, Compression)> = std::sync::OnceLock::new();
+
+/// Looks at the first bytes of `input`, read as it is, for a compression's magic.
+fn remember_raw_compressed(input: &str) {
+    let mut first = [0u8; 6];
+    let n = std::fs::File::open(input).and_then(|mut f| f.read(&mut first)).unwrap_or(0);
+    if let Some(found) = Compression::from_magic(&first[..n]) {
+        let _ = RAW_COMPRESSED.set((input.to_owned(), found));
+    }
+}
+
+/// What to add to a failure to read an input that was read as it is but starts like a
+/// compressed file: which compression, and the option that reads it.
+pub fn raw_compressed_hint() -> Option<String> {
+    RAW_COMPRESSED.get().map(|(input, c)| {
+        format!(" ({input} starts with {c}'s magic bytes and was read as it is, as --compression none says; --compression {c} reads it)")
+    })
 }
 
 /// Whether `-v`/`--verbose` was given: notes go to stderr only then, so that a failing

@@ -57,7 +57,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) if f.message.is_empty() => ExitCode::from(f.code),
         Err(f) => {
-            eprintln!("protojit: {}", f.message);
+            let hint = if f.code == common::EXIT_BAD_INPUT { common::raw_compressed_hint() } else { None };
+            eprintln!("protojit: {}{}", f.message, hint.unwrap_or_default());
             ExitCode::from(f.code)
         }
     }

@@ -65,7 +65,9 @@ fn compressed_streams_by_name_and_by_first_bytes() {
     }
     let raw = decode_stream(&proto, &tmp.write("t.bin.gz", &gz), &["--compression", "none"]);
     assert!(!raw.status.success(), "gzip bytes read raw do not split into records");
-    assert_eq!(stderr(&raw).matches('\n').count(), 1, "{}", stderr(&raw));
+    let err = stderr(&raw);
+    assert_eq!(err.matches('\n').count(), 1, "{err}");
+    assert!(err.contains("starts with gzip's magic bytes") && err.contains("--compression gzip reads it"), "{err}");
 }
 
 /// `n` small generated records (ids from 1), as a delimited stream.
