@@ -426,7 +426,10 @@ impl Converter {
         batch: RecordBatch,
         skipped: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        debug_assert_eq!(batch.schema().fields(), self.schema.fields());
+        // pyarrow reads the array as the schema describes it: they must agree.
+        if batch.schema().fields() != self.schema.fields() {
+            return Err(Error::new_err("a batch does not have the converter's columns (a bug: please report it)"));
+        }
         let data = StructArray::from(batch).into_data();
         let array = FFI_ArrowArray::new(&data);
         // pyarrow takes the array over (it moves the release callback out of `array`,
