@@ -402,6 +402,39 @@ pub enum SchemaSub {
         #[arg(long)]
         clif: bool,
     },
+    /// The Arrow schema of a message type's records, as `decode -o arrow|parquet` and `sql`
+    /// make their columns, before any data: to create tables ahead of time (needs the
+    /// `columns` feature).
+    #[command(
+        after_help = "Examples:\n  protojit schema arrow --proto corpus/samples/telemetry.proto Batch\n  protojit schema arrow --proto a.proto pkg.Event --select id --select payload.user --format json\n  protojit schema arrow --descriptor-set schema.pb pkg.Event --format ipc > event.arrows"
+    )]
+    Arrow {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        /// Message type: full name, or a unique short name.
+        #[arg(value_name = "TYPE")]
+        type_name: String,
+        /// Only these field paths, in this order (`a`, `a.b.c`); repeatable.
+        #[arg(long, value_name = "PATH")]
+        select: Vec<String>,
+        /// Enum columns as Int32 numbers instead of dictionaries of names.
+        #[arg(long)]
+        enum_numbers: bool,
+        /// text (a line per field), json, or ipc (an Arrow IPC stream holding only the schema).
+        #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
+        format: SchemaFormat,
+    },
+}
+
+/// How `schema arrow` writes the schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaFormat {
+    /// A line per field: name, Arrow type, nullability; then the schema's metadata.
+    Text,
+    /// JSON: the fields (name, type, nullable) and the metadata.
+    Json,
+    /// An Arrow IPC stream of the schema alone (what `pyarrow.ipc.open_stream(...).schema` reads).
+    Ipc,
 }
 
 #[derive(Args)]

@@ -14,7 +14,7 @@ use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
 
 use crate::args::{DecodeArgs, Output};
-use crate::common::{self, input_name, one_line, Failure};
+use crate::common::{self, input_name, one_line, Failure, Out};
 use crate::pool;
 use crate::progress::Progress;
 use crate::row_groups::RowGroups;
@@ -471,4 +471,63 @@ fn convert_job(builder: &mut BatchBuilder<'_>, job: &mut Job, keep_going: bool, 
             Err(e) => job.fatal = Some(e),
         }
     }
+}
+
+/// `protojit schema arrow`: the Arrow schema of `type_name`'s records as the columns commands
+/// make it (the same converter options), written as text, JSON or an IPC stream.
+pub fn print_arrow_schema(
+    schema: &Schema,
+    type_name: &str,
+    select: &[String],
+    enum_numbers: bool,
+    format: crate::args::SchemaFormat,
+) -> Result<(), Failure> {
+    use crate::args::SchemaFormat;
+    let options = ArrowOptions {
+        select: (!select.is_empty()).then(|| select.to_vec()),
+        enums: if enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
+        path: ConvertPath::Chunked,
+        ..ArrowOptions::default()
+    };
+    let converter = Converter::new(schema, type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
+    let arrow = converter.arrow_schema();
+    let mut out = Out::new();
+    match format {
+        SchemaFormat::Text => {
+            let mut text = String::new();
+            for field in arrow.fields() {
+                let null = if field.is_nullable() { "" } else { " not null" };
+                text.push_str(&format!("{}: {}{null}\n", field.name(), field.data_type()));
+            }
+            let mut metadata: Vec<_> = arrow.metadata().iter().collect();
+            metadata.sort();
+            for (key, value) in metadata {
+                text.push_str(&format!("-- {key}: {}\n", value.replace('\n', "\n-- ")));
+            }
+            out.write(text.as_bytes())?;
+        }
+        SchemaFormat::Json => {
+            let fields: Vec<_> = arrow
+                .fields()
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "name": f.name(),
+                        "type": f.data_type().to_string(),
+                        "nullable": f.is_nullable(),
+                    })
+                })
+                .collect();
+            let json = serde_json::json!({ "fields": fields, "metadata": arrow.metadata() });
+            out.write(format!("{json}\n").as_bytes())?;
+        }
+        SchemaFormat::Ipc => {
+            let mut bytes = Vec::new();
+            let mut writer = StreamWriter::try_new(&mut bytes, arrow).map_err(|e| Failure::input(e.to_string()))?;
+            writer.finish().map_err(|e| Failure::input(e.to_string()))?;
+            drop(writer);
+            out.write(&bytes)?;
+        }
+    }
+    out.flush()
 }

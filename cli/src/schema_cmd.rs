@@ -42,6 +42,13 @@ pub fn run(sub: &SchemaSub) -> Result<(), Failure> {
             let schema = common::load_schema(schema)?;
             jit(&schema, type_name, *clif, &mut text)?;
         }
+        #[cfg(feature = "columns")]
+        SchemaSub::Arrow { schema, type_name, select, enum_numbers, format } => {
+            let schema = common::load_schema(schema)?;
+            return crate::columns::print_arrow_schema(&schema, type_name, select, *enum_numbers, *format);
+        }
+        #[cfg(not(feature = "columns"))]
+        SchemaSub::Arrow { .. } => return Err(crate::features::left_out("schema arrow", "columns")),
     }
     let mut out = Out::new();
     out.write(text.as_bytes())?;

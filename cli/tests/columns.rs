@@ -54,6 +54,38 @@ fn arrow_output_with_a_projection_reads_back() {
     assert_eq!(batches[1].column(0).as_string::<i32>().value(0), "r1001");
 }
 
+/// `schema arrow` prints, before any data, the schema the columns commands give their
+/// batches: as text, JSON, and an IPC stream that reads back to the same schema.
+#[test]
+fn schema_arrow_is_the_schema_of_the_batches() {
+    let tmp = TempDir::new("schema-arrow");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let input = tmp.write("in.bin", &stream(10));
+    let schema_of = |extra: &[&str]| {
+        ok(&run(protojit().args(["schema", "arrow", "--proto"]).arg(&proto).arg("Reading").args(extra), None))
+    };
+    let ipc = schema_of(&["--format", "ipc", "--select", "label", "--select", "id"]);
+    let from_schema = StreamReader::try_new(ipc.as_slice(), None).unwrap().schema();
+    let batches = decode(&tmp, &input, &["--delimited", "-o", "arrow", "--select", "label", "--select", "id"]);
+    let from_data = StreamReader::try_new(ok(&batches).as_slice(), None).unwrap().schema();
+    assert_eq!(from_schema, from_data);
+
+    let text = String::from_utf8(schema_of(&[])).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("-- ")).collect();
+    assert_eq!(lines.len(), 7, "{text}");
+    assert!(lines[0].starts_with("id: Int32"), "{text}");
+    assert!(text.contains("-- protojit.message: "), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(&schema_of(&["--format", "json", "--enum-numbers"])).unwrap();
+    let fields = json["fields"].as_array().unwrap();
+    let names: Vec<&str> = fields.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["id", "label", "values", "color", "counts", "child", "big"]);
+    assert_eq!(fields[3]["type"], "Int32", "--enum-numbers: color as numbers");
+
+    let bad = run(protojit().args(["schema", "arrow", "--proto"]).arg(&proto).arg("NoSuchType"), None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(stderr(&bad).matches('\n').count(), 1, "{}", stderr(&bad));
+}
+
 #[test]
 fn bad_records_fail_without_leaving_a_parquet_file() {
     let tmp = TempDir::new("parquet-bad");
