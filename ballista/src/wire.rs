@@ -113,6 +113,7 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
             ConvertPath::DirectInterpreted => 1,
             ConvertPath::Tree => 2,
             ConvertPath::DirectCompiled => 3,
+            ConvertPath::Auto => 4,
         },
     })
 }
@@ -138,6 +139,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
             1 => ConvertPath::DirectInterpreted,
             2 => ConvertPath::Tree,
             3 => ConvertPath::DirectCompiled,
+            4 => ConvertPath::Auto,
             _ => return Err(malformed("an unknown conversion path")),
         },
         ..ArrowOptions::default()

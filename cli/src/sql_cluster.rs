@@ -16,7 +16,7 @@ const VARIABLE: &str = "PROTOJIT_BALLISTA";
 
 /// How to get the executable, for the errors that do not find it.
 const HOW_TO_GET: &str = "install it with `cargo install --path ballista` from protojit's source tree, \
-     or build it with scripts/ballista_cluster.sh and set PROTOJIT_BALLISTA=ballista/target/debug/protojit-ballista";
+     or build it with `cargo build -p protojit-ballista` and set PROTOJIT_BALLISTA=target/debug/protojit-ballista";
 
 /// Runs `protojit-ballista sql …` with this command's arguments; its exit status, stdout
 /// and stderr are this command's.

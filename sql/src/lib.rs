@@ -65,7 +65,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Both run in one process; the `protojit-ballista` crate (`ballista/`, outside the workspace)
+//! Both run in one process; the `protojit-ballista` crate (`ballista/`)
 //! adds the plan codecs that run these tables on a Ballista cluster.
 
 #![forbid(unsafe_code)]
