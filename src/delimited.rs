@@ -1,4 +1,8 @@
-//! Varint-delimited streams (`writeDelimitedTo`) read from any `io::Read`: the records one by one, each with its number and byte offset, in bounded memory.
+//! Varint-delimited streams (`writeDelimitedTo`): one length-prefix reader, and the records of a stream held in memory, fed in chunks, or read from any `io::Read` in bounded memory, each with its number and byte offset.
+//!
+//! Every reader of delimited records in protojit goes through [`length_prefix`]: the
+//! Arrow converter's in-memory streams ([`DelimitedRecords`]), the SQL scans, which are fed
+//! a file's bytes in chunks, and [`RecordReader`] (the CLI and Python).
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -29,7 +33,7 @@ pub enum ReadError {
         /// Byte offset of the prefix.
         offset: u64,
     },
-    /// A length prefix is a varint longer than 10 bytes.
+    /// A length prefix is a varint longer than 10 bytes (or of more than 64 bits).
     #[error("record {number}: bad stream: the length prefix at byte offset {offset} is a varint longer than 10 bytes")]
     PrefixTooLong {
         /// Record number, from 1.
@@ -61,6 +65,126 @@ pub enum ReadError {
         /// Bytes that arrived.
         got: u64,
     },
+}
+
+/// A record's length prefix at the start of some bytes (see [`length_prefix`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prefix {
+    /// The record's length, after a prefix of `size` bytes.
+    Length {
+        /// The prefix's size in bytes (1 to 10).
+        size: usize,
+        /// The length it announces.
+        len: u64,
+    },
+    /// The bytes end inside the prefix (more may come).
+    Incomplete,
+    /// Not a length: a varint longer than 10 bytes, or of more than 64 bits.
+    Invalid,
+}
+
+/// The length prefix at the start of `bytes`: a varint of at most 10 bytes whose tenth
+/// holds at most the top bit of 64, as protobuf reads its own varints.
+#[inline]
+pub fn length_prefix(bytes: &[u8]) -> Prefix {
+    let mut len = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        if i == 9 && b > 1 {
+            return Prefix::Invalid;
+        }
+        len |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return Prefix::Length { size: i + 1, len };
+        }
+    }
+    if bytes.len() >= 10 {
+        Prefix::Invalid
+    } else {
+        Prefix::Incomplete
+    }
+}
+
+/// One record of a delimited stream held in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// Record number, from 1.
+    pub number: u64,
+    /// Byte offset of the record's first byte (after its length prefix) in the stream.
+    pub offset: usize,
+    /// The record's bytes.
+    pub bytes: &'a [u8],
+}
+
+/// A delimited stream held in memory that does not split into records.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    /// The length prefix of record `number` is cut off or longer than 10 bytes.
+    #[error("record {number}: bad length prefix at byte offset {offset}")]
+    BadPrefix {
+        /// Record number, from 1.
+        number: u64,
+        /// Byte offset of the prefix.
+        offset: usize,
+    },
+    /// Record `number` announces more bytes than the stream has left.
+    #[error("record {number}: the length prefix at byte offset {offset} announces {len} bytes, only {left} remain")]
+    Truncated {
+        /// Record number, from 1.
+        number: u64,
+        /// Byte offset of the prefix.
+        offset: usize,
+        /// Announced length.
+        len: u64,
+        /// Bytes left after the prefix.
+        left: usize,
+    },
+}
+
+/// The records of a delimited stream held in memory, borrowed from it. Stops after the
+/// first error.
+#[derive(Clone, Debug)]
+pub struct DelimitedRecords<'a> {
+    data: &'a [u8],
+    pos: usize,
+    number: u64,
+    failed: bool,
+}
+
+impl<'a> DelimitedRecords<'a> {
+    /// The records of `data`.
+    pub fn new(data: &'a [u8]) -> DelimitedRecords<'a> {
+        DelimitedRecords { data, pos: 0, number: 0, failed: false }
+    }
+
+    /// Bytes consumed so far.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for DelimitedRecords<'a> {
+    type Item = Result<Record<'a>, StreamError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.data.len() {
+            return None;
+        }
+        let (number, start) = (self.number + 1, self.pos);
+        let Prefix::Length { size, len } = length_prefix(&self.data[start..]) else {
+            self.failed = true;
+            return Some(Err(StreamError::BadPrefix { number, offset: start }));
+        };
+        let body = start + size;
+        let left = self.data.len() - body;
+        if len > left as u64 {
+            self.failed = true;
+            return Some(Err(StreamError::Truncated { number, offset: start, len, left }));
+        }
+        let end = body + len as usize;
+        self.pos = end;
+        self.number = number;
+        Some(Ok(Record { number, offset: body, bytes: &self.data[body..end] }))
+    }
 }
 
 /// Largest record a reader accepts by default: 4 GiB - 1, past what a decoder takes.
@@ -115,7 +239,7 @@ impl<R: Read> RecordReader<R> {
     pub fn next_into(&mut self, buf: &mut Vec<u8>) -> Result<Option<RecordInfo>, ReadError> {
         // The common case: the length prefix and the record are both in the buffer, so
         // one copy takes them, with no read call per byte of the prefix.
-        if let Some((prefix, len)) = buffered_prefix(self.r.buffer()) {
+        if let Prefix::Length { size: prefix, len } = length_prefix(self.r.buffer()) {
             let available = self.r.buffer().len() - prefix;
             if len <= available as u64 && len <= self.max_record {
                 let len = len as usize;
@@ -170,6 +294,9 @@ impl<R: Read> RecordReader<R> {
             };
             self.r.consume(1);
             self.offset += 1;
+            if i == 9 && byte > 1 {
+                break;
+            }
             value |= u64::from(byte & 0x7f) << (7 * i);
             if byte < 0x80 {
                 return Ok(Some(value));
@@ -177,20 +304,6 @@ impl<R: Read> RecordReader<R> {
         }
         Err(ReadError::PrefixTooLong { number, offset })
     }
-}
-
-/// The length prefix at the start of `buf` (its size in bytes and its value) if `buf`
-/// holds all of it and it is a varint of at most 10 bytes; otherwise `None`, and
-/// [`RecordReader::read_prefix`] reads it (and reports what is wrong with it).
-fn buffered_prefix(buf: &[u8]) -> Option<(usize, u64)> {
-    let mut value = 0u64;
-    for (i, &byte) in buf.iter().take(10).enumerate() {
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            return Some((i + 1, value));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -233,5 +346,33 @@ mod tests {
         // A huge prefix on a short input allocates only what arrives.
         let (_, err) = records(b"\xff\xff\xff\xff\x0fxyz");
         assert!(matches!(err, Some(ReadError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn length_prefixes_and_records_in_memory() {
+        assert_eq!(length_prefix(b"\x05abc"), Prefix::Length { size: 1, len: 5 });
+        assert_eq!(length_prefix(b"\xe9\x07"), Prefix::Length { size: 2, len: 1001 });
+        assert_eq!(length_prefix(b"\x80\x80"), Prefix::Incomplete);
+        assert_eq!(length_prefix(b""), Prefix::Incomplete);
+        assert_eq!(length_prefix(&[0xff; 11]), Prefix::Invalid);
+        let mut max = [0xff; 10];
+        max[9] = 0x01;
+        assert_eq!(length_prefix(&max), Prefix::Length { size: 10, len: u64::MAX });
+        max[9] = 0x02;
+        assert_eq!(length_prefix(&max), Prefix::Invalid);
+        let records: Vec<_> = DelimitedRecords::new(b"\x02ab\x00\x01c").collect();
+        assert_eq!(
+            records,
+            [
+                Ok(Record { number: 1, offset: 1, bytes: b"ab" }),
+                Ok(Record { number: 2, offset: 4, bytes: b"" }),
+                Ok(Record { number: 3, offset: 5, bytes: b"c" }),
+            ]
+        );
+        let records: Vec<_> = DelimitedRecords::new(b"\x02ab\x05xy").collect();
+        assert_eq!(records[1], Err(StreamError::Truncated { number: 2, offset: 3, len: 5, left: 2 }));
+        assert_eq!(records.len(), 2);
+        let records: Vec<_> = DelimitedRecords::new(b"\x01a\x80").collect();
+        assert_eq!(records[1], Err(StreamError::BadPrefix { number: 2, offset: 2 }));
     }
 }

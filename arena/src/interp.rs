@@ -4,7 +4,7 @@
 //! Positions are absolute offsets into the whole input, so an error's offset is always
 //! relative to the start of the input, and compiled code can hand any sub-range over.
 
-use crate::wire::{self, read_length, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use crate::wire::{self, read_length, read_tag, read_varint, skip_value, zigzag_decode32, zigzag_decode64};
 use crate::{
     runtime, Arena, BlockMut, DecodeError, DecodeErrorKind as K, FieldKind, FieldSlot, Repetition, SlotIndex,
     SlotMismatch,
@@ -231,8 +231,8 @@ impl<'a> Interp<'a> {
                     FieldKind::Int64 => put!(v as i64),
                     FieldKind::Uint32 => put!(v as u32),
                     FieldKind::Uint64 => put!(v),
-                    FieldKind::Sint32 => put!(zigzag32(v as u32)),
-                    FieldKind::Sint64 => put!(zigzag64(v)),
+                    FieldKind::Sint32 => put!(zigzag_decode32(v as u32)),
+                    FieldKind::Sint64 => put!(zigzag_decode64(v)),
                     FieldKind::Bool => put!(v != 0),
                     _ => {
                         if slot.closed_enum && !block.layout().closed_enum_has(si, v as i32) {
@@ -369,8 +369,8 @@ impl<'a> Interp<'a> {
             FieldKind::Int64 => extend!(|v| v as i64),
             FieldKind::Uint32 => extend!(|v| v as u32),
             FieldKind::Uint64 => extend!(|v| v),
-            FieldKind::Sint32 => extend!(|v| zigzag32(v as u32)),
-            FieldKind::Sint64 => extend!(zigzag64),
+            FieldKind::Sint32 => extend!(|v| zigzag_decode32(v as u32)),
+            FieldKind::Sint64 => extend!(zigzag_decode64),
             FieldKind::Bool => extend!(|v| v != 0),
             FieldKind::Enum if !slot.closed_enum => extend!(|v| v as i32),
             // A closed enum whose declared values are one run below 128 (most), in a run of

@@ -11,7 +11,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::wire::{self, read_length, read_tag, read_varint, skip_value, zigzag32, zigzag64};
+use crate::wire::{self, read_length, read_tag, read_varint, skip_value, zigzag_decode32, zigzag_decode64};
 use crate::{
     runtime, DecodeError, DecodeErrorKind as K, DecodeOptions, FieldKind, FieldSlot, LayoutIndex, Layouts,
     MessageLayout, Repetition, SlotIndex, Utf8Check,
@@ -542,9 +542,11 @@ impl<'a> Walk<'a> {
                 FieldKind::Int64 => varints(data, start, |v| go(sink.value(cx, si, WireValue::I64(v as i64))))?,
                 FieldKind::Uint32 => varints(data, start, |v| go(sink.value(cx, si, WireValue::U32(v as u32))))?,
                 FieldKind::Sint32 => {
-                    varints(data, start, |v| go(sink.value(cx, si, WireValue::I32(zigzag32(v as u32)))))?
+                    varints(data, start, |v| go(sink.value(cx, si, WireValue::I32(zigzag_decode32(v as u32)))))?
                 }
-                FieldKind::Sint64 => varints(data, start, |v| go(sink.value(cx, si, WireValue::I64(zigzag64(v)))))?,
+                FieldKind::Sint64 => {
+                    varints(data, start, |v| go(sink.value(cx, si, WireValue::I64(zigzag_decode64(v)))))?
+                }
                 FieldKind::Bool => varints(data, start, |v| go(sink.value(cx, si, WireValue::Bool(v != 0))))?,
                 FieldKind::Enum if slot.closed_enum => varints(data, start, |v| {
                     let n = v as i32;
@@ -737,8 +739,8 @@ macro_rules! varint_kinds {
             FieldKind::Int32 => $go!({ RunKind::I32 as u8 }, |v: u64| WireValue::I32(v as i32)),
             FieldKind::Int64 => $go!({ RunKind::I64 as u8 }, |v: u64| WireValue::I64(v as i64)),
             FieldKind::Uint32 => $go!({ RunKind::U32 as u8 }, |v: u64| WireValue::U32(v as u32)),
-            FieldKind::Sint32 => $go!({ RunKind::I32 as u8 }, |v: u64| WireValue::I32(zigzag32(v as u32))),
-            FieldKind::Sint64 => $go!({ RunKind::I64 as u8 }, |v: u64| WireValue::I64(zigzag64(v))),
+            FieldKind::Sint32 => $go!({ RunKind::I32 as u8 }, |v: u64| WireValue::I32(zigzag_decode32(v as u32))),
+            FieldKind::Sint64 => $go!({ RunKind::I64 as u8 }, |v: u64| WireValue::I64(zigzag_decode64(v))),
             FieldKind::Bool => $go!({ RunKind::Bool as u8 }, |v: u64| WireValue::Bool(v != 0)),
             FieldKind::Enum => $go!({ RunKind::Enum as u8 }, |v: u64| WireValue::Enum(v as i32)),
             _ => $go!({ RunKind::U64 as u8 }, |v: u64| WireValue::U64(v)),
@@ -789,8 +791,8 @@ fn varint(kind: FieldKind, v: u64) -> WireValue<'static> {
         FieldKind::Int32 => WireValue::I32(v as i32),
         FieldKind::Int64 => WireValue::I64(v as i64),
         FieldKind::Uint32 => WireValue::U32(v as u32),
-        FieldKind::Sint32 => WireValue::I32(zigzag32(v as u32)),
-        FieldKind::Sint64 => WireValue::I64(zigzag64(v)),
+        FieldKind::Sint32 => WireValue::I32(zigzag_decode32(v as u32)),
+        FieldKind::Sint64 => WireValue::I64(zigzag_decode64(v)),
         FieldKind::Bool => WireValue::Bool(v != 0),
         FieldKind::Enum => WireValue::Enum(v as i32),
         _ => WireValue::U64(v),

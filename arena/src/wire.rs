@@ -153,16 +153,28 @@ pub fn read_tag(buf: &[u8], pos: usize) -> Result<(u32, u8, usize), DecodeError>
     Ok((number as u32, wire_type, next))
 }
 
-/// Zigzag-decodes a 32-bit value.
+/// Zigzag-decodes a `sint32` as read from the wire (its varint's low 32 bits).
 #[inline]
-pub const fn zigzag32(v: u32) -> i32 {
+pub const fn zigzag_decode32(v: u32) -> i32 {
     ((v >> 1) as i32) ^ -((v & 1) as i32)
 }
 
-/// Zigzag-decodes a 64-bit value.
+/// Zigzag-decodes a `sint64` as read from the wire.
 #[inline]
-pub const fn zigzag64(v: u64) -> i64 {
+pub const fn zigzag_decode64(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Zigzag-encodes a `sint32` for the wire (the inverse of [`zigzag_decode32`]).
+#[inline]
+pub const fn zigzag_encode32(v: i32) -> u32 {
+    ((v << 1) ^ (v >> 31)) as u32
+}
+
+/// Zigzag-encodes a `sint64` for the wire (the inverse of [`zigzag_decode64`]).
+#[inline]
+pub const fn zigzag_encode64(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Appends `v` as a varint.

@@ -2,8 +2,8 @@
 
 use protojit::{DecodeError, SchemaError, Utf8Check};
 
-use crate::delimited::StreamError;
 use crate::framing::FramingError;
+use protojit::delimited::StreamError;
 
 /// Why one record could not be appended.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -76,7 +76,6 @@
 mod column;
 mod compiled;
 mod convert;
-mod delimited;
 mod direct;
 mod error;
 mod framing;
@@ -88,10 +87,10 @@ mod values;
 mod wkt;
 
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
-pub use delimited::{DelimitedRecords, Record, StreamError};
 pub use error::{AppendError, ConvertError, RecordError};
 pub use framing::{Framing, FramingError};
 pub use options::{ArrowOptions, ConvertPath, EnumColumns, StringColumns};
+pub use protojit::delimited::{DelimitedRecords, Record, StreamError};
 pub use values::BatchStats;
 
 /// The Arrow and Parquet crates this one is built on, for callers that need the same

@@ -5,7 +5,9 @@
 //! the same order and consumes those lengths, so every length prefix is written once, in
 //! place, and no byte is ever copied twice.
 
-use protojit_arena::wire::{varint_len, write_varint, EGROUP, FIXED32, FIXED64, LEN, SGROUP};
+use protojit_arena::wire::{
+    varint_len, write_varint, zigzag_encode32, zigzag_encode64, EGROUP, FIXED32, FIXED64, LEN, SGROUP,
+};
 use protojit_arena::{FieldKind, Repetition, SlotIndex};
 
 use crate::{MapRef, MessageRef, Value};
@@ -48,16 +50,6 @@ fn tag_len(number: u32) -> usize {
     varint_len(u64::from(number) << 3)
 }
 
-/// The zigzag encoding of a `sint32` (the writers and the parsers share it).
-pub(crate) fn zigzag32(v: i32) -> u64 {
-    u64::from(((v << 1) ^ (v >> 31)) as u32)
-}
-
-/// The zigzag encoding of a `sint64`.
-pub(crate) fn zigzag64(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
 /// A scalar as it goes on the wire: a varint, 4 or 8 little-endian bytes, or bytes.
 #[derive(Clone, Copy)]
 enum Wire<'a> {
@@ -96,10 +88,10 @@ fn singular<'a>(msg: &MessageRef<'a>, si: SlotIndex, kind: FieldKind) -> Wire<'a
     match kind {
         FieldKind::Bool => Wire::Varint(u64::from(b.get::<bool>(si))),
         FieldKind::Int32 | FieldKind::Enum => Wire::Varint(b.get::<i32>(si) as i64 as u64),
-        FieldKind::Sint32 => Wire::Varint(zigzag32(b.get::<i32>(si))),
+        FieldKind::Sint32 => Wire::Varint(u64::from(zigzag_encode32(b.get::<i32>(si)))),
         FieldKind::Uint32 => Wire::Varint(u64::from(b.get::<u32>(si))),
         FieldKind::Int64 | FieldKind::Uint64 => Wire::Varint(b.get::<u64>(si)),
-        FieldKind::Sint64 => Wire::Varint(zigzag64(b.get::<i64>(si))),
+        FieldKind::Sint64 => Wire::Varint(zigzag_encode64(b.get::<i64>(si))),
         FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => Wire::Fixed32(b.get::<u32>(si)),
         FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => Wire::Fixed64(b.get::<u64>(si)),
         FieldKind::String | FieldKind::Bytes => Wire::Bytes(b.get_bytes(si)),
@@ -117,10 +109,12 @@ fn for_each_element<'a>(msg: &MessageRef<'a>, si: SlotIndex, kind: FieldKind, mu
         FieldKind::Int32 | FieldKind::Enum => {
             b.vec_slice::<i32>(si).iter().for_each(|&v| f(Wire::Varint(v as i64 as u64)))
         }
-        FieldKind::Sint32 => b.vec_slice::<i32>(si).iter().for_each(|&v| f(Wire::Varint(zigzag32(v)))),
+        FieldKind::Sint32 => {
+            b.vec_slice::<i32>(si).iter().for_each(|&v| f(Wire::Varint(u64::from(zigzag_encode32(v)))))
+        }
         FieldKind::Uint32 => b.vec_slice::<u32>(si).iter().for_each(|&v| f(Wire::Varint(u64::from(v)))),
         FieldKind::Int64 | FieldKind::Uint64 => b.vec_slice::<u64>(si).iter().for_each(|&v| f(Wire::Varint(v))),
-        FieldKind::Sint64 => b.vec_slice::<i64>(si).iter().for_each(|&v| f(Wire::Varint(zigzag64(v)))),
+        FieldKind::Sint64 => b.vec_slice::<i64>(si).iter().for_each(|&v| f(Wire::Varint(zigzag_encode64(v)))),
         FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => {
             b.vec_slice::<u32>(si).iter().for_each(|&v| f(Wire::Fixed32(v)))
         }
@@ -140,11 +134,11 @@ fn entry_scalar<'a>(entry: &MessageRef<'a>, si: SlotIndex, kind: FieldKind) -> W
     }
     match entry.value(si) {
         Value::Bool(v) => Wire::Varint(u64::from(v)),
-        Value::I32(v) if kind == FieldKind::Sint32 => Wire::Varint(zigzag32(v)),
+        Value::I32(v) if kind == FieldKind::Sint32 => Wire::Varint(u64::from(zigzag_encode32(v))),
         Value::I32(v) if kind == FieldKind::Sfixed32 => Wire::Fixed32(v as u32),
         Value::I32(v) => Wire::Varint(v as i64 as u64),
         Value::Enum(e) => Wire::Varint(e.number as i64 as u64),
-        Value::I64(v) if kind == FieldKind::Sint64 => Wire::Varint(zigzag64(v)),
+        Value::I64(v) if kind == FieldKind::Sint64 => Wire::Varint(zigzag_encode64(v)),
         Value::I64(v) if kind == FieldKind::Sfixed64 => Wire::Fixed64(v as u64),
         Value::I64(v) => Wire::Varint(v as u64),
         Value::U32(v) if kind == FieldKind::Fixed32 => Wire::Fixed32(v),

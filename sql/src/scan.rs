@@ -12,6 +12,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
+use protojit::delimited::{length_prefix, Prefix};
 use protojit_arrow::{AppendError, Converter};
 
 /// The longest record a scan accepts (bytes of its body): half of what one Arrow batch
@@ -194,10 +195,10 @@ impl RecordScanner {
                 self.done = true;
                 break;
             }
-            let (length, prefix) = match read_varint(&bytes[at..]) {
-                Varint::Value(v, n) => (v, n),
-                Varint::Incomplete => break,
-                Varint::Invalid => {
+            let (length, prefix) = match length_prefix(&bytes[at..]) {
+                Prefix::Length { size, len } => (len, size),
+                Prefix::Incomplete => break,
+                Prefix::Invalid => {
                     return Err(ScanError::BadLength {
                         source_name: self.source_name.clone(),
                         record: self.framed + 1,
@@ -293,8 +294,8 @@ impl RecordScanner {
     }
 
     fn truncated(&self) -> ScanError {
-        let missing = match read_varint(&self.tail) {
-            Varint::Value(length, prefix) => (prefix as u64 + length).saturating_sub(self.tail.len() as u64).max(1),
+        let missing = match length_prefix(&self.tail) {
+            Prefix::Length { size, len } => (size as u64 + len).saturating_sub(self.tail.len() as u64).max(1),
             _ => 1,
         };
         ScanError::Truncated {
@@ -303,32 +304,6 @@ impl RecordScanner {
             offset: self.tail_offset,
             missing,
         }
-    }
-}
-
-enum Varint {
-    /// The value and the bytes it took.
-    Value(u64, usize),
-    Incomplete,
-    Invalid,
-}
-
-/// A length prefix: at most 10 bytes, the tenth at most 1 (as protobuf's own varints).
-fn read_varint(bytes: &[u8]) -> Varint {
-    let mut value = 0u64;
-    for (i, &b) in bytes.iter().enumerate().take(10) {
-        if i == 9 && b > 1 {
-            return Varint::Invalid;
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b < 0x80 {
-            return Varint::Value(value, i + 1);
-        }
-    }
-    if bytes.len() >= 10 {
-        Varint::Invalid
-    } else {
-        Varint::Incomplete
     }
 }
 

@@ -23,7 +23,7 @@ use prost_reflect::Kind;
 use protojit_arena::wire::{FIXED32, FIXED64, LEN, SGROUP, VARINT};
 use protojit_arena::{LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
 
-use crate::encode::{zigzag32, zigzag64};
+use protojit_arena::wire::{zigzag_encode32, zigzag_encode64};
 
 pub use json::json_to_binary;
 pub use text::text_to_binary;
@@ -257,7 +257,7 @@ pub(crate) fn int_wire(kind: &Kind, v: i128) -> Result<Wire, String> {
         }
         Kind::Sint32 => {
             range(i32::MIN.into(), i32::MAX.into(), "sint32")?;
-            Wire::Varint(zigzag32(v as i32))
+            Wire::Varint(u64::from(zigzag_encode32(v as i32)))
         }
         Kind::Sfixed32 => {
             range(i32::MIN.into(), i32::MAX.into(), "sfixed32")?;
@@ -277,7 +277,7 @@ pub(crate) fn int_wire(kind: &Kind, v: i128) -> Result<Wire, String> {
         }
         Kind::Sint64 => {
             range(i64::MIN.into(), i64::MAX.into(), "sint64")?;
-            Wire::Varint(zigzag64(v as i64))
+            Wire::Varint(zigzag_encode64(v as i64))
         }
         Kind::Sfixed64 => {
             range(i64::MIN.into(), i64::MAX.into(), "sfixed64")?;
