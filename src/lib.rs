@@ -255,7 +255,8 @@ pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, UnknownFields, Utf8Check};
 pub use protojit_arena::{DecodeOptions, MAX_DEPTH_LIMIT};
 pub use protojit_jit::{
-    CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine, TypeStats,
+    CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine,
+    TypeStats, Workload,
 };
 pub use protojit_reflect::{
     field, find_field, parse_path, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldName, FieldPath,

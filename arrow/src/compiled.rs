@@ -17,9 +17,9 @@ use crate::column::{Cell, MapCol, StructCol, TimeCol};
 use crate::values::{Data, Pending, RowCx, Values};
 
 /// A converter's compiled appender and its plan.
-pub(crate) struct Compiled {
-    pub(crate) appender: Appender,
-    planned: Planned,
+pub(crate) struct Compiled<'c> {
+    pub(crate) appender: &'c Appender,
+    pub(crate) planned: &'c Planned,
 }
 
 /// A converter's columns as a plan for compiled appenders.
@@ -122,15 +122,13 @@ impl Planned {
         Ok(Planned { plan, first, maps, unread })
     }
 
-    /// Compiles the appender (what fails is a code generation error, as text).
-    pub(crate) fn compile(self, layouts: &Layouts) -> Result<Compiled, String> {
-        let appender = Appender::compile(layouts, &self.plan, &Default::default())
-            .map_err(|e| format!("compiling the column appenders failed: {e}"))?;
-        Ok(Compiled { appender, planned: self })
+    /// The plan the appenders are compiled from.
+    pub(crate) fn plan(&self) -> &ColumnPlan {
+        &self.plan
     }
 }
 
-impl Compiled {
+impl Compiled<'_> {
     /// Whether the row just appended is the mapping's (else the tree takes the record, and
     /// says what is wrong with it, if anything is): no map of it holds a key twice, and the messages without columns in it are well formed (checked
     /// as the tree checks them, with `options`).

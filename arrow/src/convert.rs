@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::{Array, GenericBinaryArray, OffsetSizeTrait, RecordBatch, RecordBatchOptions};
@@ -12,11 +12,10 @@ use prost_reflect::MessageDescriptor;
 use protojit::{Arena, DecodeError, Decoder, EngineKind, Schema, UnknownFields, Utf8Check};
 use protojit_arena::stream::walk;
 use protojit_arena::LayoutIndex;
-use protojit_jit::ChunkColumns;
+use protojit_jit::{Appender, ChunkColumns, Compiling, Workload};
 
 use crate::column::Cell;
 use crate::compiled::{Compiled, Planned};
-use crate::delimited::DelimitedRecords;
 use crate::direct::DirectCx;
 use crate::error::{AppendError, ConvertError, RecordError};
 use crate::framing::{Framing, FramingCheck};
@@ -25,6 +24,7 @@ use crate::options::{ArrowOptions, ConvertPath, StringColumns};
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
 use crate::values::{BatchStats, RowCx, Source};
+use protojit::delimited::DelimitedRecords;
 
 /// Converts records of one message type to Arrow record batches. `Send + Sync`: share one
 /// converter across threads, each with its own [`BatchBuilder`].
@@ -50,52 +50,103 @@ pub struct Converter {
     rows: AtomicU64,
 }
 
-/// A converter's compiled appender: compiled when the converter is made
-/// ([`EngineKind::Jit`]), or on a thread of its own while the chunked path converts
-/// ([`EngineKind::Auto`]: a one-shot conversion never waits for the compiler); with the
-/// rows each path filled.
+/// A converter's compiled appenders (on [`ConvertPath::DirectCompiled`] and
+/// [`ConvertPath::Auto`]): asked of the schema's [`Engines`](protojit::Engines), which
+/// compiles them when the converter is made ([`EngineKind::Jit`]) or on the background
+/// compiler while the chunked path converts ([`EngineKind::Auto`]: a one-shot conversion
+/// never waits for the compiler); on the auto path, the race against the chunked path;
+/// the rows each path filled.
 struct AppenderCell {
-    cell: Arc<OnceLock<Result<Compiled, String>>>,
+    planned: Planned,
+    code: Arc<Compiling<Appender>>,
+    race: Option<Race>,
     compiled_rows: AtomicU64,
-    waiting_rows: AtomicU64,
+    chunked_rows: AtomicU64,
     tree_rows: AtomicU64,
 }
 
-impl AppenderCell {
-    fn start(planned: Planned, schema: &Schema, kind: EngineKind) -> AppenderCell {
-        let cell = Arc::new(OnceLock::new());
-        // Whoever takes the plan compiles it: the thread, or (without one) this caller.
-        let job = Arc::new(std::sync::Mutex::new(Some(planned)));
-        let take = |job: &std::sync::Mutex<Option<Planned>>| job.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let spawned = kind == EngineKind::Auto && {
-            let (cell, schema, job) = (cell.clone(), schema.clone(), job.clone());
-            let thread = std::thread::Builder::new().name("protojit-appender".into());
-            thread
-                .spawn(move || {
-                    if let Some(planned) = take(&job) {
-                        // A compiler bug must not leave the cell empty: `wait_for_appender`
-                        // would wait for ever.
-                        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            planned.compile(schema.layouts())
-                        }));
-                        let failed = || Err("compiling the column appenders panicked".to_owned());
-                        let _ = cell.set(compiled.unwrap_or_else(|_| failed()));
-                    }
-                })
-                .is_ok()
-        };
-        if !spawned {
-            if let Some(planned) = take(&job) {
-                let _ = cell.set(planned.compile(schema.layouts()));
-            }
-        }
-        AppenderCell {
-            cell,
-            compiled_rows: AtomicU64::new(0),
-            waiting_rows: AtomicU64::new(0),
-            tree_rows: AtomicU64::new(0),
+/// Chunks each arm of the race converts before it decides (after one untimed chunk each,
+/// which pays for first touches of buffers and code).
+const RACE_CHUNKS: u32 = 4;
+/// Input bytes each arm converts before the race decides (fewer make a noisy verdict).
+const RACE_BYTES: u64 = 1 << 20;
+/// The race's arms, as indexes of its counters.
+const ARM_COMPILED: usize = 0;
+const ARM_CHUNKED: usize = 1;
+/// The race's state: still racing, or the arm that won.
+const RACING: u8 = 0;
+const COMPILED_WON: u8 = 1;
+const CHUNKED_WON: u8 = 2;
+
+/// [`ConvertPath::Auto`]'s race: once the appenders and the decoder are compiled, chunks
+/// alternate between the compiled appenders and the chunked path, each timed with the
+/// input bytes it read, until both arms have converted [`RACE_CHUNKS`] chunks and
+/// [`RACE_BYTES`] bytes; the one with fewer nanoseconds per byte converts every later
+/// chunk. Shared by every builder of the converter (threads add to the same counters).
+#[derive(Default)]
+struct Race {
+    state: AtomicU8,
+    chunks: [AtomicU32; 2],
+    nanos: [AtomicU64; 2],
+    bytes: [AtomicU64; 2],
+    verdict: OnceLock<String>,
+}
+
+impl Race {
+    /// The arm the next chunk takes while racing: the one with fewer chunks.
+    fn next_arm(&self) -> usize {
+        let load = |arm: usize| self.chunks[arm].load(Ordering::Relaxed);
+        if load(ARM_COMPILED) <= load(ARM_CHUNKED) {
+            ARM_COMPILED
+        } else {
+            ARM_CHUNKED
         }
     }
+
+    /// Adds a chunk of `arm` that read `bytes` in `nanos`; decides when both arms have run
+    /// enough.
+    fn record(&self, arm: usize, nanos: u64, bytes: u64) {
+        if self.chunks[arm].fetch_add(1, Ordering::Relaxed) == 0 {
+            return;
+        }
+        self.nanos[arm].fetch_add(nanos, Ordering::Relaxed);
+        self.bytes[arm].fetch_add(bytes, Ordering::Relaxed);
+        let load = |n: &[AtomicU64; 2], arm: usize| n[arm].load(Ordering::Relaxed);
+        let ran =
+            |arm: usize| self.chunks[arm].load(Ordering::Relaxed) > RACE_CHUNKS && load(&self.bytes, arm) >= RACE_BYTES;
+        if !(ran(ARM_COMPILED) && ran(ARM_CHUNKED)) {
+            return;
+        }
+        let per_byte = |arm: usize| load(&self.nanos, arm) as f64 / load(&self.bytes, arm).max(1) as f64;
+        let (compiled, chunked) = (per_byte(ARM_COMPILED), per_byte(ARM_CHUNKED));
+        let won = if compiled <= chunked { COMPILED_WON } else { CHUNKED_WON };
+        if self.state.compare_exchange(RACING, won, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            let winner = if won == COMPILED_WON { "compiled column appenders" } else { "chunked path" };
+            let _ = self.verdict.set(format!(
+                "raced on the first chunks: compiled column appenders {compiled:.2} ns per input byte, \
+                 chunked path {chunked:.2}: the {winner} convert the rest"
+            ));
+        }
+    }
+
+    fn won(&self) -> Option<usize> {
+        match self.state.load(Ordering::Acquire) {
+            COMPILED_WON => Some(ARM_COMPILED),
+            CHUNKED_WON => Some(ARM_CHUNKED),
+            _ => None,
+        }
+    }
+}
+
+/// Which way the next chunk of a converter on the compiled or auto path goes.
+#[derive(Clone, Copy)]
+enum Arm {
+    /// The compiled appenders.
+    Compiled,
+    /// The chunked path, while the appenders compile or after it won the race.
+    Chunked,
+    /// A timed chunk of the race, by the arm's index.
+    Timed(usize),
 }
 
 impl std::fmt::Debug for Converter {
@@ -143,33 +194,47 @@ impl Converter {
         let layout = schema.layouts().index_of(&full).expect("the root type has a layout");
         let mut mapper = Mapper::new(schema.layouts(), &options);
         let columns = mapper.message(&root, &selection, "", false);
-        let planned = match (options.path, options.decode.kind) {
-            (ConvertPath::DirectCompiled, EngineKind::Auto | EngineKind::Jit) => {
+        let appenders = matches!(options.path, ConvertPath::DirectCompiled | ConvertPath::Auto);
+        let planned = match (appenders, options.decode.kind) {
+            (true, EngineKind::Auto | EngineKind::Jit) => {
                 Some(Planned::new(schema.layouts(), layout, &columns, decode.decode.max_depth()))
             }
             _ => None,
         };
-        if matches!(planned, Some(Ok(_))) && decode.kind == EngineKind::Auto {
-            // On the compiled path the appenders are the compiled code; the decoder reads
-            // the rows converted while they compile and the records they decline, on the
-            // interpreter, instead of compiling too beside the conversion.
-            decode = decode.with_tiering(protojit::Tiering::NEVER);
+        if matches!(planned, Some(Ok(_)))
+            && decode.kind == EngineKind::Auto
+            && options.path == ConvertPath::DirectCompiled
+        {
+            // The appenders are the compiled code: the schema's engines say how the decodes
+            // beside them tier. (On the auto path the decoder tiers as asked: the chunked
+            // path it runs may win the race.)
+            decode = decode.with_tiering(schema.engines().tiering(layout, Workload::BesideAppenders).0);
         }
         let decoder = schema.decoder_with_options(&full, &decode)?;
         let unreadable = |why: String| {
             let note = format!("compiled column appenders cannot read these columns ({why}): chunked path instead");
             (ConvertPath::Chunked, None, Some(note))
         };
-        let (path, compiled, path_note) = match (options.path, options.decode.kind) {
-            (ConvertPath::DirectCompiled, EngineKind::Interpreter) => {
+        let (path, compiled, path_note) = match (appenders, options.decode.kind) {
+            (true, EngineKind::Interpreter) => {
                 let note = "the interpreter engine compiles nothing: chunked path instead".to_owned();
                 (ConvertPath::Chunked, None, Some(note))
             }
-            (ConvertPath::DirectCompiled, kind) => match planned.expect("planned above") {
-                Ok(planned) => (ConvertPath::DirectCompiled, Some(AppenderCell::start(planned, &schema, kind)), None),
+            (true, kind) => match planned.expect("planned above") {
+                Ok(planned) => {
+                    let cell = AppenderCell {
+                        code: schema.engines().appender(planned.plan(), kind),
+                        planned,
+                        race: (options.path == ConvertPath::Auto).then(Race::default),
+                        compiled_rows: AtomicU64::new(0),
+                        chunked_rows: AtomicU64::new(0),
+                        tree_rows: AtomicU64::new(0),
+                    };
+                    (options.path, Some(cell), None)
+                }
                 Err(why) => unreadable(why),
             },
-            (path, _) => (path, None, None),
+            (false, _) => (options.path, None, None),
         };
         let notes = mapper.notes.cuts;
         let mut fields: Vec<arrow_schema::FieldRef> = columns.fields().iter().cloned().collect();
@@ -217,18 +282,25 @@ impl Converter {
         &self.decoder
     }
 
-    /// How records become rows.
+    /// How records become rows: the path asked for, or the one taken instead (see
+    /// [`path_note`](Self::path_note)); on the auto path, once its race is decided, the
+    /// winner ([`ConvertPath::DirectCompiled`] or [`ConvertPath::Chunked`]).
     pub fn path(&self) -> ConvertPath {
-        self.path
+        match self.compiled.as_ref().and_then(|c| c.race.as_ref()).and_then(Race::won) {
+            Some(ARM_COMPILED) => ConvertPath::DirectCompiled,
+            Some(_) => ConvertPath::Chunked,
+            None => self.path,
+        }
     }
 
     /// Why [`path`](Self::path) is not the path asked for ([`ArrowOptions::path`]), if it
     /// is not (the compiled appenders cannot read some column: which, and why; or the
     /// engine compiles nothing), or why compiling the appenders failed.
     pub fn path_note(&self) -> Option<&str> {
-        match self.compiled.as_ref().and_then(|c| c.cell.get()) {
+        let Some(c) = &self.compiled else { return self.path_note.as_deref() };
+        match c.code.get() {
             Some(Err(why)) => Some(why),
-            _ => self.path_note.as_deref(),
+            _ => c.race.as_ref().and_then(|r| r.verdict.get()).map(String::as_str),
         }
     }
 
@@ -241,17 +313,34 @@ impl Converter {
     /// compiled path with [`EngineKind::Auto`]); whether it is there (`false`: another
     /// path, or its compile failed, [`path_note`](Self::path_note)).
     pub fn wait_for_appender(&self) -> bool {
-        self.compiled.as_ref().is_some_and(|c| c.cell.wait().is_ok())
+        self.compiled.as_ref().is_some_and(|c| c.code.wait().is_ok())
     }
 
-    /// On the compiled path, over every builder of this converter so far: the records the
-    /// compiled appenders filled, those the chunked path filled while they were compiling,
-    /// and those the code declined and the tree read ([`BatchStats::tree_records`]).
+    /// On the compiled and auto paths, over every builder of this converter so far: the
+    /// records the compiled appenders filled, those the chunked path filled (while the
+    /// appenders compiled, in the race, or after it won), and those the code declined and
+    /// the tree read ([`BatchStats::tree_records`]).
     pub fn compiled_records(&self) -> (u64, u64, u64) {
         self.compiled.as_ref().map_or((0, 0, 0), |c| {
             let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
-            (load(&c.compiled_rows), load(&c.waiting_rows), load(&c.tree_rows))
+            (load(&c.compiled_rows), load(&c.chunked_rows), load(&c.tree_rows))
         })
+    }
+
+    /// Where the next chunk goes, on the compiled and auto paths.
+    fn arm(&self) -> Arm {
+        let Some(c) = &self.compiled else { return Arm::Chunked };
+        if !matches!(c.code.get(), Some(Ok(_))) {
+            return Arm::Chunked;
+        }
+        let Some(race) = &c.race else { return Arm::Compiled };
+        match race.won() {
+            Some(ARM_COMPILED) => Arm::Compiled,
+            Some(_) => Arm::Chunked,
+            // The chunked path races once its decoder's code is final.
+            None if !self.decoder.engine().settled() => Arm::Compiled,
+            None => Arm::Timed(race.next_arm()),
+        }
     }
 
     /// Rows of every batch this converter's builders have finished (on every path).
@@ -260,8 +349,10 @@ impl Converter {
     }
 
     /// The compiled appender, once it is there.
-    fn appender(&self) -> Option<&Compiled> {
-        self.compiled.as_ref().and_then(|c| c.cell.get()).and_then(|r| r.as_ref().ok())
+    fn appender(&self) -> Option<Compiled<'_>> {
+        let c = self.compiled.as_ref()?;
+        let appender = c.code.get()?.ok()?;
+        Some(Compiled { appender, planned: &c.planned })
     }
 
     /// A builder that appends records one by one.
@@ -509,17 +600,26 @@ impl BatchBuilder<'_> {
             }
             let more = match self.converter.path {
                 ConvertPath::Chunked => self.push_chunk(records, full_at)?,
-                ConvertPath::DirectCompiled if self.converter.appender().is_some() => {
-                    self.push_compiled(records, full_at)?
-                }
-                // While the appenders compile (in the background), the chunked path.
-                ConvertPath::DirectCompiled => {
-                    let before = self.len();
-                    let more = self.push_chunk(records, full_at);
-                    let c = self.converter.compiled.as_ref().expect("the compiled path has its cell");
-                    c.waiting_rows.fetch_add((self.len() - before) as u64, Ordering::Relaxed);
-                    more?
-                }
+                ConvertPath::DirectCompiled | ConvertPath::Auto => match self.converter.arm() {
+                    Arm::Compiled => self.push_compiled(records, full_at)?,
+                    // While the appenders compile (in the background), or where the chunked
+                    // path won the race.
+                    Arm::Chunked => self.push_chunk_counted(records, full_at)?,
+                    Arm::Timed(arm) => {
+                        let (started, bytes) = (std::time::Instant::now(), self.intake.bytes);
+                        let more = if arm == ARM_COMPILED {
+                            self.push_compiled(records, full_at)
+                        } else {
+                            self.push_chunk_counted(records, full_at)
+                        };
+                        let nanos = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+                        let race = self.converter.compiled.as_ref().and_then(|c| c.race.as_ref());
+                        if let (Ok(_), Some(race)) = (&more, race) {
+                            race.record(arm, nanos, (self.intake.bytes - bytes) as u64);
+                        }
+                        more?
+                    }
+                },
                 _ => match records.next() {
                     Some(r) => {
                         self.push_one(r)?;
@@ -572,6 +672,19 @@ impl BatchBuilder<'_> {
             root.gather(&rows, &mut self.cx);
         }
         outcome
+    }
+
+    /// [`push_chunk`](Self::push_chunk) on the compiled or auto path, its rows counted.
+    fn push_chunk_counted<'r>(
+        &mut self,
+        records: &mut impl Iterator<Item = &'r [u8]>,
+        full_at: usize,
+    ) -> Result<bool, AppendError> {
+        let before = self.len();
+        let more = self.push_chunk(records, full_at);
+        let c = self.converter.compiled.as_ref().expect("the compiled and auto paths have their cell");
+        c.chunked_rows.fetch_add((self.len() - before) as u64, Ordering::Relaxed);
+        more
     }
 
     /// Reads up to [`CHUNK_RECORDS`] records of `records` into the compiled appender's

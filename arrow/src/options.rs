@@ -32,12 +32,23 @@ pub enum StringColumns {
 /// [`Converter::path`](crate::Converter::path) reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ConvertPath {
-    /// The default: records are decoded a chunk at a time (a few hundred) by the
-    /// converter's decoder (compiled where its engine has compiled the type), then each
-    /// column is filled for the whole chunk in one typed loop, its kind matched once per
-    /// chunk rather than once per row. The values are the tree path's: the same decode,
-    /// the same reads.
+    /// The default, and what the CLI and SQL take: the compiled column appenders
+    /// ([`DirectCompiled`](Self::DirectCompiled)) where they read the columns and the
+    /// engine compiles, raced against the [`Chunked`](Self::Chunked) path once both are
+    /// compiled: chunks alternate between the two, each timed per byte of input, and after
+    /// a few each the faster converts the rest ([`Converter::path`](crate::Converter::path)
+    /// then names it and [`Converter::path_note`](crate::Converter::path_note) gives the
+    /// times). Which is faster depends on the records: the appenders on small flat
+    /// records, the chunked path on large nested ones with long repeated fields. Until the
+    /// appenders are compiled the chunked path converts; with the interpreter engine, or
+    /// columns the appenders cannot read, the chunked path converts throughout (with a
+    /// note).
     #[default]
+    Auto,
+    /// Records are decoded a chunk at a time (a few hundred) by the converter's decoder
+    /// (compiled where its engine has compiled the type), then each column is filled for
+    /// the whole chunk in one typed loop, its kind matched once per chunk rather than once
+    /// per row. The values are the tree path's: the same decode, the same reads.
     Chunked,
     /// The streaming decoder (interpreted) appends each value to its column as it reads
     /// it, building no tree. A record it cannot append exactly (a oneof member replacing
@@ -51,7 +62,7 @@ pub enum ConvertPath {
     /// each record straight into per-chunk column buffers (no tree, no per-field call),
     /// which are moved into the builders a chunk at a time. With
     /// [`EngineKind::Jit`](protojit::EngineKind::Jit) the converter compiles it when it is
-    /// made; with [`EngineKind::Auto`](protojit::EngineKind::Auto) on a thread of its own,
+    /// made; with [`EngineKind::Auto`](protojit::EngineKind::Auto) on the background compiler,
     /// while the chunked path converts (so a conversion never waits for the compiler;
     /// [`Converter::compiled_records`](crate::Converter::compiled_records) counts the rows
     /// of each; [`Converter::wait_for_appender`](crate::Converter::wait_for_appender)
@@ -70,6 +81,7 @@ pub enum ConvertPath {
 impl std::fmt::Display for ConvertPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            ConvertPath::Auto => "auto path (the compiled column appenders raced against the chunked path)",
             ConvertPath::Chunked => "chunked path (records decoded a chunk at a time, then read column by column)",
             ConvertPath::DirectInterpreted => "direct path (the streaming decoder, interpreted)",
             ConvertPath::Tree => "tree path (each record decoded, then read row by row)",
@@ -98,9 +110,10 @@ pub struct ArrowOptions {
     /// How records are framed (default: bare messages; Kafka's schema-registry framing is
     /// checked and stripped).
     pub framing: Framing,
-    /// How records become rows (default [`ConvertPath::Chunked`]); the other paths are
-    /// the streaming decoder's direct appends and the row-by-row tree path, the oracle
-    /// the others are tested against. [`Converter::path`](crate::Converter::path) says which runs.
+    /// How records become rows (default [`ConvertPath::Auto`]: the faster of the compiled
+    /// appenders and the chunked path, as the CLI and SQL convert); the others are each of
+    /// those alone, the streaming decoder's direct appends and the row-by-row tree path,
+    /// the oracle the others are tested against. [`Converter::path`](crate::Converter::path) says which runs.
     pub path: ConvertPath,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
@@ -120,7 +133,7 @@ impl Default for ArrowOptions {
             max_recursion: 3,
             well_known_types: true,
             framing: Framing::Bare,
-            path: ConvertPath::Chunked,
+            path: ConvertPath::Auto,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }

@@ -19,19 +19,24 @@ fn reflect_schema() -> Schema {
     Schema::from_proto_files(&files, &[&dir]).expect("the reflection test schemas compile")
 }
 
-/// The converters of one type and options: chunked (the default), direct, tree, and
-/// compiled (where the compiled appenders read the columns; else chunked, with a note).
+/// The converters of one type and options: chunked, direct, tree, compiled (where the
+/// compiled appenders read the columns; else chunked, with a note) and auto (the default:
+/// the compiled appenders raced against the chunked path).
 struct Paths {
     chunked: Converter,
     direct: Converter,
     tree: Converter,
     compiled: Converter,
+    auto: Converter,
 }
 
 fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
-    let chunked = Converter::new(schema, root, options).unwrap();
-    assert_eq!(chunked.path(), ConvertPath::Chunked);
+    let auto = Converter::new(schema, root, options).unwrap();
+    assert!(matches!(auto.path(), ConvertPath::Auto | ConvertPath::Chunked), "{root}: {:?}", auto.path());
+    assert_eq!(auto.path() == ConvertPath::Auto, auto.path_note().is_none(), "{root}");
     let with = |path| Converter::new(schema, root, &ArrowOptions { path, ..options.clone() }).unwrap();
+    let chunked = with(ConvertPath::Chunked);
+    assert_eq!(chunked.path(), ConvertPath::Chunked);
     let (direct, tree) = (with(ConvertPath::DirectInterpreted), with(ConvertPath::Tree));
     assert_eq!(direct.path(), ConvertPath::DirectInterpreted);
     assert_eq!(tree.path(), ConvertPath::Tree);
@@ -40,7 +45,7 @@ fn paths(schema: &Schema, root: &str, options: &ArrowOptions) -> Paths {
     // the background), so the conversions below run the code.
     assert_eq!(compiled.path() == ConvertPath::DirectCompiled, compiled.path_note().is_none(), "{root}");
     assert_eq!(compiled.wait_for_appender(), compiled.path() == ConvertPath::DirectCompiled, "{root}");
-    Paths { chunked, direct, tree, compiled }
+    Paths { chunked, direct, tree, compiled, auto }
 }
 
 /// The batches of `records` through each path (the records that fail are skipped, and
@@ -70,7 +75,7 @@ fn convert_all(p: &Paths, records: &[Vec<u8>], what: &str) -> u64 {
     assert_eq!(d.finish().unwrap(), tree, "{what}: direct");
     assert_eq!(c.finish().unwrap(), tree, "{what}: chunked, one by one");
     assert_eq!(k.finish().unwrap(), tree, "{what}: compiled, one by one");
-    for (converter, path) in [(&p.chunked, "chunked"), (&p.compiled, "compiled")] {
+    for (converter, path) in [(&p.chunked, "chunked"), (&p.compiled, "compiled"), (&p.auto, "auto")] {
         let mut many = converter.builder();
         let taken = std::cell::Cell::new(0);
         let mut it = records.iter().map(|r| r.as_slice()).inspect(|_| taken.set(taken.get() + 1));
@@ -1142,4 +1147,39 @@ fn compiled_appenders_check_delimited_messages_cut_at_max_recursion_as_the_tree_
         ];
         good_and_bad_alike(&p, &well_formed, &malformed, &format!("delimited messages cut at {max_recursion}"));
     }
+}
+
+/// The auto path (the default) races the compiled appenders against the chunked path once
+/// both are compiled, and the faster converts the rest: the race decides on enough input,
+/// says so with each arm's time, both arms fill rows, and the batch is the tree path's.
+#[test]
+fn auto_path_races_and_keeps_the_faster_with_the_tree_batch() {
+    let mut rng = common::Rng(0x0a07_0ace);
+    let schema = Schema::from_proto_source("c.proto", COMPILED_LISTS).unwrap();
+    let desc = schema.pool().get_message_by_name("cl.Row").unwrap();
+    let distinct = records(&desc, 200, &mut rng);
+    // Past both arms' share of the race (a few chunks and a MiB of input each).
+    let mut recs = Vec::new();
+    while recs.iter().map(Vec::len).sum::<usize>() < 6 << 20 {
+        recs.extend(distinct.iter().cloned());
+    }
+    let jit = ArrowOptions {
+        decode: ArrowOptions::default().decode.with_kind(protojit::EngineKind::Jit),
+        ..ArrowOptions::default()
+    };
+    let auto = Converter::new(&schema, "cl.Row", &jit).unwrap();
+    assert_eq!(auto.path(), ConvertPath::Auto);
+    let tree = Converter::new(&schema, "cl.Row", &ArrowOptions { path: ConvertPath::Tree, ..jit.clone() }).unwrap();
+    let batch = |c: &Converter| {
+        let mut b = c.builder();
+        assert!(b.append_many(&mut recs.iter().map(Vec::as_slice)).unwrap());
+        b.finish().unwrap()
+    };
+    assert_eq!(batch(&auto), batch(&tree));
+    assert!(matches!(auto.path(), ConvertPath::DirectCompiled | ConvertPath::Chunked), "{:?}", auto.path());
+    let note = auto.path_note().unwrap_or_default();
+    assert!(note.starts_with("raced on the first chunks: compiled column appenders "), "{note}");
+    let (compiled, chunked, tree_rows) = auto.compiled_records();
+    assert!(compiled > 0 && chunked > 0, "{compiled} {chunked}");
+    assert_eq!(compiled + chunked + tree_rows, recs.len() as u64);
 }

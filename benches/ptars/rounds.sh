@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records → Arrow, protojit-arrow against ptars (and a 2-of-40-column projection, and the
-# decode alone, and the gm1 wire-walk floor `scan`; `protojit`/`project2` take the default chunked path, `compiled`/`project2_compiled` the compiled column appenders, `direct` the streaming
+# decode alone, and the gm1 wire-walk floor `scan`; `protojit`/`project2` take the default auto path (the compiled appenders raced against the chunked path), `chunked`/`project2_chunked` the chunked path alone, `compiled`/`project2_compiled` the compiled column appenders alone, `direct` the streaming
 # decoder's direct appends, `tree`/`project2_tree` the same conversions through a tree read row by row), in interleaved rounds of whole processes: each arm converts its record set
 # N times in one process; the same arm's N = 1 run is subtracted, so set-up (record
 # generation, schema load, compilation) cancels. Prints medians and per-round ratios.
@@ -22,7 +22,7 @@ for set in $sets; do
   read -r rows _ bytes _ <<< "$size"
   echo "size $set $((rows * (n - 1))) $((bytes * (n - 1)))" >> "$out"
   for _ in $(seq "$rounds"); do
-    for arm in protojit compiled direct tree ptars project2 project2_compiled project2_direct project2_tree decode scan; do
+    for arm in ${ARMS:-protojit chunked compiled direct tree ptars project2 project2_chunked project2_compiled project2_direct project2_tree decode scan}; do
       [ "$set" != gm1 ] && [[ "$arm" == project2* || "$arm" == scan ]] && continue
       many=$(elapsed "$bin" "$set" "$n" "$arm")
       one=$(elapsed "$bin" "$set" 1 "$arm")
@@ -58,11 +58,11 @@ for s in sorted({s for s, _ in d}):
     print(f"{s}: tree speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
     r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "decode")])]
     print(f"{s}: protojit speed / decode-alone speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    if (s, "compiled") in d:
+    for path in [a for a in ["compiled", "chunked"] if (s, a) in d]:
         for other in ["ptars", "protojit", "decode"]:
-            r = [q / p for p, q in zip(d[(s, "compiled")], d[(s, other)])]
-            print(f"{s}: compiled speed / {other} speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-for arm in [a for a in ["project2", "project2_compiled", "project2_direct", "project2_tree"] if ("gm1", a) in d]:
+            r = [q / p for p, q in zip(d[(s, path)], d[(s, other)])]
+            print(f"{s}: {path} speed / {other} speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
+for arm in [a for a in ["project2", "project2_chunked", "project2_compiled", "project2_direct", "project2_tree"] if ("gm1", a) in d]:
     r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "protojit")])]
     print(f"gm1: 2-column projection ({arm}) time / all columns (protojit): median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
     r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "scan")])]

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use protojit::Schema;
+use protojit::{Schema, Workload};
 use protojit_arrow::arrow_ipc::writer::StreamWriter;
 use protojit_arrow::arrow_schema::SchemaRef;
 use protojit_arrow::parquet::arrow::ArrowWriter;
@@ -195,12 +195,14 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             "--select {p}: with --output arrow or parquet, --select takes field paths such as `a.b.c` (columns), without indexes"
         )));
     }
-    // Tiering compiles beside the conversion: on a core left idle it is free (and at
-    // `--jobs 1` it pays: 23 MB of google_message1 to Parquet in 127 ms against 136 ms on the
-    // interpreter), but when every core converts it takes one from them, so then only an
-    // input large enough to repay it compiles (`Tiering::for_input`).
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let input_bytes = (args.delimited && jobs(args) >= cores).then(|| common::input_size(&args.input)).flatten();
+    // The schema's engines decide how the decoder tiers for this stream (on a core left
+    // idle compiling is free; when every core converts, only an input that repays it
+    // compiles), and the converter which path fills the columns (the compiled appenders,
+    // raced against the chunked path): the library's defaults.
+    let workload = Workload::Stream {
+        bytes: args.delimited.then(|| common::input_size(&args.input)).flatten(),
+        threads: Some(jobs(args)),
+    };
     let options = ArrowOptions {
         select: (!args.select.is_empty()).then(|| args.select.clone()),
         enums: if args.enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
@@ -208,17 +210,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             .decode
             .with_kind(args.engine.engine)
             .with_max_depth(args.engine.max_depth)
-            .with_tiering(common::stream_tiering(
-                schema,
-                &args.type_name,
-                &args.engine,
-                ArrowOptions::default().decode.tiering,
-                input_bytes,
-            )?),
-        // The compiled column appenders where the engine compiles (in the background with
-        // `auto`: the chunked path converts until they are there); the converter says why
-        // not where they cannot read a column.
-        path: ConvertPath::DirectCompiled,
+            .with_tiering(common::tiering(schema, &args.type_name, &args.engine, workload)?),
         ..ArrowOptions::default()
     };
     let converter = Converter::new(schema, &args.type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
@@ -226,7 +218,8 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         common::note(n);
     }
     // Which path fills the columns: directly from the wire, or through a tree (and why).
-    if let Some(why) = converter.path_note() {
+    let path_note = converter.path_note().map(str::to_owned);
+    if let Some(why) = &path_note {
         common::note(why);
     }
     common::note(&format!("records become columns by the {}", converter.path()));
@@ -258,10 +251,15 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         Ok(failed) => {
             sink.finish(groups.as_ref(), jobs(args))?;
             common::note_engines(converter.decoder());
-            if converter.path() == ConvertPath::DirectCompiled {
-                let (code, chunked, tree) = converter.compiled_records();
+            // The race's verdict (or why the appenders failed to compile), and what each
+            // path filled.
+            if let Some(why) = converter.path_note().filter(|&why| path_note.as_deref() != Some(why)) {
+                common::note(why);
+            }
+            let (code, chunked, tree) = converter.compiled_records();
+            if code + chunked + tree > 0 {
                 common::note(&format!(
-                    "records filled by the compiled column appenders: {code}; by the chunked path while they compiled: {chunked}; by the tree (declined by the code): {tree}"
+                    "records filled by the compiled column appenders: {code}; by the chunked path beside them: {chunked}; by the tree (declined by the code): {tree}"
                 ));
             }
             if failed > 0 {

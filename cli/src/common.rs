@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use protojit::compression::{decompressed, Compression};
-use protojit::{Decoder, EngineOptions, Schema};
+use protojit::{Decoder, EngineOptions, Schema, Workload};
 
 use crate::args::{EngineArgs, SchemaArgs};
 
@@ -201,30 +201,30 @@ fn load_schema_quietly(args: &SchemaArgs) -> Result<Schema, Failure> {
 }
 
 /// A decoder for `type_name` with the engine flags, for a stream of records
-/// (`input_bytes`: the stream's size, when known).
+/// (`input_bytes`: the stream's size, when known), tiered as the schema's engines say for
+/// it (noted with `-v` when they leave it on the interpreter).
 pub fn decoder(
     schema: &Schema,
     type_name: &str,
     engine: &EngineArgs,
     input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
-    let tiering = stream_tiering(schema, type_name, engine, protojit::Tiering::default(), input_bytes)?;
+    let tiering = tiering(schema, type_name, engine, Workload::Stream { bytes: input_bytes, threads: None })?;
     decoder_with(schema, type_name, engine, tiering)
 }
 
-/// A decoder for one input: tiering compiles only types with enough work in this one
-/// input to repay their compilation; smaller inputs stay on the interpreter, with nothing
-/// compiling beside them.
+/// A decoder for one input read once (`input_bytes` long): the schema's engines tier it so
+/// that only a long input compiles.
 pub fn single_input_decoder(
     schema: &Schema,
     type_name: &str,
     engine: &EngineArgs,
     input_bytes: Option<u64>,
 ) -> Result<Decoder, Failure> {
-    let tiering = protojit::Tiering { after_decodes: 50_000, after_bytes: 4 << 20 };
-    let tiering = match input_bytes {
-        Some(bytes) => tiering_for_input(schema, type_name, engine, tiering, bytes)?.0,
-        None => tiering,
+    let workload = Workload::OneInput { bytes: input_bytes };
+    let tiering = match engine.engine {
+        protojit::EngineKind::Auto => tiering_quiet(schema, type_name, workload)?.0,
+        _ => protojit::Tiering::default(),
     };
     decoder_with(schema, type_name, engine, tiering)
 }
@@ -243,46 +243,35 @@ fn decoder_with(
     schema.decoder_with_options(type_name, &options).map_err(|e| Failure::usage(e.to_string()))
 }
 
-/// The tiering for a stream of `input_bytes` (when known): [`tiering_for_input`], noted
-/// (`-v`) when it leaves the stream on the interpreter. Decoders and converters alike.
-pub fn stream_tiering(
+/// The tiering the schema's engines decide for `workload` (`Engines::tiering`), noted
+/// (`-v`) when it leaves the type on the interpreter; other engine kinds than `auto` do
+/// not tier. Decoders and converters alike.
+pub fn tiering(
     schema: &Schema,
     type_name: &str,
     engine: &EngineArgs,
-    tiering: protojit::Tiering,
-    input_bytes: Option<u64>,
+    workload: Workload,
 ) -> Result<protojit::Tiering, Failure> {
-    let Some(bytes) = input_bytes else { return Ok(tiering) };
-    let (fitted, why) = tiering_for_input(schema, type_name, engine, tiering, bytes)?;
+    if engine.engine != protojit::EngineKind::Auto {
+        return Ok(protojit::Tiering::default());
+    }
+    let (tiering, why) = tiering_quiet(schema, type_name, workload)?;
     if let Some(why) = why {
         note(&why);
     }
-    Ok(fitted)
+    Ok(tiering)
 }
 
-/// `tiering`, or nothing compiled when the input (`input_bytes`) is too small to repay
-/// compiling the root type (`Tiering::for_input`): when every core decodes, the compile
-/// would take its time from them. With the reason, when it left the compile out.
-fn tiering_for_input(
+fn tiering_quiet(
     schema: &Schema,
     type_name: &str,
-    engine: &EngineArgs,
-    tiering: protojit::Tiering,
-    input_bytes: u64,
+    workload: Workload,
 ) -> Result<(protojit::Tiering, Option<String>), Failure> {
-    if engine.engine != protojit::EngineKind::Auto {
-        return Ok((tiering, None));
-    }
     let full = resolve(schema, type_name)?;
-    let Some(root) = schema.layouts().index_of(&full) else { return Ok((tiering, None)) };
-    let fitted = tiering.for_input(schema.layouts(), root, input_bytes);
-    let why = (fitted != tiering).then(|| {
-        format!(
-            "{input_bytes} bytes of input cannot repay compiling {full} (about {} would): decoding on the interpreter",
-            protojit::Tiering::repaying_bytes(schema.layouts(), root)
-        )
-    });
-    Ok((fitted, why))
+    Ok(match schema.layouts().index_of(&full) {
+        Some(root) => schema.engines().tiering(root, workload),
+        None => (protojit::Tiering::default(), None),
+    })
 }
 
 /// The size of input `input` when it is a regular file (not `-`, not a pipe).

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use protojit_arrow::{ArrowOptions, ConvertPath};
+use protojit_arrow::ArrowOptions;
 use protojit_sql::datafusion::arrow::array::RecordBatch;
 use protojit_sql::datafusion::arrow::datatypes::SchemaRef;
 use protojit_sql::datafusion::arrow::{csv, json, util::pretty};
@@ -52,13 +52,11 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    // Scans fill their columns with compiled appenders where they read them (compiled in
-    // the background under the default engine; the chunked path converts meanwhile).
-    let arrow = ArrowOptions {
-        decode: ArrowOptions::default().decode.with_kind(args.engine),
-        path: ConvertPath::DirectCompiled,
-        ..ArrowOptions::default()
-    };
+    // Scans convert as the library does by default: the compiled appenders where they read
+    // the columns (compiled in the background under the default engine; the chunked path
+    // converts meanwhile), raced against the chunked path.
+    let arrow =
+        ArrowOptions { decode: ArrowOptions::default().decode.with_kind(args.engine), ..ArrowOptions::default() };
     let batch_size = args.batch_size.max(1);
     let config = SessionConfig::new().with_target_partitions(partitions).with_batch_size(batch_size);
     let ctx = SessionContext::new_with_config(config);
@@ -113,8 +111,8 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
             common::note(why);
         }
         common::note(&format!(
-            "scans: {}; records filled by the compiled column appenders: {}; by the chunked path while they compiled: {}; by the tree (declined by the code): {}; by another path: {}",
-            paths.scans, paths.compiled, paths.while_compiling, paths.tree, paths.other
+            "scans: {}; records filled by the compiled column appenders: {}; by the chunked path beside them: {}; by the tree (declined by the code): {}; by another path: {}",
+            paths.scans, paths.compiled, paths.chunked, paths.tree, paths.other
         ));
     }
     if args.output == SqlOutput::Parquet {

@@ -134,8 +134,9 @@ fn column_flags_are_checked() {
     assert!(line.starts_with("--output-file applies to --output arrow and parquet"), "{line}");
 }
 
-/// `--verbose` says which path fills the columns (the compiled appenders by default, the
-/// chunked path while they compile) and how many records each filled.
+/// `--verbose` says which path fills the columns (by default the compiled appenders raced
+/// against the chunked path, which also converts while they compile) and how many records
+/// each filled.
 #[test]
 fn verbose_names_the_columns_path() {
     let tmp = TempDir::new("arrow-path");
@@ -143,7 +144,7 @@ fn verbose_names_the_columns_path() {
     let out = decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow"]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let path = "protojit: note: records become columns by the direct path (compiled column appenders)";
+    let path = "protojit: note: records become columns by the auto path (the compiled column appenders raced against the chunked path)";
     assert!(stderr.lines().any(|l| l == path), "{stderr}");
     let counts = "protojit: note: records filled by the compiled column appenders: ";
     let line = stderr.lines().find(|l| l.starts_with(counts)).unwrap_or_default();
@@ -196,8 +197,12 @@ fn compiled_appenders_convert_as_the_chunked_path_does() {
     assert!(!compiled.stdout.is_empty());
     assert_eq!(compiled.stdout, chunked.stdout);
     let notes = String::from_utf8_lossy(&compiled.stderr);
-    let path = "protojit: note: records become columns by the direct path (compiled column appenders)";
+    let path = "protojit: note: records become columns by the auto path (the compiled column appenders raced against the chunked path)";
     assert!(notes.lines().any(|l| l == path), "{notes}");
+    let counts = "protojit: note: records filled by the compiled column appenders: ";
+    let line = notes.lines().find(|l| l.starts_with(counts)).unwrap_or_default();
+    let compiled_rows: u64 = line[counts.len()..].split(';').next().unwrap_or_default().trim().parse().unwrap_or(0);
+    assert!(compiled_rows > 0, "the compiled appenders filled no record: {notes}");
     // The whole type, with its map and `child` cut at `max_recursion`: compiled too.
     let whole = |engine: &str| decode(&tmp, &input, &["--verbose", "--delimited", "-o", "arrow", "--engine", engine]);
     let (compiled, chunked) = (whole("jit"), whole("interp"));

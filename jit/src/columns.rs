@@ -43,7 +43,7 @@ use crate::reads::{input, WireReads};
 
 /// Which fields of which messages an [`Appender`] reads. `messages[0]` is the record's
 /// type; a [`PlanCell::Message`] field names a later entry (so a plan never recurses).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ColumnPlan {
     /// The messages, the root first.
     pub messages: Vec<PlanMessage>,
@@ -64,7 +64,7 @@ impl ColumnPlan {
 }
 
 /// One message of a [`ColumnPlan`]: its layout and the fields read, each a column.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PlanMessage {
     /// The message type.
     pub layout: LayoutIndex,
@@ -73,7 +73,7 @@ pub struct PlanMessage {
 }
 
 /// A field of a [`PlanMessage`]: its slot and what its column holds.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PlanField {
     /// The field's slot in the message's layout.
     pub slot: SlotIndex,
@@ -82,7 +82,7 @@ pub struct PlanField {
 }
 
 /// What a column's cells hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PlanCell {
     /// A singular number, bool or enum: the value's bits (zigzag decoded; a varint as read,
     /// so an `int32` is its low 32 bits, a `bool` is set when not 0).

@@ -11,7 +11,7 @@ use protojit_arena::{
 
 use crate::abi::{JitCtx, MessageFn, TierHook};
 use crate::compile::{Compiled, TypeEngine, TypeStats};
-use crate::options::{CompileOptions, EngineKind, EngineOptions};
+use crate::options::{CompileOptions, EngineKind, EngineOptions, Tiering};
 use crate::stream::StreamCode;
 use crate::tier::Tiers;
 use protojit_arena::interp::Interp;
@@ -190,6 +190,16 @@ impl Engine {
                 .map_err(|e| e.to_string())
         });
         code.as_deref().map_err(Clone::clone)
+    }
+
+    /// Whether the engine's code is final: eager or interpreted, or tiered with every type
+    /// the root reaches compiled (or interpreted for good), or with thresholds no type
+    /// reaches. A caller that compares its speed against something else waits for this.
+    pub fn settled(&self) -> bool {
+        match &self.code {
+            Code::Tiered(tiers) => self.options.tiering == Tiering::NEVER || tiers.settled(self.root),
+            Code::Eager(_) | Code::Interpreted(_) => true,
+        }
     }
 
     /// Per message type: engine (and why not compiled), code bytes, compile time; for a

@@ -1,16 +1,21 @@
-//! `Engines`: the one place engines are built. It owns, for one set of layouts, the
-//! compile options, the tiers every tiered engine shares and the eagerly compiled code
-//! per root type, and makes an [`Engine`] for any root with any [`EngineOptions`].
+//! `Engines`: the one owner of compiled code and the one place that decides when to compile: decoders, tiers and column appenders.
+//!
+//! For one set of layouts it holds the compile options, the tiers every tiered engine
+//! shares, the eagerly compiled code per root type and the column appenders per plan; it
+//! makes an [`Engine`] for any root with any [`EngineOptions`], and says what tiering a
+//! caller's [`Workload`] should run with. Everything compiled in the background is
+//! compiled on the process's one compiler thread (`protojit-compiler`, see `tier.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use protojit_arena::{LayoutIndex, Layouts};
 
+use crate::columns::{Appender, ColumnPlan};
 use crate::compile::{Compiled, JitError};
 use crate::engine::{Code, Engine};
-use crate::options::{CompileOptions, EngineKind, EngineOptions};
-use crate::tier::Tiers;
+use crate::options::{CompileOptions, EngineKind, EngineOptions, Tiering};
+use crate::tier::{queue_appender, Tiers};
 
 /// The engines of one schema: compile options, per-type tiers and eagerly compiled code,
 /// shared by every engine it builds. `Send + Sync`; the tiers and the code are made on
@@ -43,6 +48,8 @@ pub struct Engines {
     tiers: OnceLock<Arc<Tiers>>,
     /// Eagerly compiled code per root type ([`EngineKind::Jit`]), compiled on first use.
     compiled: Mutex<HashMap<LayoutIndex, Result<Arc<Compiled>, JitError>>>,
+    /// Column appenders per plan, compiled or compiling.
+    appenders: Mutex<HashMap<ColumnPlan, Arc<Compiling<Appender>>>>,
 }
 
 impl std::fmt::Debug for Engines {
@@ -57,7 +64,13 @@ impl std::fmt::Debug for Engines {
 impl Engines {
     /// The engines of `layouts`, compiling with `compile`.
     pub fn new(layouts: Arc<Layouts>, compile: CompileOptions) -> Engines {
-        Engines { layouts, compile, tiers: OnceLock::new(), compiled: Mutex::new(HashMap::new()) }
+        Engines {
+            layouts,
+            compile,
+            tiers: OnceLock::new(),
+            compiled: Mutex::new(HashMap::new()),
+            appenders: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The layouts every engine decodes with.
@@ -100,5 +113,141 @@ impl Engines {
             }
         };
         Engine::assemble(self.layouts.clone(), root, *options, self.compile.clone(), code)
+    }
+
+    /// Column appenders for `plan` (which must [`check`](ColumnPlan::check) over these
+    /// layouts, else the cell holds why not), shared by every caller of the same plan:
+    /// queued on the background compiler for [`EngineKind::Auto`] (the caller converts
+    /// another way until [`Compiling::get`] has them), compiled now for the other kinds or
+    /// when the queue is full.
+    pub fn appender(&self, plan: &ColumnPlan, kind: EngineKind) -> Arc<Compiling<Appender>> {
+        let cell = {
+            let mut cache = self.appenders.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(cell) = cache.get(plan) {
+                return cell.clone();
+            }
+            let cell = Arc::new(Compiling::new());
+            cache.insert(plan.clone(), cell.clone());
+            cell
+        };
+        let plan = plan.clone();
+        let (cell, plan) = match kind {
+            EngineKind::Auto => match queue_appender(cell.clone(), self.layouts.clone(), plan, self.compile.clone()) {
+                Ok(()) => return cell,
+                Err(job) => job,
+            },
+            _ => (cell, plan),
+        };
+        cell.compile_appender(&self.layouts, &plan, &self.compile);
+        cell
+    }
+
+    /// The tiering a tiered engine of `root` should run with for `workload`, and why it
+    /// compiles nothing when it does not (for the caller to show): the one place that
+    /// decides when compiling pays.
+    pub fn tiering(&self, root: LayoutIndex, workload: Workload) -> (Tiering, Option<String>) {
+        let name = || self.layouts.get(root).descriptor().full_name().to_owned();
+        let fit = |tiering: Tiering, bytes: Option<u64>| match bytes {
+            Some(bytes) => {
+                let fitted = tiering.for_input(&self.layouts, root, bytes);
+                let why = (fitted != tiering).then(|| {
+                    format!(
+                        "{bytes} bytes of input cannot repay compiling {} (about {} would): decoding on the interpreter",
+                        name(),
+                        Tiering::repaying_bytes(&self.layouts, root)
+                    )
+                });
+                (fitted, why)
+            }
+            None => (tiering, None),
+        };
+        match workload {
+            Workload::Unknown => (Tiering::default(), None),
+            // A core left idle compiles for free; when every core decodes, the compile
+            // takes its time from them, so only an input that repays it compiles.
+            Workload::Stream { bytes, threads } => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                fit(Tiering::default(), bytes.filter(|_| threads.is_none_or(|t| t >= cores)))
+            }
+            // One input read once: late thresholds, and only an input that repays them.
+            Workload::OneInput { bytes } => fit(Tiering { after_decodes: 50_000, after_bytes: 4 << 20 }, bytes),
+            // The appenders are the compiled code; the decodes beside them (records
+            // converted while they compile, records they decline) stay interpreted rather
+            // than compile beside the conversion.
+            Workload::BesideAppenders => (Tiering::NEVER, None),
+        }
+    }
+}
+
+/// What a caller's decodes will read, for [`Engines::tiering`] to decide when compiling
+/// pays for itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// Nothing known: a library caller's decodes ([`Tiering::default`]).
+    Unknown,
+    /// A stream of records, `bytes` long when known, decoded on `threads` threads (`None`:
+    /// as many as there are cores, or threads beside the decoding ones that keep the
+    /// cores busy): the compile is left out when every core decodes and the input cannot
+    /// repay it ([`Tiering::for_input`]).
+    Stream {
+        /// The stream's size (a file's), if known.
+        bytes: Option<u64>,
+        /// Threads decoding it, if fewer than the cores may be.
+        threads: Option<usize>,
+    },
+    /// One message read once (a file of one record), `bytes` long when known.
+    OneInput {
+        /// The input's size, if known.
+        bytes: Option<u64>,
+    },
+    /// The decodes beside compiled column appenders: records converted while they
+    /// compile, and records they decline.
+    BesideAppenders,
+}
+
+/// A compiled product made on the background compiler (or on the caller): there once
+/// compiled, or why it could not be.
+pub struct Compiling<T> {
+    cell: OnceLock<Result<T, String>>,
+}
+
+impl<T> std::fmt::Debug for Compiling<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.cell.get() {
+            None => "compiling",
+            Some(Ok(_)) => "compiled",
+            Some(Err(_)) => "failed",
+        };
+        f.debug_struct("Compiling").field("state", &state).finish()
+    }
+}
+
+impl<T> Compiling<T> {
+    fn new() -> Compiling<T> {
+        Compiling { cell: OnceLock::new() }
+    }
+
+    /// The product once compiled (or why compiling it failed); `None` while it compiles.
+    pub fn get(&self) -> Option<Result<&T, &str>> {
+        self.cell.get().map(|r| r.as_ref().map_err(String::as_str))
+    }
+
+    /// Waits until it is compiled (or failed).
+    pub fn wait(&self) -> Result<&T, &str> {
+        self.cell.wait().as_ref().map_err(String::as_str)
+    }
+}
+
+impl Compiling<Appender> {
+    /// Compiles the appenders of `plan` into this cell, unless it holds them already. A
+    /// panic in the compiler leaves the reason, never an empty cell a caller would wait on.
+    pub(crate) fn compile_appender(&self, layouts: &Layouts, plan: &ColumnPlan, options: &CompileOptions) {
+        if self.cell.get().is_some() {
+            return;
+        }
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Appender::compile(layouts, plan, options).map_err(|e| format!("compiling the column appenders failed: {e}"))
+        }));
+        let _ = self.cell.set(compiled.unwrap_or_else(|_| Err("compiling the column appenders panicked".to_owned())));
     }
 }

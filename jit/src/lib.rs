@@ -8,9 +8,11 @@
 //!   signature, the list of helpers it calls); `helpers`: those helpers' bodies.
 //! - [`Tiers`]: per-type tiering: types start on the interpreter and are compiled on a
 //!   background thread once hot ([`EngineKind::Auto`]).
-//! - [`Engines`]: the one place engines are built: it owns a schema's [`CompileOptions`],
-//!   [`Tiers`] and eagerly compiled code, and makes an [`Engine`] per root type and
-//!   [`EngineOptions`].
+//! - [`Engines`]: the one owner of compiled code: it holds a schema's [`CompileOptions`],
+//!   [`Tiers`], eagerly compiled code and column appenders, makes an [`Engine`] per root
+//!   type and [`EngineOptions`], and decides when compiling pays ([`Engines::tiering`] for
+//!   a [`Workload`]); everything compiled in the background goes through one queue to one
+//!   thread.
 //! - [`Engine`]: decodes one root message type with the chosen engine.
 //! - [`Appender`] (`columns`): compiled code that reads records straight into column
 //!   buffers ([`ColumnPlan`], [`ChunkColumns`]), for the Arrow converter's compiled path.
@@ -52,7 +54,7 @@ mod tier;
 pub use columns::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
 pub use compile::{Compiled, JitError, TypeEngine, TypeStats};
 pub use engine::{Engine, EngineStats};
-pub use engines::Engines;
+pub use engines::{Compiling, Engines, Workload};
 pub use options::{CompileOptions, EngineKind, EngineOptions, OptLevel, Regalloc, Tiering};
 pub use stream::StreamCode;
 pub use tier::Tiers;

@@ -25,7 +25,9 @@ use cranelift_module::Module;
 use protojit_arena::{BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts};
 
 use crate::abi::{JitCtx, MessageFn, TierGate};
+use crate::columns::{Appender, ColumnPlan};
 use crate::compile::{declare, define, new_module, Bodies, Compiled, JitError, TypeEngine, TypeFn, TypeStats};
+use crate::engines::Compiling;
 use crate::options::CompileOptions;
 
 const COLD: u8 = 0;
@@ -398,6 +400,25 @@ enum Job {
     Type(Arc<Tiers>, LayoutIndex),
     /// Recompile a hot root and everything it reaches as one module with direct calls.
     Direct(Arc<Tiers>, LayoutIndex),
+    /// Compile column appenders for a plan (see [`Engines::appender`](crate::Engines::appender)).
+    Appender(Arc<Compiling<Appender>>, Arc<Layouts>, Box<ColumnPlan>, CompileOptions),
+}
+
+/// Queues the compile of `plan`'s appenders into `cell` on the background compiler;
+/// gives the job back when the queue is full or there is no compiler thread.
+pub(crate) fn queue_appender(
+    cell: Arc<Compiling<Appender>>,
+    layouts: Arc<Layouts>,
+    plan: ColumnPlan,
+    options: CompileOptions,
+) -> Result<(), (Arc<Compiling<Appender>>, ColumnPlan)> {
+    match background().try_send(Job::Appender(cell, layouts, Box::new(plan), options)) {
+        Ok(()) => Ok(()),
+        Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => match job {
+            Job::Appender(cell, _, plan, _) => Err((cell, *plan)),
+            _ => unreachable!("the job sent is an appender's"),
+        },
+    }
 }
 
 /// The process's one background compiler: a thread that compiles queued types one at a
@@ -408,7 +429,17 @@ fn background() -> &'static SyncSender<Job> {
         let (tx, rx) = sync_channel::<Job>(QUEUE);
         let spawned = std::thread::Builder::new().name("protojit-compiler".into()).spawn(move || {
             while let Ok(job) = rx.recv() {
-                let (Job::Type(tiers, layout) | Job::Direct(tiers, layout)) = &job;
+                let job = match job {
+                    Job::Appender(cell, layouts, plan, options) => {
+                        // Nobody holds the cell any more: the work would be wasted.
+                        if Arc::strong_count(&cell) > 1 {
+                            cell.compile_appender(&layouts, &plan, &options);
+                        }
+                        continue;
+                    }
+                    job => job,
+                };
+                let (Job::Type(tiers, layout) | Job::Direct(tiers, layout)) = &job else { continue };
                 if Arc::strong_count(tiers) == 1 {
                     // Nobody decodes with these tiers any more: the work would be wasted.
                     continue;
@@ -421,6 +452,7 @@ fn background() -> &'static SyncSender<Job> {
                         tiers.compile_now(*layout);
                     }
                     Job::Direct(tiers, root) => tiers.compile_direct(*root),
+                    Job::Appender(..) => {}
                 }));
                 if done.is_err() {
                     if let Job::Type(..) = job {

@@ -88,7 +88,7 @@ class Schema:
         well_known_types: bool = True,
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
-        path: Optional[Literal["chunked", "compiled", "direct", "tree"]] = None,
+        path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
         engine: Literal["auto", "jit", "interp"] = "auto",
         max_depth: int = 100,
         nulls: Literal["null", "error"] = "null",
@@ -110,8 +110,10 @@ class Schema:
           (``True``) or as the structs they are.
         - ``framing``: ``"schema_registry"`` checks and strips Kafka's schema-registry
           header; ``schema_id_column`` keeps the schema id as an ``int32`` column.
-        - ``path``: how records become rows (``None``: the library's default); the
-          converter may take another and say why in :attr:`Converter.path_note`.
+        - ``path``: how records become rows (``None``: the library's default, ``"auto"``:
+          the compiled column appenders raced against the chunked path on the first chunks,
+          the faster converting the rest); the converter may take another and say why in
+          :attr:`Converter.path_note`.
         - ``engine``: ``"auto"`` (tiered: hot types compiled in the background), ``"jit"``
           (compile first), ``"interp"``; ``max_depth``: the nesting limit.
         - ``nulls``: a null entry of the input becomes a row of nulls (``"null"``; the
@@ -140,10 +142,12 @@ class Converter:
         """The full name of the message type."""
     @property
     def path(self) -> str:
-        """How records become rows: ``"chunked"``, ``"compiled"``, ``"direct"`` or ``"tree"``."""
+        """How records become rows: ``"auto"`` (while its race is undecided),
+        ``"chunked"``, ``"compiled"``, ``"direct"`` or ``"tree"``."""
     @property
     def path_note(self) -> Optional[str]:
-        """Why :attr:`path` is not the path asked for, if it is not."""
+        """Why :attr:`path` is not the path asked for, if it is not; on the auto path, the
+        race's times once it is decided."""
     @property
     def notes(self) -> List[str]:
         """Fields left out where recursive types were cut, one line each."""

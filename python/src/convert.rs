@@ -115,16 +115,13 @@ impl ConverterOptions {
         };
         if let Some(path) = path {
             arrow.path = match path {
+                "auto" => ConvertPath::Auto,
                 "chunked" => ConvertPath::Chunked,
                 "compiled" => ConvertPath::DirectCompiled,
                 "direct" => ConvertPath::DirectInterpreted,
                 "tree" => ConvertPath::Tree,
                 other => {
-                    return Err(bad(
-                        "path",
-                        other,
-                        "'chunked', 'compiled', 'direct' or 'tree' (or None: the library's default)",
-                    ))
+                    return Err(bad("path", other, "'auto' (the default), 'chunked', 'compiled', 'direct' or 'tree'"))
                 }
             };
         }
@@ -550,10 +547,12 @@ impl Converter {
         self.inner.decoder().descriptor().full_name().to_owned()
     }
 
-    /// How records become rows: 'chunked', 'compiled', 'direct' or 'tree'.
+    /// How records become rows: 'auto' (while its race is undecided), 'chunked',
+    /// 'compiled', 'direct' or 'tree'.
     #[getter]
     fn path(&self) -> &'static str {
         match self.inner.path() {
+            ConvertPath::Auto => "auto",
             ConvertPath::Chunked => "chunked",
             ConvertPath::DirectCompiled => "compiled",
             ConvertPath::DirectInterpreted => "direct",

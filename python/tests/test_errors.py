@@ -341,7 +341,7 @@ def test_decoder_default_depth_limit(kinds_schema):
     with pytest.raises(protojit.DecodeError) as info:
         kinds_schema.decoder("kinds.Kinds").validate(data)
     assert info.value.kind == "depth_limit_exceeded"
-    for path in ("chunked", "compiled", "direct", "tree"):
+    for path in ("auto", "chunked", "compiled", "direct", "tree"):
         with pytest.raises(protojit.DecodeError) as info:
             kinds_schema.converter("kinds.Kinds", path=path).to_record_batch([data])
         assert info.value.kind == "depth_limit_exceeded", path

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use protojit_arrow::{ConvertPath, Converter};
+use protojit_arrow::Converter;
 
 /// Records the scans filled, by path, since [`track_scan_paths`] (see [`take_scan_paths`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -12,8 +12,9 @@ pub struct ScanPaths {
     pub scans: u64,
     /// Records the compiled column appenders filled.
     pub compiled: u64,
-    /// Records the chunked path filled while the appenders compiled.
-    pub while_compiling: u64,
+    /// Records the chunked path filled on a scan that has compiled appenders: while they
+    /// compiled, in the race between the two, or after the chunked path won it.
+    pub chunked: u64,
     /// Records the appenders declined and the tree read.
     pub tree: u64,
     /// Records filled by another path than the compiled appenders' (their scans' reasons
@@ -37,10 +38,10 @@ pub fn take_scan_paths() -> ScanPaths {
     let scans = std::mem::take(&mut *SCANS.lock().unwrap_or_else(|e| e.into_inner()));
     let mut out = ScanPaths { scans: scans.len() as u64, ..ScanPaths::default() };
     for c in &scans {
-        if c.path() == ConvertPath::DirectCompiled {
-            let (compiled, while_compiling, tree) = c.compiled_records();
+        let (compiled, chunked, tree) = c.compiled_records();
+        if compiled + chunked + tree > 0 {
             out.compiled += compiled;
-            out.while_compiling += while_compiling;
+            out.chunked += chunked;
             out.tree += tree;
         } else {
             out.other += c.rows_converted();

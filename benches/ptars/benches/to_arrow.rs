@@ -35,8 +35,9 @@ fn bench(c: &mut Criterion) {
         let converter = Converter::new(&set.schema, set.message, &options).unwrap();
         let tree =
             Converter::new(&set.schema, set.message, &ArrowOptions { path: ConvertPath::Tree, ..options }).unwrap();
-        // No silent fallback: each arm runs the path it is named after.
-        assert_eq!(converter.path(), ConvertPath::Chunked);
+        // No silent fallback: each arm runs the path it is named after (`protojit`: the
+        // default, the compiled appenders raced against the chunked path).
+        assert_eq!(converter.path(), ConvertPath::Auto);
         assert_eq!(tree.path(), ConvertPath::Tree);
         let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
         let config = ptars_core::PtarsConfig::default();

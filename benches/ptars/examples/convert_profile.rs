@@ -1,8 +1,10 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|compiled|direct|tree|project2|project2_compiled|project2_direct|project2_tree|ptars|decode|scan]`.
-//! `protojit` and `project2` take the default (chunked) path; `compiled`, `direct` and
-//! `tree` (and their `project2_` forms) the same conversions through the compiled column
-//! appenders, the streaming decoder's direct appends and a tree read row by row.
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|chunked|compiled|direct|tree|project2|project2_chunked|project2_compiled|project2_direct|project2_tree|ptars|decode|scan]`.
+//! `protojit` and `project2` take the default (auto) path: the compiled column appenders
+//! raced against the chunked path; `chunked`, `compiled`, `direct` and `tree` (and their
+//! `project2_` forms) the same conversions through the chunked path alone, the compiled
+//! column appenders alone, the streaming decoder's direct appends and a tree read row by
+//! row.
 
 use protojit::{Arena, EngineKind};
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns};
@@ -30,7 +32,7 @@ fn main() {
     };
     let options = match arm {
         // google_message1: 2 of its 40 top-level fields.
-        "project2" | "project2_compiled" | "project2_direct" | "project2_tree" => {
+        "project2" | "project2_chunked" | "project2_compiled" | "project2_direct" | "project2_tree" => {
             ArrowOptions { select: Some(vec!["field1".into(), "field2".into()]), ..options }
         }
         _ => options,
@@ -39,13 +41,14 @@ fn main() {
         "compiled" | "project2_compiled" => ConvertPath::DirectCompiled,
         "direct" | "project2_direct" => ConvertPath::DirectInterpreted,
         "tree" | "project2_tree" => ConvertPath::Tree,
-        _ => ConvertPath::Chunked,
+        "chunked" | "project2_chunked" => ConvertPath::Chunked,
+        _ => ConvertPath::Auto,
     };
     let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options }).unwrap();
     // No silent fallback: the arms measure the path they name.
     assert_eq!(converter.path(), path, "{arm}: {:?}", converter.path_note());
     // The appenders compile in the background: set-up, as the decoder's compile is.
-    assert_eq!(converter.wait_for_appender(), path == ConvertPath::DirectCompiled);
+    assert_eq!(converter.wait_for_appender(), matches!(path, ConvertPath::DirectCompiled | ConvertPath::Auto));
     if std::env::var_os("PJ_COMPILE_STATS").is_some() {
         // The compiled appender's size and compile time beside the decoder's (the JIT's
         // eager compile of every type the root reaches).
