@@ -1,7 +1,7 @@
 //! Times one arm of the streaming benchmark (issue 29) on one OSM block or vector tile, the way `benches/peers/protozero_harness.cc` times protozero, so `benches/peers/stream.sh` can interleave them.
 //!
 //! ```sh
-//! cargo run --profile bench --example stream_timing -- --arm stream|stream_jit|tree|tree_interp|prost \
+//! cargo run --profile bench --example stream_timing -- --arm stream|tree|tree_interp|prost \
 //!     --kind osm|mvt [--corpus DIR] [--seconds 0.25] FILE
 //! ```
 //!
@@ -24,7 +24,7 @@ use protojit_bench_support::stream_sum::{prost_sum, tree_sum, Kind, StreamSum};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: stream_timing --arm stream|stream_jit|tree|tree_interp|prost --kind osm|mvt [--corpus DIR] [--seconds S] FILE"
+        "usage: stream_timing --arm stream|tree|tree_interp|prost --kind osm|mvt [--corpus DIR] [--seconds S] FILE"
     );
     std::process::exit(2)
 }
@@ -65,16 +65,9 @@ fn main() {
     };
     let mut arena = Arena::new();
     let mut run: Box<dyn FnMut() -> u64> = match arm.as_str() {
-        "stream" | "stream_jit" => {
-            // `stream`: the interpreter's walk; `stream_jit`: the compiled walk (compiled
-            // before timing, and asserted).
-            let d = decoder(if arm == "stream" { EngineKind::Interpreter } else { EngineKind::Jit });
-            if arm == "stream_jit" {
-                if let Err(e) = d.engine().stream_code() {
-                    eprintln!("error: the streaming walk did not compile: {e}");
-                    std::process::exit(1)
-                }
-            }
+        "stream" => {
+            // The interpreter's walk (every engine kind walks with it).
+            let d = decoder(EngineKind::Interpreter);
             Box::new(move || {
                 let mut s = StreamSum(0);
                 assert!(d.stream(&bytes, &mut s).expect("stream").is_continue());

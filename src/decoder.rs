@@ -91,11 +91,9 @@ impl Decoder {
     /// and errors as [`decode`](Self::decode), under the same options. Returns `Break` if
     /// a callback stopped the walk.
     ///
-    /// A `jit` decoder walks with compiled code, compiled on the first walk (see
-    /// [`Engine::stream_code`](protojit_jit::Engine::stream_code)); `auto` and `interp`
-    /// decoders with the table interpreter's walk, which the visitor's callbacks are
-    /// inlined into and which is about as fast. Both make the same calls in the same
-    /// order.
+    /// Every engine kind walks with the table interpreter's walk, generic over the visitor
+    /// so that its callbacks are inlined into it (faster than compiled code calling the
+    /// visitor per value was: BENCHMARKS.md, "Streaming visitor").
     ///
     /// ```
     /// use std::ops::ControlFlow;
@@ -123,9 +121,6 @@ impl Decoder {
         let engine = &self.engine;
         let (layouts, root, options) = (&**engine.layouts(), engine.root(), &engine.options().decode);
         let mut sink = VisitorSink::new(layouts, root, visitor);
-        match engine.stream_walk() {
-            Some(code) => code.walk(input, options, &mut sink, &mut ()),
-            None => walk(layouts, root, input, options, &mut sink, &mut ()),
-        }
+        walk(layouts, root, input, options, &mut sink, &mut ())
     }
 }

@@ -253,15 +253,11 @@ fn a_callback_stops_the_walk() {
     assert_eq!(v.0, vec![1, 2, 3, 4]);
 }
 
-/// The two walks of `root`: the interpreter's and compiled code's (asserted compiled), under
-/// `options` otherwise.
+/// Decoders of `root` on both engines, under `options` otherwise: each walks with the
+/// interpreter's walk, and decodes (the errors walks are held to) with its engine.
 fn both_walks(schema: &Schema, root: &str, options: EngineOptions) -> [protojit::Decoder; 2] {
     let interp = schema.decoder_with_options(root, &options.with_kind(protojit::EngineKind::Interpreter)).unwrap();
     let jit = schema.decoder_with_options(root, &options.with_kind(protojit::EngineKind::Jit)).unwrap();
-    assert!(interp.engine().stream_code().is_err());
-    if let Err(e) = jit.engine().stream_code() {
-        panic!("{root}: the streaming walk did not compile: {e}");
-    }
     [interp, jit]
 }
 
@@ -276,97 +272,11 @@ fn calls<V: for<'a> StreamVisitor<'a>>(
     (r, seen(visitor))
 }
 
-/// Mutates `b` one of five ways: a bit flipped, cut short, a byte inserted, a span
-/// repeated, or two records' bytes spliced.
-fn corrupt(b: &mut Vec<u8>, other: &[u8], rng: &mut common::Rng) {
-    if b.is_empty() {
-        b.extend_from_slice(other);
-        return;
-    }
-    match rng.below(5) {
-        0 => {
-            let i = rng.index(b.len());
-            b[i] ^= 1 << rng.below(8);
-        }
-        1 => b.truncate(rng.index(b.len())),
-        2 => {
-            let i = rng.index(b.len() + 1);
-            b.insert(i, rng.below(256) as u8);
-        }
-        3 => {
-            let (i, j) = (rng.index(b.len()), rng.index(b.len()));
-            let span = b[i.min(j)..i.max(j)].to_vec();
-            b.splice(i.min(j)..i.min(j), span);
-        }
-        _ => {
-            let i = rng.index(b.len());
-            b.truncate(i);
-            b.extend_from_slice(&other[rng.index(other.len().max(1)).min(other.len())..]);
-        }
-    }
-}
-
-/// The compiled walk makes the interpreter's calls in the interpreter's order, to the same
-/// end (the same `Break`, or the same error kind and offset after the same calls), on
-/// random and corrupted messages of every test schema, with packed runs read element by
-/// element, whole, and in part, under each UTF-8 policy. 120 messages per type and policy,
-/// or `PROTOJIT_MESSAGES` (the valgrind subset sets fewer).
+/// Depth: a message nested past the limit fails the walk where it fails the decoders of
+/// both engines, whether the visitor walks into it or passes over it; groups end at their
+/// own end tag only.
 #[test]
-fn the_compiled_walk_makes_the_interpreters_calls() {
-    let schema = reflect_schema();
-    let mut rng = common::Rng(0x57ea_0003);
-    let mut compared = [0usize; 2];
-    let messages = common::env_count("PROTOJIT_MESSAGES").unwrap_or(120);
-    for policy in [protojit::Utf8Check::Features, protojit::Utf8Check::All, protojit::Utf8Check::Off] {
-        for root in common::REFLECT_ROOTS {
-            let desc = schema.pool().get_message_by_name(root).unwrap();
-            let [interp, jit] = both_walks(&schema, root, EngineOptions::default().with_utf8(policy));
-            let mut previous = Vec::new();
-            for _ in 0..messages {
-                let mut b = common::random_message(&desc, 3, &mut rng).encode_to_vec();
-                let whole = b.clone();
-                if rng.below(3) != 0 {
-                    corrupt(&mut b, &previous, &mut rng);
-                }
-                previous = whole;
-                let plain = |d: &protojit::Decoder| calls(d, &b, Collect::default(), |c| c.seen);
-                let (want, got) = (plain(&interp), plain(&jit));
-                assert_eq!(got, want, "{root} {policy:?}: {b:02x?}");
-                compared[want.0.is_ok() as usize] += 1;
-                for n in [0, 1, usize::MAX] {
-                    let runs = |d: &protojit::Decoder| calls(d, &b, Runs(Collect::default(), n), |r| r.0.seen);
-                    assert_eq!(runs(&jit), runs(&interp), "{root} {policy:?}, runs read up to {n}: {b:02x?}");
-                }
-            }
-        }
-    }
-    // About a third of the messages are corrupted, most of those rejected.
-    let [rejected, accepted] = compared;
-    assert!(rejected * 120 > 200 * messages && accepted * 120 > 400 * messages, "rejected, accepted: {compared:?}");
-}
-
-/// The corpus's payloads, walked by compiled code, make the interpreter's calls.
-#[test]
-fn the_corpus_walks_compiled_as_interpreted() {
-    let Some(dir) = common::corpus_dir("the_corpus_walks_compiled_as_interpreted") else { return };
-    for (proto, type_name, file) in common::PAYLOADS {
-        let bytes = std::fs::read(dir.join(file)).unwrap();
-        if !common::within_corpus_cap("the_corpus_walks_compiled_as_interpreted", file, &bytes) {
-            continue;
-        }
-        let schema = common::corpus_schema(&dir, proto);
-        let [interp, jit] = both_walks(&schema, type_name, EngineOptions::default());
-        let walk = |d: &protojit::Decoder| calls(d, &bytes, Collect::default(), |c| c.seen);
-        let (want, got) = (walk(&interp), walk(&jit));
-        assert_eq!(want.0, Ok(ControlFlow::Continue(())), "{file}");
-        assert!(got == want, "{file}: the compiled walk's calls differ");
-    }
-}
-
-/// Depth: a message nested past the limit fails in both walks at the same point, whether
-/// the visitor walks into it or passes over it; groups end at their own end tag only.
-#[test]
-fn the_compiled_walk_keeps_depth_and_group_rules() {
+fn the_walk_keeps_depth_and_group_rules() {
     let schema = Schema::from_proto_source(
         "d.proto",
         "syntax = \"proto2\"; message D { optional D d = 1; optional int32 v = 2; optional group G = 3 { optional int32 x = 4; } }",
@@ -403,20 +313,25 @@ fn the_compiled_walk_keeps_depth_and_group_rules() {
     ];
     let mut inputs: Vec<Vec<u8>> = (0..12).map(nest).collect();
     inputs.extend(group_cases.iter().map(|b| b.to_vec()));
+    let arena = Arena::new();
     for b in &inputs {
-        let walked = |d: &protojit::Decoder| calls(d, b, Collect::default(), |c| c.seen);
-        assert_eq!(walked(&jit), walked(&interp), "{b:02x?}");
-        let passed = |d: &protojit::Decoder| calls(d, b, Pass(Collect::default()), |p| p.0.seen);
-        assert_eq!(passed(&jit), passed(&interp), "passed over: {b:02x?}");
+        let decoded = interp.decode(b, &arena).map(|_| ()).err();
+        assert_eq!(jit.decode(b, &arena).map(|_| ()).err(), decoded, "{b:02x?}");
+        let walked = calls(&jit, b, Collect::default(), |c| c.seen);
+        assert_eq!(walked.0.err(), decoded, "{b:02x?}");
+        let passed = calls(&jit, b, Pass(Collect::default()), |p| p.0.seen);
+        assert_eq!(passed.0.err(), decoded, "passed over: {b:02x?}");
     }
     let error = jit.stream(&nest(11), &mut Collect::default()).unwrap_err();
     assert_eq!(error.kind, protojit::DecodeErrorKind::DepthLimitExceeded);
+    assert_eq!(calls(&interp, &nest(3), Collect::default(), |c| c.seen).1, [".d{", "d.d{", "d.d.d{", "d.d.d.v=7"]);
+    assert_eq!(calls(&interp, group_cases[0], Collect::default(), |c| c.seen).1, [".g{", "g.x=5", ".v=1"]);
 }
 
-/// A visitor that panics: the panic comes out of `stream` (not an abort in machine code),
-/// and the decoder walks again afterwards.
+/// A visitor that panics: the panic comes out of `stream`, and the decoder walks again
+/// afterwards.
 #[test]
-fn a_panicking_visitor_unwinds_out_of_the_compiled_walk() {
+fn a_panicking_visitor_unwinds_out_of_the_walk() {
     let schema = Schema::from_proto_source(
         "p.proto",
         "syntax = \"proto3\"; message P { repeated int32 xs = 1; Q q = 2; } message Q { string s = 1; }",
@@ -436,22 +351,6 @@ fn a_panicking_visitor_unwinds_out_of_the_compiled_walk() {
     let mut c = Collect::default();
     assert_eq!(jit.stream(bytes, &mut c), Ok(ControlFlow::Continue(())));
     assert_eq!(c.seen, [".xs=1", ".xs=2", ".q{", "q.s=\"z\""]);
-}
-
-/// An `auto` decoder walks on the interpreter however many walks it makes (its walk is as
-/// fast as the compiled one), and says so.
-#[test]
-fn an_auto_decoder_walks_on_the_interpreter() {
-    let schema = Schema::from_proto_source("t.proto", "syntax = \"proto3\"; message T { int64 n = 1; }").unwrap();
-    let tiering = protojit::Tiering { after_decodes: 10, after_bytes: u64::MAX };
-    let decoder = schema.decoder_with_options("T", &EngineOptions::default().with_tiering(tiering)).unwrap();
-    for _ in 0..100 {
-        let mut c = Collect::default();
-        assert_eq!(decoder.stream(b"\x08\x05", &mut c), Ok(ControlFlow::Continue(())));
-        assert_eq!(c.seen, [".n=5"]);
-    }
-    let reason = decoder.engine().stream_code().unwrap_err();
-    assert!(reason.starts_with("auto: streaming walks run on the interpreter"), "{reason}");
 }
 
 /// A long packed run (decoded whole before the visitor reads it) gives the visitor its

@@ -279,7 +279,7 @@ pub fn check_record(
 /// Checks the fields of a message of layout `li` at nesting depth `depth` in
 /// `buf[start..end]`, keeping nothing: a message's up to `end`, a group's (`group`: its
 /// field number and its start tag's offset) up to its end tag. Returns where they end (after
-/// the end tag). For a compiled walk that passes over a message a sink declined.
+/// the end tag). For the compiled column appenders, which leave such spans unread.
 #[allow(clippy::too_many_arguments)]
 pub fn check_fields(
     layouts: &Layouts,
@@ -299,35 +299,6 @@ pub fn check_fields(
         Ok(after) => Ok(after),
         Err(Halt::Error(e)) => Err(e),
         Err(Halt::Stopped) => unreachable!("`Check` never stops"),
-    }
-}
-
-/// Hands the packed run `buf[start..stop]` of slot `si` of layout `li` to `sink` as
-/// [`walk`] does (whole to [`MessageSink::packed`] where the sink wants runs, else element
-/// by element; a closed enum's undeclared values left out; what the sink leaves unread
-/// checked). For a compiled walk, which finds the run and leaves its elements to this.
-#[allow(clippy::too_many_arguments)]
-pub fn packed_run<'a, S: MessageSink<'a>>(
-    layouts: &'a Layouts,
-    li: LayoutIndex,
-    si: SlotIndex,
-    buf: &'a [u8],
-    start: usize,
-    stop: usize,
-    options: &DecodeOptions,
-    sink: &mut S,
-    cx: &mut S::Cx,
-) -> Result<ControlFlow<()>, DecodeError> {
-    let layout = layouts.get(li);
-    let slot = layout.slot(si);
-    if start > stop || stop > buf.len() || !slot.kind.is_packable() {
-        return Err(DecodeError::new(K::Internal, start));
-    }
-    let walk = Walk { buf, layouts, max_depth: options.max_depth(), utf8: options.utf8() };
-    match walk.run(layout, sink, cx, si, slot, start, stop) {
-        Ok(_) => Ok(ControlFlow::Continue(())),
-        Err(Halt::Stopped) => Ok(ControlFlow::Break(())),
-        Err(Halt::Error(e)) => Err(e),
     }
 }
 

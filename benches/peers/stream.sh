@@ -13,7 +13,6 @@
 # Arms (all read every field and compute the flat checksum of
 # benches/support/src/stream_sum.rs; the script fails if any arm's checksum differs):
 #   stream       protojit Decoder::stream + a StreamVisitor (interpreted wire walk, no tree)
-#   stream_jit   the same with the compiled walk (a `jit` decoder; compiled before timing)
 #   tree         protojit JIT decode into an arena (reset between decodes) + tree Visitor
 #   tree_interp  the same with protojit's interpreter
 #   prost        prost generated code: decode into fresh structs + a walk of the structs
@@ -61,7 +60,7 @@ run_arm() { # arm kind file -> "MB/s checksum"
   esac
 }
 
-ARMS=(stream stream_jit tree tree_interp prost protozero)
+ARMS=(stream tree tree_interp prost protozero)
 NARMS=${#ARMS[@]}
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "measuring ($ROUNDS interleaved rounds of ${SECS}s per arm and payload)..." >&2

@@ -11,14 +11,11 @@ import sys
 from collections import defaultdict
 
 results, cases, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
-ARMS = ["stream", "stream_jit", "tree", "tree_interp", "prost", "protozero"]
+ARMS = ["stream", "tree", "tree_interp", "prost", "protozero"]
 # (numerator, denominator, the goal for the ratio or None)
 PAIRS = [
     ("stream", "protozero", "≥ 1.0 each, ≥ 1.3 geomean"),
-    ("stream_jit", "protozero", "≥ 1.0 each, ≥ 1.3 geomean"),
     ("stream", "tree", "≥ 1.3"),
-    ("stream_jit", "tree", "≥ 1.3"),
-    ("stream_jit", "stream", None),
     ("tree", "prost", None),
     ("stream", "prost", None),
     ("tree", "protozero", None),

@@ -3,7 +3,7 @@
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use protojit_arena::{
     Arena, BlockMut, BlockRef, DecodeError, DecodeErrorKind, FieldKind, LayoutIndex, Layouts, OwnedTree,
@@ -11,8 +11,7 @@ use protojit_arena::{
 
 use crate::abi::{JitCtx, MessageFn, TierHook};
 use crate::compile::{Compiled, TypeEngine, TypeStats};
-use crate::options::{CompileOptions, EngineKind, EngineOptions, Tiering};
-use crate::stream::StreamCode;
+use crate::options::{EngineKind, EngineOptions, Tiering};
 use crate::tier::Tiers;
 use protojit_arena::interp::Interp;
 
@@ -75,17 +74,6 @@ pub struct Engine {
     /// Whether the options' UTF-8 policy checks the strings whose features say VERIFY (the trees' readers then
     /// read them as text without a second check).
     verify_utf8_checked: bool,
-    /// The compiled streaming walk of the root type, made when first wanted.
-    streams: Streams,
-}
-
-/// An engine's compiled streaming walk, which an eager engine compiles on its first walk.
-/// Tiered and interpreted engines walk on the interpreter: its walk is generic over the
-/// visitor, so its callbacks are inlined, and it is as fast as the compiled walk on the
-/// corpus (0.91–1.12×; BENCHMARKS.md, "Streaming visitor"), which pays a call per value.
-struct Streams {
-    code: OnceLock<Result<Arc<StreamCode>, String>>,
-    compile: CompileOptions,
 }
 
 /// Inputs up to this size ask nothing of the arena at the start: their trees usually fit
@@ -97,13 +85,7 @@ const FIRST_CHUNK_MAX: usize = 64 << 10;
 impl Engine {
     /// Assembles an engine whose code, if any, was made for `layouts` and `root` (as
     /// [`Engines::engine`](crate::Engines::engine) makes sure).
-    pub(crate) fn assemble(
-        layouts: Arc<Layouts>,
-        root: LayoutIndex,
-        options: EngineOptions,
-        compile: CompileOptions,
-        code: Code,
-    ) -> Engine {
+    pub(crate) fn assemble(layouts: Arc<Layouts>, root: LayoutIndex, options: EngineOptions, code: Code) -> Engine {
         let root_has_children =
             layouts.get(root).slots().iter().any(|s| matches!(s.kind, FieldKind::Message | FieldKind::Group));
         let largest = layouts.iter().map(|(_, l)| l.size() as usize).max().unwrap_or(0);
@@ -124,7 +106,6 @@ impl Engine {
             eager_root,
             root_size,
             verify_utf8_checked: options.decode.utf8().verify_checked(),
-            streams: Streams { code: OnceLock::new(), compile },
         }
     }
 
@@ -158,38 +139,6 @@ impl Engine {
             Code::Tiered(_) => EngineKind::Auto,
             Code::Interpreted(_) => EngineKind::Interpreter,
         }
-    }
-
-    /// The compiled streaming walk of the root type, or why walks are interpreted: an
-    /// eager (`jit`) engine compiles it here if no walk has yet; `auto` and `interp`
-    /// engines walk on the interpreter (see [`stream_walk`](Self::stream_walk)).
-    pub fn stream_code(&self) -> Result<&StreamCode, String> {
-        match &self.code {
-            Code::Eager(_) => self.compiled_stream(),
-            Code::Tiered(_) => Err("auto: streaming walks run on the interpreter, as fast as compiled code \
-                 (the visitor's callbacks are inlined into it); a jit engine compiles them"
-                .to_owned()),
-            Code::Interpreted(reason) => Err(reason.clone()),
-        }
-    }
-
-    /// The compiled walk for a streaming walk, if the engine has one: an eager engine's
-    /// (compiled on its first walk); none for `auto` and `interp` engines.
-    #[inline]
-    pub fn stream_walk(&self) -> Option<&StreamCode> {
-        match &self.code {
-            Code::Eager(_) => self.compiled_stream().ok(),
-            _ => None,
-        }
-    }
-
-    fn compiled_stream(&self) -> Result<&StreamCode, String> {
-        let code = self.streams.code.get_or_init(|| {
-            StreamCode::compile(&self.layouts, self.root, &self.streams.compile)
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
-        });
-        code.as_deref().map_err(Clone::clone)
     }
 
     /// Whether the engine's code is final: eager or interpreted, or tiered with every type

@@ -112,7 +112,7 @@ impl Engines {
                 }
             }
         };
-        Engine::assemble(self.layouts.clone(), root, *options, self.compile.clone(), code)
+        Engine::assemble(self.layouts.clone(), root, *options, code)
     }
 
     /// Column appenders for `plan` (which must [`check`](ColumnPlan::check) over these

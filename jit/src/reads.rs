@@ -1,8 +1,8 @@
-//! IR that reads the wire: varints, length prefixes and number values, shared by the column appenders and the streaming walk.
+//! IR that reads the wire for the column appenders: varints, length prefixes and number values.
 //!
 //! Each read takes a `fail` block to jump to when the input is malformed (cut short, a
 //! varint longer than ten bytes, a length past `end`); what failing means is the caller's
-//! (an appender declines the record, a streaming walk stops with an error).
+//! (the appender declines the record).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
