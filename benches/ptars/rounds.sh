@@ -5,7 +5,9 @@
 # N times in one process; the same arm's N = 1 run is subtracted, so set-up (record
 # generation, schema load, compilation) cancels. Prints medians and per-round ratios.
 #   bash benches/ptars/rounds.sh [ROUNDS]      (from the repository root; needs ../shared/corpus;
-#                                               SETS='osm_ways mvt_features' picks record sets)
+#                                               SETS='osm_ways mvt_features' picks record sets,
+#                                               osm_block and mvt_tile are whole payloads;
+#                                               ARMS='protojit chunked compiled ptars' picks arms)
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds=${1:-7}
@@ -16,6 +18,7 @@ elapsed() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); ech
 sets=${SETS:-gm1 telemetry osm_ways mvt_features}
 for set in $sets; do
   n=41; [ "$set" = osm_ways ] && n=400; [ "$set" = mvt_features ] && n=100
+  [ "$set" = osm_block ] && n=41; [ "$set" = mvt_tile ] && n=61
   # One conversion's rows and payload bytes; N - 1 conversions are timed per round.
   # (An assignment, so that a failing run stops the script under `set -e`.)
   size=$("$bin" "$set" 1 decode)
@@ -47,25 +50,24 @@ for (s, a), v in sorted(d.items()):
     rows, nbytes = size[s]
     print(f"{s:10} {a:9} median {m:.3f} s (min {min(v):.3f}, max {max(v):.3f}); "
           f"{rows / m / 1e6:.2f} M records/s, {nbytes / m / 1e6:.0f} MB/s per core")
+def ratio(s, fast, slow):
+    """Per-round speed ratio fast / slow (time of slow over time of fast), if both ran."""
+    if (s, fast) not in d or (s, slow) not in d:
+        return
+    r = [q / p for p, q in zip(d[(s, fast)], d[(s, slow)])]
+    print(f"{s}: {fast} speed / {slow} speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
 for s in sorted({s for s, _ in d}):
-    r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "ptars")])]
-    print(f"{s}: protojit speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "tree")])]
-    print(f"{s}: protojit speed / tree speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "direct")])]
-    print(f"{s}: protojit speed / direct speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    r = [q / p for p, q in zip(d[(s, "tree")], d[(s, "ptars")])]
-    print(f"{s}: tree speed / ptars speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    r = [q / p for p, q in zip(d[(s, "protojit")], d[(s, "decode")])]
-    print(f"{s}: protojit speed / decode-alone speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    for path in [a for a in ["compiled", "chunked"] if (s, a) in d]:
-        for other in ["ptars", "protojit", "decode"]:
-            r = [q / p for p, q in zip(d[(s, path)], d[(s, other)])]
-            print(f"{s}: {path} speed / {other} speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
+    for other in ["ptars", "tree", "direct", "chunked", "compiled", "decode"]:
+        ratio(s, "protojit", other)
+    ratio(s, "tree", "ptars")
+    for path in ["compiled", "chunked"]:
+        for other in ["ptars", "decode"] + (["chunked"] if path == "compiled" else []):
+            ratio(s, path, other)
 for arm in [a for a in ["project2", "project2_chunked", "project2_compiled", "project2_direct", "project2_tree"] if ("gm1", a) in d]:
     r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "protojit")])]
     print(f"gm1: 2-column projection ({arm}) time / all columns (protojit): median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
-    r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "scan")])]
-    print(f"gm1: 2-column projection ({arm}) time / the scan floor: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
+    if ("gm1", "scan") in d:
+        r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "scan")])]
+        print(f"gm1: 2-column projection ({arm}) time / the scan floor: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
 PY
 rm -f "$out"

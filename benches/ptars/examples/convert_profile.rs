@@ -1,5 +1,5 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways|mvt_features N [protojit|chunked|compiled|direct|tree|project2|project2_chunked|project2_compiled|project2_direct|project2_tree|ptars|decode|scan]`.
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features|osm_block|mvt_tile N [protojit|chunked|compiled|direct|tree|project2|project2_chunked|project2_compiled|project2_direct|project2_tree|ptars|decode|scan]`.
 //! `protojit` and `project2` take the default (auto) path: the compiled column appenders
 //! raced against the chunked path; `chunked`, `compiled`, `direct` and `tree` (and their
 //! `project2_` forms) the same conversions through the chunked path alone, the compiled
@@ -16,6 +16,9 @@ fn main() {
         "telemetry" => records::telemetry(10_000),
         "osm_ways" => records::osm_ways().expect("shared corpus"),
         "mvt_features" => records::mvt_features().expect("shared corpus"),
+        // Whole public payloads: the OSM ways block ×3 and the Chicago tile ×10.
+        "osm_block" => records::osm_block(3).expect("shared corpus"),
+        "mvt_tile" => records::mvt_tile(10).expect("shared corpus"),
         _ => records::gm1(10_000).expect("shared corpus"),
     };
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -90,6 +93,10 @@ fn main() {
             }
             _ => converter.convert_binary(&array59).unwrap().num_rows(),
         };
+    }
+    if std::env::var_os("PJ_SHOW_PATH").is_some() {
+        // Which path converted (the auto path's race verdict), and the rows of each.
+        eprintln!("{arm}: {:?}, {:?}; {:?}", converter.path(), converter.path_note(), converter.compiled_records());
     }
     // Read by rounds.sh (per-core records/s and MB/s): rows and payload bytes of one conversion.
     println!("{rows} rows {} bytes", set.bytes() * n);

@@ -1,5 +1,6 @@
 //! Record streams for the columnar benchmarks (records → Arrow, Parquet, SQL): many small
-//! messages of one type, as Kafka topics and delimited log files hold them.
+//! messages of one type, as Kafka topics and delimited log files hold them, and whole public
+//! payloads repeated (`gm1`, `osm_block`, `mvt_tile`), as a user converting dumps meets them.
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
@@ -43,6 +44,31 @@ pub fn gm1(n: usize) -> Option<RecordSet> {
         name: "gm1",
         schema: crate::shared_schema("benchmark_message1_proto3.proto"),
         message: "benchmarks.proto3.GoogleMessage1",
+        records: vec![bytes; n],
+    })
+}
+
+/// The shared corpus's OSM ways block (a whole `PrimitiveBlock`, 173 KB) repeated `n`
+/// times: big nested records with packed runs inside lists of messages, converted whole.
+pub fn osm_block(n: usize) -> Option<RecordSet> {
+    let dir = protojit_corpus::shared_corpus_dir()?;
+    let bytes = std::fs::read(dir.join("liechtenstein.block40.primitiveblock-ways.bin")).ok()?;
+    Some(RecordSet {
+        name: "osm_block",
+        schema: crate::shared_schema("osmformat.proto"),
+        message: "OSMPBF.PrimitiveBlock",
+        records: vec![bytes; n],
+    })
+}
+
+/// The shared corpus's Chicago vector tile (a whole `Tile`) repeated `n` times.
+pub fn mvt_tile(n: usize) -> Option<RecordSet> {
+    let dir = protojit_corpus::shared_corpus_dir()?;
+    let bytes = std::fs::read(dir.join("mvt-chicago-13-2101-3044.mvt")).ok()?;
+    Some(RecordSet {
+        name: "mvt_tile",
+        schema: crate::shared_schema("vector_tile.proto"),
+        message: "vector_tile.Tile",
         records: vec![bytes; n],
     })
 }
