@@ -43,6 +43,7 @@
 mod abi;
 mod columns;
 mod compile;
+mod compiling;
 mod engine;
 mod engines;
 mod helpers;
@@ -53,7 +54,8 @@ mod tier;
 
 pub use columns::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
 pub use compile::{Compiled, JitError, TypeEngine, TypeStats};
+pub use compiling::Compiling;
 pub use engine::{Engine, EngineStats};
-pub use engines::{Compiling, Engines, Workload};
+pub use engines::{Engines, Workload};
 pub use options::{CompileOptions, EngineKind, EngineOptions, OptLevel, Regalloc, Tiering};
 pub use tier::Tiers;

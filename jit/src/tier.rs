@@ -27,7 +27,7 @@ use protojit_arena::{BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layout
 use crate::abi::{JitCtx, MessageFn, TierGate};
 use crate::columns::{Appender, ColumnPlan};
 use crate::compile::{declare, define, new_module, Bodies, Compiled, JitError, TypeEngine, TypeFn, TypeStats};
-use crate::engines::Compiling;
+use crate::compiling::Compiling;
 use crate::options::CompileOptions;
 
 const COLD: u8 = 0;
