@@ -264,7 +264,7 @@ pub use protojit_reflect::{
     MessageRef, Number, PathError, PathErrorKind, PathSegment, Segment, Selector, StrIter, StrList, StreamVisitor,
     Value, Visitor,
 };
-pub use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
+pub use protojit_parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 
 /// The README's Rust example runs as a doctest, so it cannot drift from the API.
 #[cfg(doctest)]

@@ -22,8 +22,8 @@
 //! - [`stream_message`] with a [`StreamVisitor`]: typed callbacks straight from the wire,
 //!   in wire order, with no tree (and a callback may stop the walk).
 //!
-//! - [`json_to_binary`], [`text_to_binary`]: the other direction, proto3 JSON and text
-//!   format parsed into canonical protobuf binary ([`ParseOptions`], [`ParseError`]).
+//! The other direction, proto3 JSON and text format parsed into binary, is the
+//! `protojit-parse` crate's.
 //!
 //! Views never write into a tree. (Unpacking a `google.protobuf.Any`,
 //! [`MessageRef::unpack_any`], decodes its payload into a new tree with the interpreter.)
@@ -37,7 +37,6 @@ mod handle;
 mod json;
 mod list;
 mod message;
-mod parse;
 mod path;
 mod stream;
 mod text;
@@ -48,7 +47,6 @@ mod visit;
 pub use handle::{field, Field, FieldType, HandleError, MessageList, Number};
 pub use json::{AnyError, Json, JsonError, JsonOptions};
 pub use list::MapIndex;
-pub use parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 pub use path::{
     find_field, kind_name, parse_path, FieldName, FieldPath, PathError, PathErrorKind, PathSegment, Segment, Selector,
 };

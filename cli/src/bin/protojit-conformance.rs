@@ -32,8 +32,7 @@ use std::process::ExitCode;
 
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
-use protojit::{DecodeError, Decoder, JsonOptions, Schema};
-use protojit_reflect::{json_to_binary, text_to_binary, ParseOptions};
+use protojit::{json_to_binary, text_to_binary, DecodeError, Decoder, JsonOptions, ParseOptions, Schema};
 
 const FILES: [&str; 3] = ["conformance.proto", "test_messages_proto2.proto", "test_messages_proto3.proto"];
 

@@ -1,5 +1,6 @@
-//! Parsing proto3 JSON and protobuf text format into canonical protobuf binary, driven by the
-//! run-time schema: the message layouts (`Layouts`), whose slots carry every field's resolved
+//! protojit's write side: proto3 JSON and protobuf text format parsed into canonical protobuf binary, driven by the run-time schema.
+//!
+//! Parsing is driven by the message layouts (`Layouts`), whose slots carry every field's resolved
 //! features (presence, packing, group encoding, closed enums, UTF-8), so proto2, proto3 and
 //! editions files are parsed by one rule and no file's syntax is read.
 //!
@@ -12,6 +13,9 @@
 //! Errors are [`ParseError`]s with the line and column (1-based) where the input went wrong.
 //! Nesting deeper than [`ParseOptions::max_depth`] is an error, so hostile input cannot
 //! exhaust the stack.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod json;
 mod json_value;

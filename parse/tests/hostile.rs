@@ -7,13 +7,13 @@
 //! followed by a free: the bound holds for the worst case, not only for glibc's in-place
 //! growth of large blocks.
 
-#[path = "parse_support/mod.rs"]
+#[path = "support/mod.rs"]
 mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use protojit_reflect::{json_to_binary, text_to_binary, ParseError, ParseOptions};
+use protojit_parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 
 /// Counts the live heap bytes of each thread and their peak.
 struct Counting;

@@ -1,11 +1,11 @@
 //! proto3 JSON → binary: exact bytes, agreement with prost-reflect's JSON reader, and the
 //! exact errors (message and line:column) for malformed and hostile input.
 
-#[path = "parse_support/mod.rs"]
+#[path = "support/mod.rs"]
 mod support;
 
 use prost_reflect::DynamicMessage;
-use protojit_reflect::{json_to_binary, ParseError, ParseOptions};
+use protojit_parse::{json_to_binary, ParseError, ParseOptions};
 
 fn parse(desc: &support::Ty, json: &str) -> Result<Vec<u8>, ParseError> {
     let mut out = Vec::new();

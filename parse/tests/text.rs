@@ -1,10 +1,10 @@
 //! Text format → binary: byte-identical to `protoc --encode` on the forms protoc's parser
 //! accepts, the same accept/reject decision on malformed input, and exact errors.
 
-#[path = "parse_support/mod.rs"]
+#[path = "support/mod.rs"]
 mod support;
 
-use protojit_reflect::{text_to_binary, ParseError, ParseOptions};
+use protojit_parse::{text_to_binary, ParseError, ParseOptions};
 
 fn parse(desc: &support::Ty, text: &str) -> Result<Vec<u8>, ParseError> {
     let mut out = Vec::new();

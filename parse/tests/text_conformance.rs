@@ -4,7 +4,7 @@
 //! Any's type URL prefix may hold RFC 3986 sub-delims, `~` and `%XX` escapes. Exact bytes,
 //! exact errors, and what must still be refused.
 
-#[path = "parse_support/mod.rs"]
+#[path = "support/mod.rs"]
 mod support;
 
 use std::process::{Command, Stdio};
@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use prost_reflect::DescriptorPool;
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet};
-use protojit_reflect::{text_to_binary, ParseError, ParseOptions};
+use protojit_parse::{text_to_binary, ParseError, ParseOptions};
 
 const C3: &str = r#"
 syntax = "proto3";
