@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::str::FromStr;
 
 use protojit_ballista::{run_executor, run_scheduler, ExecutorOptions, SchedulerOptions};
-use sql_command::SqlOptions;
+use sql_command::SqlCommand;
 
 const USAGE: &str = "  protojit-ballista scheduler [--bind HOST] [--external-host HOST] [--port PORT]
                               [--executor-timeout SECONDS] [--expire-interval SECONDS]
@@ -58,14 +58,20 @@ fn start_logging(default: log::LevelFilter) -> Result<(), String> {
 enum Command {
     Scheduler(SchedulerOptions),
     Executor(ExecutorOptions),
-    Sql(SqlOptions),
+    Sql(SqlCommand),
+    /// `sql --help`, printed already.
+    Help,
 }
 
 fn parse(args: &[String]) -> Result<Command, String> {
     let (role, rest) = args.split_first().ok_or("name a role: scheduler, executor or sql")?;
     if role == "sql" {
-        // Its own parser: a query argument besides the options, and protojit's exit codes.
-        return sql_command::parse(rest).map(Command::Sql).map_err(|e| e.to_string());
+        // `protojit sql`'s arguments (clap), and protojit's exit codes.
+        return match sql_command::parse(rest) {
+            Ok(Some(c)) => Ok(Command::Sql(c)),
+            Ok(None) => Ok(Command::Help),
+            Err(e) => Err(e.to_string()),
+        };
     }
     if rest.len() % 2 != 0 {
         return Err(format!("'{}' needs a value", rest[rest.len() - 1]));
@@ -140,6 +146,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Help = command {
+        return ExitCode::SUCCESS;
+    }
     // Ballista plans deep trees on its threads; its own binaries use 32 MiB stacks.
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(32 << 20).build() {
         Ok(r) => r,
@@ -152,11 +161,12 @@ fn main() -> ExitCode {
         let result = match &command {
             Command::Scheduler(o) => run_scheduler(o).await,
             Command::Executor(o) => run_executor(o).await,
+            Command::Help => Ok(()),
             Command::Sql(o) => {
                 return match sql_command::run(o).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
-                        if !matches!(e, sql_command::SqlFailure::Closed) {
+                        if !matches!(e, protojit_sql::command::CommandError::Closed) {
                             eprintln!("protojit-ballista: {e}");
                         }
                         ExitCode::from(e.exit_code())

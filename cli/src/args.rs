@@ -276,59 +276,9 @@ pub struct LeftOutArgs {
     pub args: Vec<String>,
 }
 
+/// `protojit sql`'s arguments: the SQL front end's, shared with `protojit-ballista sql`.
 #[cfg(feature = "sql")]
-#[derive(Args)]
-pub struct SqlArgs {
-    #[command(flatten)]
-    pub schema: SchemaArgs,
-    /// A table: NAME=TYPE:PATH, varint-delimited records of message type TYPE in a file, a
-    /// directory (every file under it; `key=value/` directories become partition columns)
-    /// or a glob; repeatable. Columns are the type's fields (nested messages as structs).
-    /// Files are read as streams, each file by one partition.
-    #[arg(long = "table", value_name = "NAME=TYPE:PATH")]
-    pub tables: Vec<String>,
-    /// The query: one or more `;`-separated statements, which may create tables with
-    /// `CREATE EXTERNAL TABLE t STORED AS PROTOBUF LOCATION 'dir/' OPTIONS ('message_type' 'T')`
-    /// (types from this command's schema); each statement's result is printed.
-    #[arg(value_name = "SQL")]
-    pub query: String,
-    /// Output format.
-    #[arg(long, short = 'o', value_enum, default_value_t = SqlOutput::Table)]
-    pub output: SqlOutput,
-    /// Write the result here instead of stdout (needed for parquet; a Parquet file appears
-    /// under this name only once it is complete).
-    #[arg(long, value_name = "FILE")]
-    pub output_file: Option<PathBuf>,
-    /// Partitions a query runs in (0 = one per CPU); a table's files are spread over them.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub partitions: usize,
-    /// Rows per record batch.
-    #[arg(long, value_name = "ROWS", default_value_t = 8192)]
-    pub batch_size: usize,
-    /// Decode engine (see `protojit decode --help`).
-    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
-    pub engine: EngineKind,
-    /// Run the statements on a Ballista cluster, its scheduler at df://HOST:PORT: the
-    /// command is handed to the `protojit-ballista` executable ($PROTOJIT_BALLISTA, else
-    /// the one beside this executable, else on PATH; `cargo install --path ballista`
-    /// installs it). Every executor must read the tables' files under the same paths;
-    /// output table, csv or json.
-    #[arg(long, value_name = "df://HOST:PORT")]
-    pub cluster: Option<String>,
-}
-
-#[cfg(feature = "sql")]
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SqlOutput {
-    /// An aligned text table.
-    Table,
-    /// CSV with a header (flat columns only).
-    Csv,
-    /// JSON, one object per line.
-    Json,
-    /// A Parquet file (needs --output-file).
-    Parquet,
-}
+pub use protojit_sql::command::{SqlArgs, SqlOutput};
 
 #[derive(Args)]
 pub struct DecodeRawArgs {

@@ -36,13 +36,13 @@ fn forwarded(args: &SqlArgs, url: &str) -> Vec<OsString> {
         out.push(key.into());
         out.push(value);
     };
-    for set in &args.schema.descriptor_sets {
+    for set in &args.descriptor_sets {
         push("--descriptor-set", set.into());
     }
-    for proto in &args.schema.protos {
+    for proto in &args.protos {
         push("--proto", proto.into());
     }
-    for include in &args.schema.includes {
+    for include in &args.includes {
         push("-I", include.into());
     }
     for table in &args.tables {

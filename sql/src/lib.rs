@@ -66,11 +66,15 @@
 //! ```
 //!
 //! Both run in one process; the `protojit-ballista` crate (`ballista/`)
-//! adds the plan codecs that run these tables on a Ballista cluster.
+//! adds the plan codecs that run these tables on a Ballista cluster. [`command`] (feature
+//! `command`) is the `sql` command's front end, which `protojit sql` and `protojit-ballista
+//! sql` share.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "command")]
+pub mod command;
 mod format;
 mod paths;
 mod scan;
