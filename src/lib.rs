@@ -258,13 +258,13 @@ pub use protojit_jit::{
     CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine,
     TypeStats, Workload,
 };
+pub use protojit_parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 pub use protojit_reflect::{
     field, find_field, parse_path, AnyError, Descend, EnumType, EnumValue, Field, FieldInfo, FieldName, FieldPath,
     FieldType, HandleError, Json, JsonError, JsonOptions, ListRef, MapIndex, MapKey, MapRef, MapWalk, MessageList,
     MessageRef, Number, PathError, PathErrorKind, PathSegment, Segment, Selector, StrIter, StrList, StreamVisitor,
     Value, Visitor,
 };
-pub use protojit_parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 
 /// The README's Rust example runs as a doctest, so it cannot drift from the API.
 #[cfg(doctest)]
