@@ -186,6 +186,37 @@ pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Reserves a one-byte length prefix for a length-delimited body written next; returns
+/// where it is, for [`patch_length`].
+#[inline]
+pub fn reserve_length(out: &mut Vec<u8>) -> usize {
+    out.push(0);
+    out.len() - 1
+}
+
+/// Writes the length of the body written since `mark` (from [`reserve_length`]) into its
+/// prefix, moving the body right when the length needs more than the byte reserved (bodies
+/// under 128 bytes, the common case, move nothing).
+pub fn patch_length(out: &mut Vec<u8>, mark: usize) {
+    let body = mark + 1;
+    let len = out.len() - body;
+    if len < 0x80 {
+        out[mark] = len as u8;
+        return;
+    }
+    let extra = varint_len(len as u64) - 1;
+    out.resize(out.len() + extra, 0);
+    out.copy_within(body..body + len, body + extra);
+    let mut v = len as u64;
+    let mut at = mark;
+    while v >= 0x80 {
+        out[at] = (v as u8) | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    out[at] = v as u8;
+}
+
 /// Encoded length of a varint.
 pub const fn varint_len(v: u64) -> usize {
     let bits = 64 - (v | 1).leading_zeros() as usize;

@@ -68,3 +68,114 @@ pub enum ConvertError {
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
 }
+
+/// Why a record batch could not be encoded into protobuf messages
+/// ([`Encoder`](crate::Encoder)). Rows are indexes into the batch, from 0.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// The message type is not in the schema (or is ambiguous).
+    #[error(transparent)]
+    Type(#[from] SchemaError),
+    /// The mapping asked for cannot be turned back into messages.
+    #[error("{what} cannot be encoded back into messages: {why}")]
+    NotInvertible {
+        /// The option.
+        what: String,
+        /// Why not, and what to do.
+        why: String,
+    },
+    /// A column names no field.
+    #[error("column `{column}` names no field of {message}: drop it, or ignore extra columns")]
+    ExtraColumn {
+        /// The column's path.
+        column: String,
+        /// The message type whose fields were looked in.
+        message: String,
+    },
+    /// A field's column is missing where it must be there.
+    #[error("column `{column}` (a field of {message}) is missing: {why}")]
+    MissingColumn {
+        /// The column's path.
+        column: String,
+        /// The message type.
+        message: String,
+        /// Why it must be there.
+        why: String,
+    },
+    /// A column's type cannot hold the field's values.
+    #[error("column `{column}` is {found}, which cannot hold {expected}")]
+    ColumnType {
+        /// The column's path.
+        column: String,
+        /// What the field needs.
+        expected: String,
+        /// The column's type.
+        found: arrow_schema::DataType,
+    },
+    /// A value does not fit the field's type.
+    #[error("column `{column}`, row {row}: {value} is out of range for {kind}")]
+    OutOfRange {
+        /// The column's path.
+        column: String,
+        /// The row.
+        row: usize,
+        /// The value.
+        value: String,
+        /// The field's type.
+        kind: String,
+    },
+    /// A required field (or the schema id of a framed record) is null.
+    #[error("column `{column}`, row {row}: null in a required field")]
+    NullInRequired {
+        /// The column's path.
+        column: String,
+        /// The row.
+        row: usize,
+    },
+    /// An item of a list is null: protobuf lists hold no nulls.
+    #[error("column `{column}`, row {row}: a list item is null (protobuf lists hold no nulls)")]
+    NullItem {
+        /// The column's path.
+        column: String,
+        /// The row.
+        row: usize,
+    },
+    /// An enum column's value names no value of the enum (or a closed enum's number is
+    /// not declared).
+    #[error("column `{column}`, row {row}: {value} is not a value of enum {enum_name}")]
+    UnknownEnumValue {
+        /// The column's path.
+        column: String,
+        /// The row.
+        row: usize,
+        /// The value as the column holds it.
+        value: String,
+        /// The enum.
+        enum_name: String,
+    },
+    /// Two members of one oneof are set in one row.
+    #[error("row {row}: `{first}` and `{second}` are both set, but oneof {oneof} holds one member")]
+    OneofConflict {
+        /// The oneof's name.
+        oneof: String,
+        /// The row.
+        row: usize,
+        /// The first member set (its column's path).
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// The messages outgrow a `BinaryArray` (2 GiB).
+    #[error("row {row}: the messages pass 2 GiB, more than a BinaryArray holds; encode smaller batches")]
+    TooLarge {
+        /// The row that passed the limit.
+        row: usize,
+    },
+}
+
+impl EncodeError {
+    pub(crate) fn column_type(column: &str, expected: &str, found: &arrow_schema::DataType) -> EncodeError {
+        EncodeError::ColumnType { column: column.to_owned(), expected: expected.to_owned(), found: found.clone() }
+    }
+}

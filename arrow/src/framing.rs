@@ -8,6 +8,7 @@
 //! topic with several types needs one table per type.
 
 use prost_reflect::{FileDescriptor, MessageDescriptor};
+use protojit_arena::wire;
 
 /// How each record is framed around its message's bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,12 +98,14 @@ impl FramingCheck {
         }
         let id = i32::from_be_bytes([record[1], record[2], record[3], record[4]]);
         let mut at = 5;
-        let count = zigzag(read_varint(record, &mut at)?);
+        let count = wire::zigzag_decode64(read_varint(record, &mut at)?);
         let indexes = match count {
             // The file's first message type: one 0 byte instead of [1, 0].
             0 => vec![0],
             n if !(1..=MAX_INDEXES as i64).contains(&n) => return Err(FramingError::Indexes { offset: 5 }),
-            n => (0..n).map(|_| read_varint(record, &mut at).map(zigzag)).collect::<Result<Vec<_>, _>>()?,
+            n => (0..n)
+                .map(|_| read_varint(record, &mut at).map(wire::zigzag_decode64))
+                .collect::<Result<Vec<_>, _>>()?,
         };
         if indexes != self.expected {
             return Err(FramingError::OtherType {
@@ -112,6 +115,21 @@ impl FramingCheck {
             });
         }
         Ok((id, &record[at..]))
+    }
+
+    /// Appends the header of a record of this type with schema id `id`: what
+    /// [`strip`](Self::strip) takes off.
+    pub(crate) fn write_header(&self, id: i32, out: &mut Vec<u8>) {
+        out.push(0);
+        out.extend_from_slice(&id.to_be_bytes());
+        if self.expected == [0] {
+            out.push(0);
+            return;
+        }
+        wire::write_varint(out, wire::zigzag_encode64(self.expected.len() as i64));
+        for &i in &self.expected {
+            wire::write_varint(out, wire::zigzag_encode64(i));
+        }
     }
 
     /// The type `indexes` lead to in the expected type's file.
@@ -131,20 +149,9 @@ impl FramingCheck {
     }
 }
 
-fn zigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
+/// The varint at `*at`, moving `*at` past it.
 fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, FramingError> {
-    let start = *at;
-    let mut value = 0u64;
-    for i in 0..10 {
-        let Some(&b) = bytes.get(*at) else { break };
-        *at += 1;
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b < 0x80 {
-            return Ok(value);
-        }
-    }
-    Err(FramingError::Indexes { offset: start })
+    let (value, next) = wire::read_varint(bytes, *at).map_err(|_| FramingError::Indexes { offset: *at })?;
+    *at = next;
+    Ok(value)
 }

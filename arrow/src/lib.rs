@@ -77,6 +77,7 @@ mod column;
 mod compiled;
 mod convert;
 mod direct;
+mod encode;
 mod error;
 mod framing;
 mod gather;
@@ -87,7 +88,8 @@ mod values;
 mod wkt;
 
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
-pub use error::{AppendError, ConvertError, RecordError};
+pub use encode::Encoder;
+pub use error::{AppendError, ConvertError, EncodeError, RecordError};
 pub use framing::{Framing, FramingError};
 pub use options::{ArrowOptions, ConvertPath, EnumColumns, StringColumns};
 pub use protojit::delimited::{DelimitedRecords, Record, StreamError};

@@ -15,7 +15,7 @@
 //! Length prefixes: a nested message reserves one byte for its length, which fits lengths
 //! below 128; a longer body is shifted right by the extra bytes once it is complete.
 
-use protojit_arena::wire::{varint_len, write_varint, EGROUP, FIXED32, FIXED64, LEN, SGROUP, VARINT};
+use protojit_arena::wire::{patch_length, write_varint, EGROUP, FIXED32, FIXED64, LEN, SGROUP, VARINT};
 
 /// One run of the open message: `number << 33 | packed << 32 | start`, `start` being its
 /// offset from the message's first byte. Sorting the keys sorts runs by number, then by
@@ -134,19 +134,9 @@ impl<'o> Writer<'o> {
 
     /// Writes the body's length at `mark`, moving the body right when the length needs more
     /// than the one byte reserved.
+    #[inline]
     pub(crate) fn end_len(&mut self, mark: LenMark) {
-        let body = mark.0 + 1;
-        let len = self.buf.len() - body;
-        if len < 0x80 {
-            self.buf[mark.0] = len as u8;
-            return;
-        }
-        let extra = varint_len(len as u64) - 1;
-        self.buf.resize(self.buf.len() + extra, 0);
-        self.buf.copy_within(body..body + len, body + extra);
-        let mut prefix = [0u8; 10];
-        let n = put_varint(&mut prefix, len as u64);
-        self.buf[mark.0..mark.0 + n].copy_from_slice(&prefix[..n]);
+        patch_length(self.buf, mark.0);
     }
 
     /// Opens a message whose fields are written from here on.
@@ -225,18 +215,6 @@ impl<'o> Writer<'o> {
             i = j;
         }
     }
-}
-
-/// Writes `v` as a varint at the start of `out`; its length.
-fn put_varint(out: &mut [u8; 10], mut v: u64) -> usize {
-    let mut n = 0;
-    while v >= 0x80 {
-        out[n] = (v as u8) | 0x80;
-        v >>= 7;
-        n += 1;
-    }
-    out[n] = v as u8;
-    n + 1
 }
 
 /// One record of a message body as this writer wrote it.
