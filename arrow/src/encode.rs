@@ -323,7 +323,7 @@ impl Planner<'_> {
             let key = self.value(&entry.map_entry_key_field(), entries.column(0), &format!("{path}.key"))?;
             let value_path = format!("{path}.value");
             let value = self.value(&entry.map_entry_value_field(), entries.column(1), &value_path)?;
-            Shape::Map { offsets, key, value, value_nulls: entries.column(1).logical_nulls() }
+            Shape::Map { offsets, entry: Box::new((key, value)), value_nulls: entries.column(1).logical_nulls() }
         } else if fd.is_list() {
             if !matches!(column.data_type(), DataType::List(_) | DataType::LargeList(_)) {
                 return Err(EncodeError::column_type(
@@ -557,8 +557,8 @@ enum Shape {
     },
     Map {
         offsets: Offsets,
-        key: Value,
-        value: Value,
+        /// The key and the value (boxed: the other shapes are smaller).
+        entry: Box<(Value, Value)>,
         value_nulls: Option<NullBuffer>,
     },
 }
@@ -621,7 +621,8 @@ impl FieldPlan {
                 }
                 Ok(())
             }
-            Shape::Map { offsets, key, value, value_nulls } => {
+            Shape::Map { offsets, entry, value_nulls } => {
+                let (key, value) = &**entry;
                 for j in offsets.range(i) {
                     tag(out, self.number, LEN);
                     let mark = reserve_length(out);

@@ -140,7 +140,7 @@ fn corpus_payloads_encode_back_to_their_canonical_bytes() {
         let canonical = DynamicMessage::decode(desc, bytes.as_slice()).unwrap().encode_to_vec();
         // Deep enough that the descriptor sets' nesting is not cut.
         let options = ArrowOptions { max_recursion: 8, ..ArrowOptions::default() };
-        let messages = round_trip(&schema, type_name, &options, &[bytes.clone()]);
+        let messages = round_trip(&schema, type_name, &options, std::slice::from_ref(&bytes));
         assert!(messages.value(0) == canonical.as_slice(), "{file}: not prost-reflect's canonical bytes");
     }
 }

@@ -443,7 +443,11 @@ Examples:
   # round trip: decode --delimited writes `# record N` text records, encode reads them back
   protojit decode --proto ev.proto --type Event --delimited ev.bin | protojit encode --proto ev.proto --type Event --delimited
   # normalise: JSON in, text format out
-  protojit encode --proto ev.proto --type Event --from json -o text ev.json";
+  protojit encode --proto ev.proto --type Event --from json -o text ev.json
+  # the way back: a Parquet file's rows (written by decode -o parquet, or by any tool) as delimited records
+  protojit encode --proto ev.proto --type Event --from parquet events.parquet --output-file events.bin
+  # an Arrow IPC stream on stdin, as JSON lines
+  protojit decode --proto ev.proto --type Event --delimited -o arrow ev.bin | protojit encode --proto ev.proto --type Event --from arrow -o json";
 
 /// What `protojit encode` takes.
 #[derive(Args)]
@@ -457,7 +461,10 @@ pub struct EncodeArgs {
     /// Input file; `-` or absent: stdin.
     #[arg(value_name = "INPUT", default_value = "-")]
     pub input: String,
-    /// Input format: text format (as protoc --encode reads) or proto3 JSON.
+    /// Input format: text format (as protoc --encode reads), proto3 JSON, or a table
+    /// whose rows are the records (a Parquet file, an Arrow IPC file or stream; columns
+    /// matched to fields by name, as `decode -o parquet|arrow` writes them): a table is
+    /// many records, so --delimited is implied.
     #[arg(long, value_enum, default_value_t = InputFormat::Text)]
     pub from: InputFormat,
     /// Output format: binary, or JSON / text format to normalise.
@@ -479,6 +486,14 @@ pub struct EncodeArgs {
     /// Deepest message nesting accepted.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub max_depth: u32,
+    /// --from parquet|arrow: skip columns that name no field (else an error).
+    #[arg(long)]
+    pub ignore_extra_columns: bool,
+    /// --from parquet|arrow: leave out of every record the fields the table has no column
+    /// for, even those `decode -o parquet` always writes (else an error; a missing
+    /// required field is an error still).
+    #[arg(long)]
+    pub allow_missing_columns: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -486,6 +501,8 @@ pub struct EncodeArgs {
 pub enum InputFormat {
     Text,
     Json,
+    Parquet,
+    Arrow,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
