@@ -1,15 +1,18 @@
-//! Protobuf records as Apache Arrow columns: a [`Converter`] maps a message type (or a
-//! projection of its fields) to an Arrow schema and turns serialized records into
-//! [`RecordBatch`]es. By default records are decoded a chunk at a time by protojit's
-//! decoder and each column is then filled for the whole chunk in one typed loop
-//! ([`ConvertPath::Chunked`]); [`ArrowOptions::path`] can pick the streaming decoder's
-//! direct appends instead ([`ConvertPath::DirectInterpreted`]: no tree, values appended
-//! as the wire walk meets them; a record it cannot append exactly, such as a oneof member
-//! replacing a message member or a map key twice, goes through the tree, counted in
-//! [`BatchStats::tree_records`]), the compiled column appenders
+//! Protobuf records as Apache Arrow columns, and back: a [`Converter`] maps a message type
+//! (or a projection of its fields) to an Arrow schema and turns serialized records into
+//! [`RecordBatch`]es; an [`Encoder`] turns record batches back into messages.
+//!
+//! Two paths fill the columns, and by default ([`ConvertPath::Auto`], what the CLI and SQL
+//! take) the faster for the records at hand does: the compiled column appenders
 //! ([`ConvertPath::DirectCompiled`]: machine code made for the converter's columns reads each
-//! record straight into column buffers; columns it cannot read fall back to the chunked
-//! path, [`Converter::path_note`] says why), or the row-by-row tree path
+//! record straight into column buffers; columns it cannot read fall back to the chunked path,
+//! [`Converter::path_note`] says why) and the chunked path ([`ConvertPath::Chunked`]: records
+//! decoded a chunk at a time by protojit's decoder, then each column filled for the whole
+//! chunk in one typed loop), raced on a few chunks once both are ready. [`ArrowOptions::path`]
+//! can pin either, the streaming decoder's direct appends ([`ConvertPath::DirectInterpreted`]:
+//! no tree, values appended as the wire walk meets them; a record it cannot append exactly,
+//! such as a oneof member replacing a message member or a map key twice, goes through the
+//! tree, counted in [`BatchStats::tree_records`]), or the row-by-row tree path
 //! ([`ConvertPath::Tree`]), the oracle the others are tested against; [`Converter::path`]
 //! says which runs.
 //!
@@ -43,6 +46,15 @@
 //! Timestamps and durations beyond 64-bit nanoseconds (before 1677 or after 2262) become
 //! nulls, counted in [`BatchStats::time_out_of_range`]. Unknown fields and extensions are
 //! not converted.
+//!
+//! # The way back
+//!
+//! [`Encoder::encode`] writes one canonical message per row (fields by number, defaults of
+//! fields without presence left out, packed where the field is); columns are matched to
+//! fields by name, and besides the converter's own shapes it reads the ones other tools
+//! write for the same data (any integer width, checked against the field's range; large and
+//! view strings; large lists; any time unit; enums as names or numbers). Bad columns are
+//! [`EncodeError`]s naming the column, and the row for a bad value.
 //!
 //! # Projection
 //!

@@ -39,8 +39,9 @@ class DecodeError(Error):
     """The one line the CLI prints for it."""
 
 class EncodeError(Error):
-    """A dict, JSON or text value that does not encode as the message type, or a message
-    that has no JSON form."""
+    """A dict, JSON or text value that does not encode as the message type, a message
+    that has no JSON form, or a table whose columns do not encode as the message type
+    (:meth:`Converter.from_record_batch`)."""
 
 class Schema:
     """A protobuf schema loaded at run time. Make converters, decoders and encoders of its
@@ -178,6 +179,35 @@ class Converter:
         first bytes, say how to decompress. ``errors`` overrides the converter's;
         ``max_record`` refuses records longer than that many bytes (default 4 GiB - 1).
         ``.read_all()`` gives a ``pa.Table``."""
+    def from_record_batch(
+        self,
+        data: Any,
+        *,
+        ignore_extra_columns: bool = False,
+        allow_missing_columns: bool = False,
+    ) -> Union[pa.BinaryArray, pa.ChunkedArray]:
+        """The way back: one canonical message per row of ``data`` (a ``pa.RecordBatch``,
+        a ``pa.Table`` or another Arrow stream, a Polars DataFrame), as a
+        ``pa.BinaryArray`` (a ``pa.ChunkedArray``, one array per batch, for a table or a
+        stream). Columns are matched to fields by name; besides the shapes
+        :meth:`to_record_batch` makes, wider integers (checked), large and view strings,
+        large lists, other time units and enums as names or numbers are read. A column
+        that names no field is an error unless ``ignore_extra_columns``; a missing column
+        of a field this converter always writes (no presence, repeated, map) is an error
+        unless ``allow_missing_columns``. Raises :class:`EncodeError` naming the column
+        (and the row, for a bad value)."""
+    def write_delimited(
+        self,
+        sink: Union[_Path, BinaryIO],
+        data: Any,
+        *,
+        ignore_extra_columns: bool = False,
+        allow_missing_columns: bool = False,
+    ) -> int:
+        """Writes one varint-delimited message per row of ``data`` (what
+        :meth:`from_record_batch` takes) to ``sink`` (a path, created or truncated, or a
+        binary file object); returns the number of records. :meth:`read_delimited` reads
+        them back."""
 
 class DelimitedBatches(Iterator[pa.RecordBatch]):
     """The batches of a delimited stream (what :meth:`Converter.read_delimited` reads)."""

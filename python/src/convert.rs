@@ -151,6 +151,8 @@ pub struct Converter {
     /// `schema` as a `pyarrow.Schema`, made once: batches cross to pyarrow as arrays
     /// described by it ([`Converter::batch_to_pyarrow`]).
     py_schema: PyOnceLock<Py<PyAny>>,
+    /// The way back, for the same type and options (or why these options have none).
+    encoder: Result<protojit_arrow::Encoder, String>,
 }
 
 impl Converter {
@@ -162,6 +164,7 @@ impl Converter {
     ) -> PyResult<Converter> {
         let inner =
             py.detach(|| protojit_arrow::Converter::new(schema, message, &options.arrow)).map_err(convert_error)?;
+        let encoder = protojit_arrow::Encoder::new(schema, message, &options.arrow).map_err(|e| e.to_string());
         let arrow = inner.arrow_schema();
         let schema = match options.nulls {
             Nulls::Error => arrow.clone(),
@@ -179,6 +182,7 @@ impl Converter {
             schema,
             skipped: AtomicU64::new(0),
             py_schema: PyOnceLock::new(),
+            encoder,
         })
     }
 }
@@ -647,12 +651,80 @@ impl Converter {
         pa.getattr("RecordBatchReader")?.call_method1("from_batches", (conv.py_schema(py)?, batches))
     }
 
+    /// The way back: one message per row of `data` (a `pyarrow.RecordBatch`, a
+    /// `pyarrow.Table` or another Arrow stream, a Polars DataFrame), columns matched to
+    /// fields by name, as a `pyarrow.BinaryArray` (a `ChunkedArray` of one array per batch
+    /// for a table or stream).
+    #[pyo3(signature = (data, *, ignore_extra_columns = false, allow_missing_columns = false))]
+    // The Python name pairs with `to_record_batch` (pyarrow's `from_*` / `to_*` style).
+    #[allow(clippy::wrong_self_convention)]
+    fn from_record_batch<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        ignore_extra_columns: bool,
+        allow_missing_columns: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let encoder = self.encoder(ignore_extra_columns, allow_missing_columns)?;
+        let (batches, one) = record_batches(py, data, "from_record_batch")?;
+        let arrays = py
+            .detach(|| batches.iter().map(|b| encoder.encode(b)).collect::<Result<Vec<_>, _>>())
+            .map_err(encode_error)?;
+        let arrays =
+            arrays.into_iter().map(|a| a.into_data().to_pyarrow(py)).collect::<PyResult<Vec<Bound<'py, PyAny>>>>()?;
+        let pa = py.import("pyarrow")?;
+        match (one, arrays.len()) {
+            (true, 1) => Ok(arrays.into_iter().next().expect("one array")),
+            _ => pa.call_method1("chunked_array", (arrays, pa.call_method0("binary")?)),
+        }
+    }
+
+    /// Writes one varint-delimited message per row of `data` (what `from_record_batch`
+    /// takes) to `sink` (a path, or a binary file object); returns the number of records.
+    /// `read_delimited` reads them back.
+    #[pyo3(signature = (sink, data, *, ignore_extra_columns = false, allow_missing_columns = false))]
+    fn write_delimited<'py>(
+        &self,
+        py: Python<'py>,
+        sink: &Bound<'py, PyAny>,
+        data: &Bound<'py, PyAny>,
+        ignore_extra_columns: bool,
+        allow_missing_columns: bool,
+    ) -> PyResult<u64> {
+        let encoder = self.encoder(ignore_extra_columns, allow_missing_columns)?;
+        let (batches, _) = record_batches(py, data, "write_delimited")?;
+        let mut sink = reader::Sink::open(sink)?;
+        let mut records = 0u64;
+        let mut buf = Vec::new();
+        for batch in &batches {
+            buf.clear();
+            py.detach(|| encoder.encode_delimited(batch, &mut buf)).map_err(encode_error)?;
+            sink.write(py, &buf)?;
+            records += batch.num_rows() as u64;
+        }
+        sink.finish()?;
+        Ok(records)
+    }
+
     fn __repr__(&self) -> String {
         format!("<protojit.Converter of {} ({} path)>", self.message_type(), self.path())
     }
 }
 
 impl Converter {
+    /// The encoder with the call's column options, or the reason these options have none.
+    fn encoder(&self, ignore_extra: bool, allow_missing: bool) -> PyResult<protojit_arrow::Encoder> {
+        let mut encoder = self.encoder.clone().map_err(crate::errors::EncodeError::new_err)?;
+        // (An encoder of a converter with `select` allows missing columns already.)
+        if ignore_extra {
+            encoder = encoder.ignore_extra_columns(true);
+        }
+        if allow_missing {
+            encoder = encoder.allow_missing_columns(true);
+        }
+        Ok(encoder)
+    }
+
     fn one_batch<'py>(&self, py: Python<'py>, records: &Records) -> PyResult<Bound<'py, PyAny>> {
         let (batch, skipped) = py.detach(|| self.convert_records(records))?;
         self.batch_to_pyarrow(py, batch, Some(skipped))
@@ -743,5 +815,40 @@ impl DelimitedBatches {
             Some(batch) => conv.batch_to_pyarrow(py, batch, None),
             None => Err(PyStopIteration::new_err(())),
         }
+    }
+}
+
+/// The record batches of `data` (a `pyarrow.RecordBatch`, a `pyarrow.Table` or another
+/// Arrow stream, a Polars DataFrame), and whether it was one batch.
+fn record_batches(py: Python<'_>, data: &Bound<'_, PyAny>, what: &str) -> PyResult<(Vec<RecordBatch>, bool)> {
+    let pa = py.import("pyarrow")?;
+    let module: String = data.get_type().getattr("__module__")?.extract().unwrap_or_default();
+    if module.starts_with("polars") && data.hasattr("to_arrow")? {
+        return record_batches(py, &data.call_method0("to_arrow")?, what);
+    }
+    if data.is_instance(&pa.getattr("RecordBatch")?)?
+        || (data.hasattr("__arrow_c_array__")? && !data.hasattr("__arrow_c_stream__")?)
+    {
+        return Ok((vec![RecordBatch::from_pyarrow_bound(data)?], true));
+    }
+    if data.is_instance(&pa.getattr("Table")?)? || data.hasattr("__arrow_c_stream__")? {
+        let table = pa.call_method1("table", (data,))?;
+        let mut batches = Vec::new();
+        for b in table.call_method0("to_batches")?.try_iter()? {
+            batches.push(RecordBatch::from_pyarrow_bound(&b?)?);
+        }
+        return Ok((batches, false));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} takes a pyarrow RecordBatch or Table, a Polars DataFrame, or an object with __arrow_c_array__ / __arrow_c_stream__; got {}",
+        data.get_type().name()?
+    )))
+}
+
+/// An encoding error as `protojit.EncodeError` (`protojit.SchemaError` for an unknown type).
+fn encode_error(e: protojit_arrow::EncodeError) -> PyErr {
+    match e {
+        protojit_arrow::EncodeError::Type(t) => crate::errors::schema_error(t),
+        other => crate::errors::EncodeError::new_err(other.to_string()),
     }
 }

@@ -21,7 +21,7 @@ create_exception!(
     protojit,
     EncodeError,
     Error,
-    "A value (dict, JSON, text) that does not encode as the message type, or a message that has no JSON form."
+    "A value (dict, JSON, text) that does not encode as the message type, a message that has no JSON form, or a table whose columns do not encode as the message type."
 );
 
 /// Adds the exception classes to the module.

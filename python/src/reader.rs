@@ -1,4 +1,4 @@
-//! Delimited streams for `Converter.read_delimited`: a file, a binary file object or bytes, decompressed as its name or first bytes say, and its records read a chunk at a time into one buffer, in bounded memory.
+//! Delimited streams for `Converter.read_delimited` (a file, a binary file object or bytes, decompressed as its name or first bytes say, its records read a chunk at a time into one buffer, in bounded memory) and the sinks `write_delimited` writes to.
 
 use std::io::Read;
 use std::ops::Range;
@@ -128,4 +128,44 @@ pub fn open(
         "read_delimited takes a path, a binary file object or bytes, not {}",
         source.get_type().name()?
     )))
+}
+
+/// Where `write_delimited` writes: a path (the file created, or truncated) or a binary
+/// file object (its `write`).
+pub enum Sink {
+    File(std::io::BufWriter<std::fs::File>),
+    Object(Py<PyAny>),
+}
+
+impl Sink {
+    pub fn open(sink: &Bound<'_, PyAny>) -> PyResult<Sink> {
+        if let Some(path) = fs_path(sink)? {
+            let file = std::fs::File::create(&path)
+                .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+            return Ok(Sink::File(std::io::BufWriter::new(file)));
+        }
+        if sink.hasattr("write")? {
+            return Ok(Sink::Object(sink.clone().unbind()));
+        }
+        Err(PyTypeError::new_err(format!(
+            "write_delimited takes a path or a binary file object, not {}",
+            sink.get_type().name()?
+        )))
+    }
+
+    pub fn write(&mut self, py: Python<'_>, bytes: &[u8]) -> PyResult<()> {
+        use std::io::Write;
+        match self {
+            Sink::File(f) => f.write_all(bytes).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string())),
+            Sink::Object(o) => o.bind(py).call_method1("write", (PyBytes::new(py, bytes),)).map(drop),
+        }
+    }
+
+    pub fn finish(self) -> PyResult<()> {
+        use std::io::Write;
+        match self {
+            Sink::File(mut f) => f.flush().map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string())),
+            Sink::Object(_) => Ok(()),
+        }
+    }
 }
