@@ -21,6 +21,7 @@ use crate::error::{AppendError, ConvertError, RecordError};
 use crate::framing::{Framing, FramingCheck};
 use crate::gather::CHUNK_RECORDS;
 use crate::options::{ArrowOptions, ConvertPath, StringColumns};
+use crate::reshape::Reshape;
 use crate::schema::Mapper;
 use crate::select::{pruned_pool, Selection};
 use crate::values::{BatchStats, RowCx, Source};
@@ -39,6 +40,9 @@ pub struct Converter {
     layout: LayoutIndex,
     path: ConvertPath,
     arrow: SchemaRef,
+    /// The mapping options' reshaping stage, when they change the canonical columns the
+    /// paths fill ([`BatchBuilder::finish`] applies it).
+    reshape: Option<Reshape>,
     notes: Vec<String>,
     /// Schema-registry framing, if records carry it.
     framing: Option<FramingCheck>,
@@ -255,9 +259,22 @@ impl Converter {
             (false, _) => (options.path, None, None),
         };
         let notes = mapper.notes.cuts;
-        let mut fields: Vec<arrow_schema::FieldRef> = columns.fields().iter().cloned().collect();
+        // The paths fill the canonical columns; the mapping options' shape is made from them
+        // when a batch is finished, and is the schema of every batch.
+        let reshape = options.reshapes().then(|| Reshape::new(&root, &columns.fields(), &options)).transpose()?;
+        let mut fields: Vec<arrow_schema::FieldRef> = match &reshape {
+            Some(r) => r.fields().iter().cloned().collect(),
+            None => columns.fields().iter().cloned().collect(),
+        };
         if let (Some(check), Framing::SchemaRegistry { schema_id_column: Some(name) }) = (&framing, &options.framing) {
             if check.column {
+                if reshape.is_some() && fields.iter().any(|f| f.name() == name) {
+                    return Err(ConvertError::ColumnName {
+                        column: name.clone(),
+                        message: full.clone(),
+                        why: "the schema-id column has the name of a column the mapping options make".into(),
+                    });
+                }
                 fields.push(Arc::new(arrow_schema::Field::new(name, arrow_schema::DataType::Int32, false)));
             }
         }
@@ -275,6 +292,7 @@ impl Converter {
             layout,
             path,
             arrow,
+            reshape,
             notes,
             framing,
             compiled,
@@ -284,7 +302,8 @@ impl Converter {
         })
     }
 
-    /// The Arrow schema of the batches.
+    /// The Arrow schema of the batches, under the mapping options (known before any data:
+    /// every batch has it).
     pub fn arrow_schema(&self) -> &SchemaRef {
         &self.arrow
     }
@@ -863,18 +882,30 @@ impl BatchBuilder<'_> {
         self.cx.stats
     }
 
-    /// The rows so far as a batch; the builder starts again empty.
+    /// The rows so far as a batch; the builder starts again empty. This is where every
+    /// path's batch is made: the mapping options that reshape columns
+    /// ([`ArrowOptions::oneof_case`], [`maps`](ArrowOptions::maps),
+    /// [`large`](ArrowOptions::large), [`EnumColumns::String`](crate::EnumColumns::String),
+    /// [`flatten`](ArrowOptions::flatten)) are applied here, to the canonical columns the
+    /// paths fill.
     pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
         let rows = self.len();
         self.converter.rows.fetch_add(rows as u64, Ordering::Relaxed);
         let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
-        let mut columns = root.finish_columns(&self.shared);
-        if let Some(ids) = &mut self.intake.schema_ids {
-            columns.push(Arc::new(arrow_array::Int32Array::from(std::mem::take(ids))));
-        }
+        let columns = root.finish_columns(&self.shared);
+        let ids = self.intake.schema_ids.as_mut().map(std::mem::take);
         self.shared.clear();
         self.cx.stats = BatchStats::default();
         self.intake.bytes = 0;
+        // Every path's canonical columns, in the shape the mapping options ask for (the
+        // builder is empty again whether or not this succeeds).
+        let mut columns = match &self.converter.reshape {
+            Some(reshape) => reshape.apply(columns, rows)?,
+            None => columns,
+        };
+        if let Some(ids) = ids {
+            columns.push(Arc::new(arrow_array::Int32Array::from(ids)));
+        }
         RecordBatch::try_new_with_options(
             self.converter.arrow.clone(),
             columns,

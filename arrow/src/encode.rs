@@ -9,6 +9,11 @@
 //! `Utf8View` for strings (their binary kinds for `bytes`), `List` and `LargeList`, enums as
 //! dictionaries or columns of names, or as numbers; timestamps and durations of any unit;
 //! a Timestamp, Duration or wrapper field as the native column or as the struct it is.
+//! Columns named by a path (`a.b.c`, as [`ArrowOptions::flatten`] names them) are regrouped
+//! into the structs they were flattened from before anything else (a regrouped message is
+//! absent in the rows where all its columns are null); a `<oneof>_case` column
+//! ([`ArrowOptions::oneof_case`]) is accepted and not read: the member columns say which
+//! member is set.
 //!
 //! Messages come out canonical, as protoc's and prost's encoders write them: fields by
 //! number; a field with presence written when its value is not null (even at its default),
@@ -27,9 +32,9 @@ use arrow_array::types::{
     Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
-use arrow_schema::{DataType, Fields, TimeUnit};
+use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use protojit::Schema;
 use protojit_arena::wire::{
@@ -182,6 +187,8 @@ impl Encoder {
                 why: "it holds the records' schema ids (schema-registry framing)".into(),
             });
         }
+        // Flattened columns (`a.b.c`, ArrowOptions::flatten) become the structs they came from.
+        let (fields, columns) = regroup(fields, columns)?;
         let mut planner = Planner { encoder: self, stack: Vec::new() };
         let message = planner.message(&self.root, &Fields::from(fields), columns, "")?;
         Ok(RecordPlan { message, header })
@@ -236,7 +243,7 @@ impl Planner<'_> {
         for (field, column) in fields.iter().zip(columns) {
             let column_path = join(path, field.name());
             let Some(fd) = desc.get_field_by_name(field.name()) else {
-                if self.encoder.ignore_extra {
+                if self.encoder.ignore_extra || is_case_column(desc, field.name()) {
                     continue;
                 }
                 return Err(EncodeError::ExtraColumn { column: column_path, message: desc.full_name().to_owned() });
@@ -441,6 +448,88 @@ impl Planner<'_> {
             _ => Err(EncodeError::column_type(path, &format!("a struct of {}", m.full_name()), found)),
         }
     }
+}
+
+/// Whether `name` is the case column of one of `desc`'s oneofs (`<oneof>_case`,
+/// [`ArrowOptions::oneof_case`]): accepted and not read, the members say which is set.
+fn is_case_column(desc: &MessageDescriptor, name: &str) -> bool {
+    name.strip_suffix(crate::reshape::CASE_SUFFIX)
+        .is_some_and(|oneof| desc.oneofs().any(|o| !o.is_synthetic() && o.name() == oneof))
+}
+
+/// A batch's columns with those named by a path (`a.b.c`, as
+/// [`ArrowOptions::flatten`](crate::ArrowOptions::flatten) names them) regrouped into the
+/// struct columns they were flattened from, in the place of their first column. A
+/// regrouped struct is null in the rows where all its columns are (so a message that was
+/// present with every column null comes back absent). A dotted column whose first part is
+/// also a column of its own is left as it is (and named as an extra column by the
+/// planner).
+fn regroup(fields: Vec<FieldRef>, columns: Vec<ArrayRef>) -> Result<(Vec<FieldRef>, Vec<ArrayRef>), EncodeError> {
+    if !fields.iter().any(|f| f.name().contains('.')) {
+        return Ok((fields, columns));
+    }
+    let plain: Vec<String> = fields.iter().filter(|f| !f.name().contains('.')).map(|f| f.name().clone()).collect();
+    let mut groups: Vec<Group> = Vec::new();
+    for (field, column) in fields.into_iter().zip(columns) {
+        match field.name().split_once('.') {
+            Some((head, rest)) if !plain.iter().any(|p| p == head) => {
+                let i = match groups.iter().position(|g| matches!(g, Group::Nested(n, _) if n == head)) {
+                    Some(i) => i,
+                    None => {
+                        groups.push(Group::Nested(head.to_owned(), Vec::new()));
+                        groups.len() - 1
+                    }
+                };
+                if let Group::Nested(_, children) = &mut groups[i] {
+                    let renamed = Arc::new(Field::new(rest, field.data_type().clone(), true));
+                    children.push((renamed, column));
+                }
+            }
+            _ => groups.push(Group::Column(field, column)),
+        }
+    }
+    let mut out_fields = Vec::with_capacity(groups.len());
+    let mut out_columns = Vec::with_capacity(groups.len());
+    for group in groups {
+        let (field, column) = match group {
+            Group::Column(field, column) => (field, column),
+            Group::Nested(name, children) => {
+                let (fields, columns): (Vec<FieldRef>, Vec<ArrayRef>) = children.into_iter().unzip();
+                let (fields, columns) = regroup(fields, columns)?;
+                let fields = Fields::from(
+                    fields.iter().map(|f| Arc::new(f.as_ref().clone().with_nullable(true))).collect::<Vec<_>>(),
+                );
+                let nulls = any_valid(&columns);
+                let array = StructArray::try_new(fields.clone(), columns, nulls).map_err(|e| {
+                    EncodeError::column_type(&name, &format!("a flattened message ({e})"), &DataType::Null)
+                })?;
+                (Arc::new(Field::new(name, DataType::Struct(fields), true)), Arc::new(array) as ArrayRef)
+            }
+        };
+        out_fields.push(field);
+        out_columns.push(column);
+    }
+    Ok((out_fields, out_columns))
+}
+
+/// A column of the batch, or the columns of a flattened message (their names after the
+/// message's).
+enum Group {
+    Column(FieldRef, ArrayRef),
+    Nested(String, Vec<(FieldRef, ArrayRef)>),
+}
+
+/// Valid where any of `columns` is (`None`: everywhere).
+fn any_valid(columns: &[ArrayRef]) -> Option<NullBuffer> {
+    let mut valid: Option<arrow_buffer::BooleanBuffer> = None;
+    for column in columns {
+        let nulls = column.logical_nulls()?;
+        valid = Some(match valid {
+            None => nulls.inner().clone(),
+            Some(v) => &v | nulls.inner(),
+        });
+    }
+    valid.map(NullBuffer::new)
 }
 
 /// `path.name`, or `name` at the top.

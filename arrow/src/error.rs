@@ -64,6 +64,19 @@ pub enum ConvertError {
     /// [`Utf8Check::All`]): Arrow `Utf8` columns hold valid text only.
     #[error("Arrow string columns hold valid UTF-8 only: give ArrowOptions::decode the policy Utf8Check::All (EngineOptions::with_utf8), not {0:?}")]
     Utf8(Utf8Check),
+    /// A column the mapping options add would have the name of another column of the same
+    /// struct (a `<oneof>_case` column named like a field; under
+    /// [`ArrowOptions::flatten`](crate::ArrowOptions::flatten), the schema-id column named
+    /// like a flattened column).
+    #[error("column `{column}` of {message}: {why}")]
+    ColumnName {
+        /// The column's name (its path under flattening).
+        column: String,
+        /// The message type whose columns it is among.
+        message: String,
+        /// What it clashes with.
+        why: String,
+    },
     /// A batch could not be assembled (a bug: the builders keep Arrow's invariants).
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

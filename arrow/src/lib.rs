@@ -32,16 +32,36 @@
 //! | message, group | `Struct` of its fields (nullable: null when the field is absent) |
 //! | message without columns (`google.protobuf.Empty`, or every field cut) | `Boolean`: `true` when present (Parquet cannot store a struct without fields) |
 //! | `repeated T` | `List<T>` (never null: empty when absent; items not null) |
-//! | `map<K, V>` | `Map<K, V>`, one entry per distinct key (the last on the wire), in wire order |
+//! | `map<K, V>` | `Map<K, V>`, one entry per distinct key (the last on the wire), in wire order; or `List<Struct<key, value>>` ([`MapColumns::Entries`]) |
+//! | `oneof` | its members' columns; and a `<oneof>_case` column with [`ArrowOptions::oneof_case`] |
 //! | `bool`, `int32`/`sint32`/`sfixed32`, `int64`/..., `uint32`/`fixed32`, `uint64`/`fixed64`, `float`, `double` | `Boolean`, `Int32`, `Int64`, `UInt32`, `UInt64`, `Float32`, `Float64` |
 //! | `string`, `bytes` | `Utf8`, `Binary`; or `Utf8View`, `BinaryView` ([`StringColumns::Views`]: long values point into the input's Arrow buffer where it is one, no copy) |
-//! | enum | `Dictionary<Int32, Utf8>` of value names (undeclared numbers of open enums as decimal text), or `Int32` numbers ([`EnumColumns::Number`]) |
+//! | enum | `Dictionary<Int32, Utf8>` of value names (undeclared numbers of open enums as decimal text), or `Int32` numbers ([`EnumColumns::Number`]), or `Utf8` names ([`EnumColumns::String`]) |
 //! | field with presence (proto2, proto3 `optional`, oneof member) | nullable: null when absent (so a oneof is its members, at most one not null) |
 //! | proto3 field without presence | not nullable: the value, the default when absent |
 //! | `google.protobuf.Timestamp` | `Timestamp(Nanosecond, "UTC")`, nullable |
 //! | `google.protobuf.Duration` | `Duration(Nanosecond)`, nullable |
 //! | `google.protobuf.*Value` wrappers | the wrapped type, null when absent |
 //! | a type already [`ArrowOptions::max_recursion`] times on the path | left out, with a note ([`Converter::notes`], and the schema's metadata) |
+//!
+//! ## Mapping options
+//!
+//! The table above is the default mapping. Options of [`ArrowOptions`] reshape it (set by
+//! name from text with [`ArrowOptions::set`], as the CLI flags and Python keywords do):
+//!
+//! | option | columns |
+//! |---|---|
+//! | [`oneof_case`](ArrowOptions::oneof_case) | a `<oneof>_case` column per oneof: `Dictionary<Int8, Utf8>` of the set member's name, null when none is, after the message's other columns (only members that have a column can be seen) |
+//! | [`maps`](ArrowOptions::maps) = [`MapColumns::Entries`] | `List<Struct<key, value>>` instead of `Map<K, V>` (the same offsets and entries) |
+//! | [`large`](ArrowOptions::large) | `LargeUtf8`, `LargeBinary`, `LargeList` (view strings stay views, enum dictionaries keep `Utf8` names, a `Map` stays a `Map`) |
+//! | [`enums`](ArrowOptions::enums) = [`EnumColumns::String`] | `Utf8` value names instead of a dictionary |
+//! | [`flatten`](ArrowOptions::flatten) | singular message fields as top-level columns named by path (`a.b.c`), null where a parent is absent; lists and maps stay whole |
+//!
+//! Every path fills the default mapping's columns; [`BatchBuilder::finish`] reshapes them
+//! (sharing child arrays, value and null buffers; widening offsets; copying enum names),
+//! so every path gives the same batch, and [`Converter::arrow_schema`] is known before any
+//! data. The [`Encoder`] reads every shape back: flattened columns are regrouped by path,
+//! case columns are accepted and not read.
 //!
 //! Timestamps and durations beyond 64-bit nanoseconds (before 1677 or after 2262) become
 //! nulls, counted in [`BatchStats::time_out_of_range`]. Unknown fields and extensions are
@@ -53,7 +73,8 @@
 //! fields without presence left out, packed where the field is); columns are matched to
 //! fields by name, and besides the converter's own shapes it reads the ones other tools
 //! write for the same data (any integer width, checked against the field's range; large and
-//! view strings; large lists; any time unit; enums as names or numbers). Bad columns are
+//! view strings; large lists; any time unit; enums as names or numbers; maps as lists of
+//! entries; flattened `a.b.c` columns, regrouped by path; oneof case columns, not read). Bad columns are
 //! [`EncodeError`]s naming the column, and the row for a bad value.
 //!
 //! # Projection
@@ -94,6 +115,7 @@ mod error;
 mod framing;
 mod gather;
 mod options;
+mod reshape;
 mod schema;
 mod select;
 mod values;
@@ -103,7 +125,7 @@ pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use encode::Encoder;
 pub use error::{AppendError, ConvertError, EncodeError, RecordError};
 pub use framing::{Framing, FramingError};
-pub use options::{ArrowOptions, ConvertPath, EnumColumns, StringColumns};
+pub use options::{ArrowOptions, ConvertPath, EnumColumns, MapColumns, StringColumns};
 pub use protojit::delimited::{DelimitedRecords, Record, StreamError};
 pub use values::BatchStats;
 

@@ -1,4 +1,4 @@
-//! What a converter is asked for: which fields, how enums, strings and well-known types become columns, which path turns records into rows, and the decoder's options.
+//! What a converter is asked for: which fields, how enums, strings, maps, oneofs and well-known types become columns (and whether nested ones are flattened), which path turns records into rows, and the decoder's options.
 
 use protojit::{EngineOptions, Utf8Check};
 
@@ -12,6 +12,23 @@ pub enum EnumColumns {
     Dictionary,
     /// `Int32`: the numbers on the wire.
     Number,
+    /// `Utf8` (`LargeUtf8` with [`ArrowOptions::large`]): the value names as plain text,
+    /// for engines and files without dictionaries (undeclared numbers of open enums as
+    /// decimal text, as in the dictionaries). The conversion paths fill dictionaries; the
+    /// names are taken from them when the batch is finished.
+    String,
+}
+
+/// How map fields become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MapColumns {
+    /// `Map<K, V>` (the default).
+    #[default]
+    Map,
+    /// `List<Struct<key, value>>` (`LargeList` with [`ArrowOptions::large`]): the map's
+    /// entries as a repeated entry message would be, for engines and warehouses without a
+    /// map type. The same offsets and entries as the map (no copy).
+    Entries,
 }
 
 /// How `string` and `bytes` fields become columns.
@@ -115,6 +132,34 @@ pub struct ArrowOptions {
     /// those alone, the streaming decoder's direct appends and the row-by-row tree path,
     /// the oracle the others are tested against. [`Converter::path`](crate::Converter::path) says which runs.
     pub path: ConvertPath,
+    /// A `<oneof>_case` column for each oneof of a converted message (default `false`):
+    /// `Dictionary<Int8, Utf8>` (`Int32` keys past 127 members) of the set member's name,
+    /// null when no member is set (or the message is absent), placed after the message's
+    /// other columns (inside its struct for a nested message). Only members that have a
+    /// column can be seen: a member left out by [`select`](Self::select) or by the recursion
+    /// cut reads as none set. A oneof without member columns gets none; proto3 `optional`
+    /// fields (synthetic oneofs) get none. A case column named like a field of the same
+    /// message is a [`ConvertError::ColumnName`](crate::ConvertError::ColumnName).
+    pub oneof_case: bool,
+    /// Map columns (default: `Map<K, V>`; [`MapColumns::Entries`]: a list of key/value
+    /// structs).
+    pub maps: MapColumns,
+    /// `LargeUtf8`, `LargeBinary` and `LargeList` (64-bit offsets) instead of `Utf8`,
+    /// `Binary` and `List` everywhere (default `false`), for consumers that take only
+    /// those. The offsets are widened when a batch is finished; value buffers are shared.
+    /// Not changed: `Utf8View` / `BinaryView` columns ([`StringColumns::Views`] stays
+    /// views), the `Utf8` names inside enum and oneof-case dictionaries, and `Map`
+    /// columns (Arrow's map has 32-bit offsets only; [`MapColumns::Entries`] gives
+    /// `LargeList`).
+    pub large: bool,
+    /// Singular message fields as top-level columns named by their path, `a.b.c`,
+    /// recursively (default `false`): the struct column `a` is replaced by its children,
+    /// in place. A child is null where its parent message is absent (so a non-nullable
+    /// child becomes nullable). Lists, maps and what is inside them are not flattened; a
+    /// message without columns stays its `Boolean` marker. The way back
+    /// ([`Encoder`](crate::Encoder)) regroups the columns by path; a message that is
+    /// present but whose columns are all null comes back absent.
+    pub flatten: bool,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
@@ -134,7 +179,81 @@ impl Default for ArrowOptions {
             well_known_types: true,
             framing: Framing::Bare,
             path: ConvertPath::Auto,
+            oneof_case: false,
+            maps: MapColumns::Map,
+            large: false,
+            flatten: false,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
+    }
+}
+
+impl ArrowOptions {
+    /// Sets one mapping option by name from its text, as option lists spell them (SQL's
+    /// `STORED AS PROTOBUF OPTIONS (...)`, the CLI, Python keywords): `oneof_case`,
+    /// `large` and `flatten` take `true` / `false`; `maps` takes `map` or `entries`;
+    /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`).
+    /// Names and values are matched without regard to case. An unknown name or value is
+    /// an `Err` saying what is accepted.
+    ///
+    /// ```
+    /// use protojit_arrow::{ArrowOptions, MapColumns};
+    ///
+    /// let mut options = ArrowOptions::default();
+    /// options.set("maps", "entries")?;
+    /// options.set("flatten", "true")?;
+    /// assert_eq!(options.maps, MapColumns::Entries);
+    /// assert!(options.flatten);
+    /// assert!(options.set("maps", "list").is_err());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let key = key.trim().to_ascii_lowercase();
+        let value_lower = value.trim().to_ascii_lowercase();
+        let flag = |name: &str| match value_lower.as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(format!("option `{name}`: `{value}` is not `true` or `false`")),
+        };
+        match key.as_str() {
+            "oneof_case" => self.oneof_case = flag("oneof_case")?,
+            "large" => self.large = flag("large")?,
+            "flatten" => self.flatten = flag("flatten")?,
+            "maps" => {
+                self.maps = match value_lower.as_str() {
+                    "map" => MapColumns::Map,
+                    "entries" => MapColumns::Entries,
+                    _ => return Err(format!("option `maps`: `{value}` is not `map` or `entries`")),
+                }
+            }
+            "enums" => {
+                self.enums = match value_lower.as_str() {
+                    "dictionary" => EnumColumns::Dictionary,
+                    "number" | "numbers" => EnumColumns::Number,
+                    "string" | "strings" => EnumColumns::String,
+                    _ => return Err(format!("option `enums`: `{value}` is not `dictionary`, `number` or `string`")),
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown mapping option `{key}` (the options are {})",
+                    Self::MAPPING_OPTIONS.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The option names [`set`](Self::set) takes.
+    pub const MAPPING_OPTIONS: [&'static str; 5] = ["oneof_case", "maps", "large", "enums", "flatten"];
+
+    /// Whether any option changes the shape of the columns the conversion paths fill
+    /// (the reshaping stage runs when a batch is finished).
+    pub(crate) fn reshapes(&self) -> bool {
+        self.oneof_case
+            || self.maps != MapColumns::Map
+            || self.large
+            || self.flatten
+            || self.enums == EnumColumns::String
     }
 }

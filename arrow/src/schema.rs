@@ -190,7 +190,9 @@ impl<'s> Mapper<'s> {
             Kind::Bytes => Values::text(false, self.options.strings == StringColumns::Views),
             Kind::Enum(e) => match self.options.enums {
                 EnumColumns::Number => Values::new(Data::I32(Vec::new())),
-                EnumColumns::Dictionary => Values::new(Data::Enum(Vec::new(), EnumDict::new(&e))),
+                // Names as plain text are taken from the dictionaries when a batch is
+                // finished (the reshaping stage): every path fills dictionaries.
+                EnumColumns::Dictionary | EnumColumns::String => Values::new(Data::Enum(Vec::new(), EnumDict::new(&e))),
             },
             Kind::Message(_) => unreachable!("message fields are not leaves"),
         }

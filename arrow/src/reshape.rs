@@ -1,0 +1,580 @@
+//! The mapping options' reshaping stage: a finished batch's canonical columns turned into the shape the options ask for (oneof cases, map entries, large offsets, enum names, flattening).
+//!
+//! Every conversion path (compiled appenders, chunked, direct, tree) fills the same
+//! canonical columns: messages as structs, maps as `Map`, `Utf8` / `Binary` / `List` with
+//! 32-bit offsets, enums as dictionaries (or numbers). [`BatchBuilder::finish`]
+//! (crate::BatchBuilder::finish), the one place every path's batch is made, hands those
+//! columns to a [`Reshape`], planned once per converter from the canonical schema, so every
+//! path honours the options by construction. The stage reuses what it can: child arrays,
+//! value buffers and null buffers are shared; 32-bit offsets are widened into new buffers
+//! (`large`); enum names are copied out of their dictionaries (`enums = string`); oneof
+//! case columns are made from the member columns' validity.
+//!
+//! The plan ([`Node`]) mirrors the canonical schema and is [`Node::Keep`] wherever nothing
+//! changes, so untouched subtrees cost nothing. The output types are computed with the
+//! plan and the arrays are built against them, so [`Reshape::fields`] is the schema of
+//! every batch.
+
+use std::sync::Arc;
+
+use arrow_array::builder::GenericStringBuilder;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int8Type};
+use arrow_array::{
+    make_array, Array, ArrayRef, DictionaryArray, GenericByteArray, GenericListArray, MapArray, OffsetSizeTrait,
+    PrimitiveArray, StringArray, StructArray,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+
+use crate::error::ConvertError;
+use crate::options::{ArrowOptions, EnumColumns, MapColumns};
+
+/// The suffix of a oneof's case column.
+pub(crate) const CASE_SUFFIX: &str = "_case";
+
+/// A converter's reshaping stage: the plan of its root message's columns.
+#[derive(Debug)]
+pub(crate) struct Reshape {
+    root: StructPlan,
+    flatten: bool,
+    /// The columns of every reshaped batch (before the schema-id column, if any).
+    fields: Fields,
+}
+
+/// What happens to one canonical column (and what is inside it).
+#[derive(Debug)]
+enum Node {
+    /// Nothing: the array as it is.
+    Keep,
+    /// `Utf8` → `LargeUtf8`, `Binary` → `LargeBinary`: offsets widened, data shared.
+    LargeText,
+    /// An enum's `Dictionary<Int32, Utf8>` → its names as `Utf8`, or `LargeUtf8` (`large`).
+    EnumNames { large: bool },
+    /// A list: its items reshaped; `large`: `LargeList`.
+    List { item: Box<Node>, field: FieldRef, large: bool },
+    /// A map: keys and values reshaped, as a `Map` or a list of its entries.
+    Map(Box<MapPlan>),
+    /// A message: its columns reshaped, then its oneof case columns.
+    Struct(StructPlan),
+}
+
+#[derive(Debug)]
+struct MapPlan {
+    key: Node,
+    value: Node,
+    /// The entries' struct fields (key, value), reshaped.
+    entries: Fields,
+    shape: MapShape,
+}
+
+#[derive(Debug)]
+enum MapShape {
+    /// `Map` with this entries field.
+    Map(FieldRef),
+    /// `List` (`LargeList` where `large`) of the entries, with this item field.
+    Entries { item: FieldRef, large: bool },
+}
+
+#[derive(Debug)]
+struct StructPlan {
+    children: Vec<Node>,
+    cases: Vec<Case>,
+    /// The struct's fields: its columns reshaped, then the case columns.
+    fields: Fields,
+}
+
+/// A oneof's case column.
+#[derive(Debug)]
+struct Case {
+    /// The member columns (indexes among the struct's canonical columns) and the key of
+    /// each member's name.
+    members: Vec<(usize, i32)>,
+    /// The members' names (the dictionary's values).
+    names: ArrayRef,
+    /// `Int32` keys (more than 127 members); else `Int8`.
+    wide: bool,
+}
+
+impl Reshape {
+    /// The stage for the canonical columns `fields` of message `root` under `options`.
+    pub(crate) fn new(
+        root: &MessageDescriptor,
+        fields: &Fields,
+        options: &ArrowOptions,
+    ) -> Result<Reshape, ConvertError> {
+        let planner = Planner { options };
+        let root = planner.message(root, fields)?;
+        let fields = if options.flatten { flat_fields(&root.fields) } else { root.fields.clone() };
+        Ok(Reshape { root, flatten: options.flatten, fields })
+    }
+
+    /// The reshaped columns.
+    pub(crate) fn fields(&self) -> &Fields {
+        &self.fields
+    }
+
+    /// The root's canonical columns (`rows` rows) reshaped.
+    pub(crate) fn apply(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<Vec<ArrayRef>, ArrowError> {
+        let columns = struct_columns(&self.root, columns, rows, None)?;
+        if !self.flatten {
+            return Ok(columns);
+        }
+        let mut out = Vec::with_capacity(self.fields.len());
+        for (field, column) in self.root.fields.iter().zip(columns) {
+            flatten_into(field, column, None, &mut out)?;
+        }
+        Ok(out)
+    }
+}
+
+/// Builds the plan from the canonical schema and the message descriptors.
+struct Planner<'o> {
+    options: &'o ArrowOptions,
+}
+
+impl Planner<'_> {
+    /// The plan of message `msg`'s canonical columns `fields`.
+    fn message(&self, msg: &MessageDescriptor, fields: &Fields) -> Result<StructPlan, ConvertError> {
+        let mut children = Vec::with_capacity(fields.len());
+        let mut out: Vec<FieldRef> = Vec::with_capacity(fields.len());
+        for field in fields {
+            let fd = msg.get_field_by_name(field.name());
+            let (node, data_type) = self.node(field.data_type(), fd.as_ref().and_then(message_of).as_ref())?;
+            out.push(match node {
+                Node::Keep => field.clone(),
+                _ => Arc::new(Field::new(field.name(), data_type, field.is_nullable())),
+            });
+            children.push(node);
+        }
+        let mut cases = Vec::new();
+        if self.options.oneof_case {
+            for oneof in msg.oneofs().filter(|o| !o.is_synthetic()) {
+                let names: Vec<String> = oneof.fields().map(|f| f.name().to_owned()).collect();
+                let members: Vec<(usize, i32)> = fields
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, f)| {
+                        let key = names.iter().position(|n| n == f.name())?;
+                        Some((i, i32::try_from(key).ok()?))
+                    })
+                    .collect();
+                if members.is_empty() {
+                    continue;
+                }
+                let name = format!("{}{CASE_SUFFIX}", oneof.name());
+                if out.iter().any(|f| f.name() == &name) {
+                    return Err(ConvertError::ColumnName {
+                        column: name,
+                        message: msg.full_name().to_owned(),
+                        why: "the oneof's case column has the name of another column (ArrowOptions::oneof_case)".into(),
+                    });
+                }
+                let wide = names.len() > i8::MAX as usize;
+                let key = if wide { DataType::Int32 } else { DataType::Int8 };
+                let data_type = DataType::Dictionary(Box::new(key), Box::new(DataType::Utf8));
+                out.push(Arc::new(Field::new(name, data_type, true)));
+                cases.push(Case { members, names: Arc::new(StringArray::from(names)), wide });
+            }
+        }
+        Ok(StructPlan { children, cases, fields: out.into() })
+    }
+
+    /// The plan of a canonical column of type `data_type` (holding values of message type
+    /// `msg`, if any: the struct's, the list items', the map values'), and its reshaped type.
+    fn node(&self, data_type: &DataType, msg: Option<&MessageDescriptor>) -> Result<(Node, DataType), ConvertError> {
+        let o = self.options;
+        Ok(match data_type {
+            DataType::Utf8 if o.large => (Node::LargeText, DataType::LargeUtf8),
+            DataType::Binary if o.large => (Node::LargeText, DataType::LargeBinary),
+            DataType::Dictionary(key, value)
+                if o.enums == EnumColumns::String && **key == DataType::Int32 && **value == DataType::Utf8 =>
+            {
+                let large = o.large;
+                (Node::EnumNames { large }, if large { DataType::LargeUtf8 } else { DataType::Utf8 })
+            }
+            DataType::List(item) => {
+                let (node, item_type) = self.node(item.data_type(), msg)?;
+                if matches!(node, Node::Keep) && !o.large {
+                    return Ok((Node::Keep, data_type.clone()));
+                }
+                let field = Arc::new(Field::new(item.name(), item_type, item.is_nullable()));
+                let large = o.large;
+                let data_type = if large { DataType::LargeList(field.clone()) } else { DataType::List(field.clone()) };
+                (Node::List { item: Box::new(node), field, large }, data_type)
+            }
+            DataType::Map(entries_field, sorted) => {
+                let DataType::Struct(kv) = entries_field.data_type() else {
+                    return Err(ConvertError::Schema(format!("a map's entries are not a struct: {entries_field}")));
+                };
+                let (Some(key_field), Some(value_field)) = (kv.first(), kv.get(1)) else {
+                    return Err(ConvertError::Schema(format!("a map's entries lack a key or value: {entries_field}")));
+                };
+                let (key, key_type) = self.node(key_field.data_type(), None)?;
+                let (value, value_type) = self.node(value_field.data_type(), msg)?;
+                let entries_as_list = o.maps == MapColumns::Entries;
+                if matches!((&key, &value), (Node::Keep, Node::Keep)) && !entries_as_list {
+                    return Ok((Node::Keep, data_type.clone()));
+                }
+                let entries: Fields = vec![
+                    Arc::new(Field::new(key_field.name(), key_type, key_field.is_nullable())),
+                    Arc::new(Field::new(value_field.name(), value_type, value_field.is_nullable())),
+                ]
+                .into();
+                let (shape, data_type) = if entries_as_list {
+                    let item = Arc::new(Field::new("item", DataType::Struct(entries.clone()), false));
+                    let large = o.large;
+                    let t = if large { DataType::LargeList(item.clone()) } else { DataType::List(item.clone()) };
+                    (MapShape::Entries { item, large }, t)
+                } else {
+                    let field = Arc::new(Field::new(
+                        entries_field.name(),
+                        DataType::Struct(entries.clone()),
+                        entries_field.is_nullable(),
+                    ));
+                    (MapShape::Map(field.clone()), DataType::Map(field, *sorted))
+                };
+                (Node::Map(Box::new(MapPlan { key, value, entries, shape })), data_type)
+            }
+            DataType::Struct(fields) => {
+                let Some(msg) = msg else {
+                    return Err(ConvertError::Schema(format!("a struct column without its message type: {data_type}")));
+                };
+                let plan = self.message(msg, fields)?;
+                let unchanged = plan.cases.is_empty() && plan.children.iter().all(|c| matches!(c, Node::Keep));
+                if unchanged {
+                    return Ok((Node::Keep, data_type.clone()));
+                }
+                let data_type = DataType::Struct(plan.fields.clone());
+                (Node::Struct(plan), data_type)
+            }
+            _ => (Node::Keep, data_type.clone()),
+        })
+    }
+}
+
+/// The message type of `fd`'s column values: its own message, or a map's value message.
+fn message_of(fd: &FieldDescriptor) -> Option<MessageDescriptor> {
+    let Kind::Message(m) = fd.kind() else { return None };
+    if fd.is_map() {
+        match m.map_entry_value_field().kind() {
+            Kind::Message(v) => Some(v),
+            _ => None,
+        }
+    } else {
+        Some(m)
+    }
+}
+
+/// An error for a column that is not what the plan was made for (a bug).
+fn unexpected(what: &str, found: &DataType) -> ArrowError {
+    ArrowError::InvalidArgumentError(format!("reshaping: expected {what}, found {found}"))
+}
+
+/// Reshapes one canonical column.
+fn apply(node: &Node, array: ArrayRef) -> Result<ArrayRef, ArrowError> {
+    Ok(match node {
+        Node::Keep => array,
+        Node::LargeText => match array.data_type() {
+            DataType::Utf8 => {
+                let a = array.as_string::<i32>();
+                Arc::new(GenericByteArray::<arrow_array::types::LargeUtf8Type>::try_new(
+                    widen(a.offsets()),
+                    a.values().clone(),
+                    a.nulls().cloned(),
+                )?)
+            }
+            DataType::Binary => {
+                let a = array.as_binary::<i32>();
+                Arc::new(GenericByteArray::<arrow_array::types::LargeBinaryType>::try_new(
+                    widen(a.offsets()),
+                    a.values().clone(),
+                    a.nulls().cloned(),
+                )?)
+            }
+            found => return Err(unexpected("Utf8 or Binary", found)),
+        },
+        Node::EnumNames { large: false } => enum_names::<i32>(&array)?,
+        Node::EnumNames { large: true } => enum_names::<i64>(&array)?,
+        Node::List { item, field, large } => {
+            let list = array.as_list_opt::<i32>().ok_or_else(|| unexpected("a List", array.data_type()))?;
+            let values = apply(item, list.values().clone())?;
+            let nulls = list.nulls().cloned();
+            if *large {
+                Arc::new(GenericListArray::<i64>::try_new(field.clone(), widen(list.offsets()), values, nulls)?)
+            } else {
+                Arc::new(GenericListArray::<i32>::try_new(field.clone(), list.offsets().clone(), values, nulls)?)
+            }
+        }
+        Node::Map(plan) => {
+            let map = array.as_map_opt().ok_or_else(|| unexpected("a Map", array.data_type()))?;
+            let entries = map.entries();
+            let key = apply(&plan.key, entries.column(0).clone())?;
+            let value = apply(&plan.value, entries.column(1).clone())?;
+            let entries = StructArray::try_new(plan.entries.clone(), vec![key, value], entries.nulls().cloned())?;
+            let nulls = map.nulls().cloned();
+            match &plan.shape {
+                MapShape::Map(field) => {
+                    Arc::new(MapArray::try_new(field.clone(), map.offsets().clone(), entries, nulls, false)?)
+                }
+                MapShape::Entries { item, large: false } => Arc::new(GenericListArray::<i32>::try_new(
+                    item.clone(),
+                    map.offsets().clone(),
+                    Arc::new(entries),
+                    nulls,
+                )?),
+                MapShape::Entries { item, large: true } => Arc::new(GenericListArray::<i64>::try_new(
+                    item.clone(),
+                    widen(map.offsets()),
+                    Arc::new(entries),
+                    nulls,
+                )?),
+            }
+        }
+        Node::Struct(plan) => {
+            let s = array.as_struct_opt().ok_or_else(|| unexpected("a Struct", array.data_type()))?;
+            let nulls = s.nulls().cloned();
+            let columns = struct_columns(plan, s.columns().to_vec(), s.len(), nulls.as_ref())?;
+            Arc::new(StructArray::try_new(plan.fields.clone(), columns, nulls)?)
+        }
+    })
+}
+
+/// A message's canonical columns (`len` rows; `nulls`: where the message is absent)
+/// reshaped, its case columns after them.
+fn struct_columns(
+    plan: &StructPlan,
+    columns: Vec<ArrayRef>,
+    len: usize,
+    nulls: Option<&NullBuffer>,
+) -> Result<Vec<ArrayRef>, ArrowError> {
+    if columns.len() != plan.children.len() {
+        return Err(ArrowError::InvalidArgumentError(format!(
+            "reshaping: {} columns for a plan of {}",
+            columns.len(),
+            plan.children.len()
+        )));
+    }
+    // The cases read the canonical member columns' validity, before they are reshaped.
+    let cases: Vec<ArrayRef> =
+        plan.cases.iter().map(|case| case_column(case, &columns, len, nulls)).collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(plan.fields.len());
+    for (node, column) in plan.children.iter().zip(columns) {
+        out.push(apply(node, column)?);
+    }
+    out.extend(cases);
+    Ok(out)
+}
+
+/// A oneof's case column: the name of the member whose column is not null, null where none
+/// is (or the message is absent).
+fn case_column(
+    case: &Case,
+    columns: &[ArrayRef],
+    len: usize,
+    nulls: Option<&NullBuffer>,
+) -> Result<ArrayRef, ArrowError> {
+    let mut keys = vec![0i32; len];
+    let mut set = vec![false; len];
+    // In reverse, so that the first member set wins (a converted row has one at most).
+    for &(i, key) in case.members.iter().rev() {
+        let column =
+            columns.get(i).ok_or_else(|| ArrowError::InvalidArgumentError("reshaping: no member column".into()))?;
+        if column.len() != len {
+            return Err(ArrowError::InvalidArgumentError("reshaping: a member column of another length".into()));
+        }
+        match column.logical_nulls() {
+            None => {
+                keys.iter_mut().for_each(|k| *k = key);
+                set.iter_mut().for_each(|s| *s = true);
+            }
+            Some(valid) => {
+                for row in valid.valid_indices() {
+                    keys[row] = key;
+                    set[row] = true;
+                }
+            }
+        }
+    }
+    let mut validity = NullBuffer::from(set);
+    if let Some(parent) = nulls {
+        validity = NullBuffer::union(Some(&validity), Some(parent)).unwrap_or(validity);
+    }
+    let validity = (validity.null_count() > 0).then_some(validity);
+    Ok(if case.wide {
+        let keys = PrimitiveArray::<Int32Type>::try_new(ScalarBuffer::from(keys), validity)?;
+        Arc::new(DictionaryArray::try_new(keys, case.names.clone())?)
+    } else {
+        // Narrow keys: fewer than 128 members (checked when planned).
+        let narrow: Vec<i8> = keys.into_iter().map(|k| i8::try_from(k).unwrap_or(0)).collect();
+        let keys = PrimitiveArray::<Int8Type>::try_new(ScalarBuffer::from(narrow), validity)?;
+        Arc::new(DictionaryArray::try_new(keys, case.names.clone())?)
+    })
+}
+
+/// 32-bit offsets as 64-bit ones.
+fn widen(offsets: &OffsetBuffer<i32>) -> OffsetBuffer<i64> {
+    let wide: Vec<i64> = offsets.iter().map(|&o| i64::from(o)).collect();
+    // Widening keeps them non-negative and ascending.
+    OffsetBuffer::new(ScalarBuffer::from(wide))
+}
+
+/// An enum dictionary column's names as plain text.
+fn enum_names<O: OffsetSizeTrait>(array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+    let dict = array
+        .as_dictionary_opt::<Int32Type>()
+        .ok_or_else(|| unexpected("an enum dictionary (Int32 keys)", array.data_type()))?;
+    let names = dict
+        .values()
+        .as_string_opt::<i32>()
+        .ok_or_else(|| unexpected("enum names (Utf8)", dict.values().data_type()))?;
+    let keys = dict.keys();
+    let bytes: usize = keys
+        .iter()
+        .flatten()
+        .filter_map(|k| usize::try_from(k).ok())
+        .filter(|&k| k < names.len())
+        .map(|k| names.value_length(k).max(0) as usize)
+        .sum();
+    let mut out = GenericStringBuilder::<O>::with_capacity(keys.len(), bytes);
+    for key in keys.iter() {
+        match key {
+            None => out.append_null(),
+            Some(k) => {
+                let k = usize::try_from(k).ok().filter(|&k| k < names.len()).ok_or_else(|| {
+                    ArrowError::InvalidArgumentError(format!("reshaping: enum dictionary key {k} out of range"))
+                })?;
+                out.append_value(names.value(k));
+            }
+        }
+    }
+    Ok(Arc::new(out.finish()))
+}
+
+/// The columns of `fields` with every struct replaced by its children, named by path.
+fn flat_fields(fields: &Fields) -> Fields {
+    let mut out = Vec::new();
+    for field in fields {
+        flat_field(field, "", false, &mut out);
+    }
+    out.into()
+}
+
+fn flat_field(field: &FieldRef, prefix: &str, parent_nullable: bool, out: &mut Vec<FieldRef>) {
+    let name = if prefix.is_empty() { field.name().clone() } else { format!("{prefix}.{}", field.name()) };
+    let nullable = field.is_nullable() || parent_nullable;
+    match field.data_type() {
+        DataType::Struct(children) => {
+            for child in children {
+                flat_field(child, &name, nullable, out);
+            }
+        }
+        data_type => out.push(Arc::new(Field::new(name, data_type.clone(), nullable))),
+    }
+}
+
+/// Appends `array` (of `field`) flattened as [`flat_fields`] flattens its field: a
+/// struct's children with the struct's nulls (and its parents', `parent`) merged in.
+fn flatten_into(
+    field: &FieldRef,
+    array: ArrayRef,
+    parent: Option<&NullBuffer>,
+    out: &mut Vec<ArrayRef>,
+) -> Result<(), ArrowError> {
+    match field.data_type() {
+        DataType::Struct(children) => {
+            let s = array.as_struct_opt().ok_or_else(|| unexpected("a Struct", array.data_type()))?;
+            let nulls = NullBuffer::union(parent, s.nulls());
+            for (child, column) in children.iter().zip(s.columns()) {
+                flatten_into(child, column.clone(), nulls.as_ref(), out)?;
+            }
+        }
+        _ => out.push(match parent {
+            None => array,
+            Some(parent) => {
+                let merged = NullBuffer::union(Some(parent), array.nulls());
+                make_array(array.to_data().into_builder().nulls(merged).build()?)
+            }
+        }),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BooleanArray, Int32Array, ListArray};
+
+    fn options(set: &[(&str, &str)]) -> ArrowOptions {
+        let mut o = ArrowOptions::default();
+        for (k, v) in set {
+            o.set(k, v).unwrap();
+        }
+        o
+    }
+
+    fn message() -> MessageDescriptor {
+        let schema = protojit::Schema::from_proto_source(
+            "t.proto",
+            "syntax = \"proto3\"; message In { string s = 1; } message T { In a = 1; repeated string l = 2; }",
+        )
+        .unwrap();
+        schema.pool().get_message_by_name("T").unwrap()
+    }
+
+    /// `large` shares the value buffers of strings and the items of lists; `flatten`
+    /// shares the children and merges the parents' nulls into them.
+    #[test]
+    fn buffers_are_shared_and_nulls_merged() {
+        let s: ArrayRef = Arc::new(StringArray::from(vec![Some("x"), Some("yy"), None]));
+        let in_fields = Fields::from(vec![Field::new("s", DataType::Utf8, true)]);
+        let a: ArrayRef = Arc::new(StructArray::new(
+            in_fields.clone(),
+            vec![s.clone()],
+            Some(NullBuffer::from(vec![true, false, true])),
+        ));
+        let item = Arc::new(Field::new("item", DataType::Utf8, false));
+        let l: ArrayRef = Arc::new(ListArray::new(
+            item.clone(),
+            OffsetBuffer::from_lengths([1, 0, 0]),
+            Arc::new(StringArray::from(vec!["i"])),
+            None,
+        ));
+        let fields = Fields::from(vec![
+            Field::new("a", DataType::Struct(in_fields), true),
+            Field::new("l", DataType::List(item), false),
+        ]);
+        let msg = message();
+
+        let large = Reshape::new(&msg, &fields, &options(&[("large", "true")])).unwrap();
+        let out = large.apply(vec![a.clone(), l.clone()], 3).unwrap();
+        let s_large = out[0].as_struct().column(0).as_string::<i64>().clone();
+        assert_eq!(s_large.values().as_ptr(), s.as_string::<i32>().values().as_ptr());
+        assert_eq!(s_large.iter().collect::<Vec<_>>(), [Some("x"), Some("yy"), None]);
+        assert_eq!(out[1].data_type(), large.fields()[1].data_type());
+
+        let flat = Reshape::new(&msg, &fields, &options(&[("flatten", "true")])).unwrap();
+        assert_eq!(flat.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["a.s", "l"]);
+        let out = flat.apply(vec![a, l.clone()], 3).unwrap();
+        let s_flat = out[0].as_string::<i32>();
+        assert_eq!(s_flat.iter().collect::<Vec<_>>(), [Some("x"), None, None]);
+        assert_eq!(s_flat.values().as_ptr(), s.as_string::<i32>().values().as_ptr());
+        assert!(Arc::ptr_eq(&out[1], &l), "a column without structs is kept as it is");
+    }
+
+    /// A column of the wrong type (never made by the paths) is an error, not a panic.
+    #[test]
+    fn unexpected_columns_are_errors() {
+        let in_fields = Fields::from(vec![Field::new("s", DataType::Utf8, true)]);
+        let item = Arc::new(Field::new("item", DataType::Utf8, false));
+        let fields = Fields::from(vec![
+            Field::new("a", DataType::Struct(in_fields), true),
+            Field::new("l", DataType::List(item), false),
+        ]);
+        let r = Reshape::new(&message(), &fields, &options(&[("large", "true"), ("flatten", "true")])).unwrap();
+        let wrong: Vec<ArrayRef> = vec![Arc::new(Int32Array::from(vec![1])), Arc::new(BooleanArray::from(vec![true]))];
+        assert!(r.apply(wrong, 1).is_err());
+        assert!(r.apply(vec![], 0).is_err());
+    }
+}
