@@ -13,7 +13,7 @@ use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
 
-use crate::args::{DecodeArgs, Output};
+use crate::args::{DecodeArgs, EnumsArg, MappingArgs, Output};
 use crate::common::{self, input_name, one_line, Failure, Out};
 use crate::pool;
 use crate::progress::Progress;
@@ -203,9 +203,8 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         bytes: args.delimited.then(|| common::input_size(&args.input)).flatten(),
         threads: Some(jobs(args)),
     };
-    let options = ArrowOptions {
+    let mut options = ArrowOptions {
         select: (!args.select.is_empty()).then(|| args.select.clone()),
-        enums: if args.enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
         decode: ArrowOptions::default()
             .decode
             .with_kind(args.engine.engine)
@@ -213,6 +212,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             .with_tiering(common::tiering(schema, &args.type_name, &args.engine, workload)?),
         ..ArrowOptions::default()
     };
+    mapping_options(&args.mapping, args.enum_numbers, &mut options)?;
     let converter = Converter::new(schema, &args.type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
     for n in converter.notes() {
         common::note(n);
@@ -471,6 +471,22 @@ fn convert_job(builder: &mut BatchBuilder<'_>, job: &mut Job, keep_going: bool, 
     }
 }
 
+/// The mapping flags (`--oneof-case`, `--maps`, `--large`, `--enums`, `--flatten`, and
+/// `--enum-numbers`, a synonym for `--enums number`) set on `options`, by the names
+/// `ArrowOptions::set` takes (as SQL's table options will).
+pub fn mapping_options(mapping: &MappingArgs, enum_numbers: bool, options: &mut ArrowOptions) -> Result<(), Failure> {
+    if enum_numbers {
+        if mapping.enums.is_some_and(|e| e != EnumsArg::Number) {
+            return Err(Failure::usage("--enum-numbers is --enums number: give one of them"));
+        }
+        options.enums = EnumColumns::Number;
+    }
+    for (key, value) in mapping.options() {
+        options.set(key, value).map_err(Failure::usage)?;
+    }
+    Ok(())
+}
+
 /// `protojit schema arrow`: the Arrow schema of `type_name`'s records as the columns commands
 /// make it (the same converter options), written as text, JSON or an IPC stream.
 pub fn print_arrow_schema(
@@ -478,15 +494,16 @@ pub fn print_arrow_schema(
     type_name: &str,
     select: &[String],
     enum_numbers: bool,
+    mapping: &MappingArgs,
     format: crate::args::SchemaFormat,
 ) -> Result<(), Failure> {
     use crate::args::SchemaFormat;
-    let options = ArrowOptions {
+    let mut options = ArrowOptions {
         select: (!select.is_empty()).then(|| select.to_vec()),
-        enums: if enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
         path: ConvertPath::Chunked,
         ..ArrowOptions::default()
     };
+    mapping_options(mapping, enum_numbers, &mut options)?;
     let converter = Converter::new(schema, type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
     let arrow = converter.arrow_schema();
     let mut out = Out::new();

@@ -39,6 +39,11 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
             "--output-file applies to --output arrow and parquet; redirect stdout for the others",
         ));
     }
+    if args.mapping.any() {
+        return Err(Failure::usage(
+            "--oneof-case, --maps, --large, --enums and --flatten shape columns: they apply to --output arrow and parquet",
+        ));
+    }
     let json = matches!(args.output, Output::Json | Output::JsonPretty | Output::Jsonl);
     if !json && (args.emit_defaults || args.proto_names || args.enum_numbers) {
         return Err(Failure::usage("--emit-defaults, --proto-names and --enum-numbers apply to JSON output (--output json, json-pretty or jsonl)"));

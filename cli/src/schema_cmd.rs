@@ -43,9 +43,9 @@ pub fn run(sub: &SchemaSub) -> Result<(), Failure> {
             jit(&schema, type_name, *clif, &mut text)?;
         }
         #[cfg(feature = "columns")]
-        SchemaSub::Arrow { schema, type_name, select, enum_numbers, format } => {
+        SchemaSub::Arrow { schema, type_name, select, enum_numbers, mapping, format } => {
             let schema = common::load_schema(schema)?;
-            return crate::columns::print_arrow_schema(&schema, type_name, select, *enum_numbers, *format);
+            return crate::columns::print_arrow_schema(&schema, type_name, select, *enum_numbers, mapping, *format);
         }
         #[cfg(not(feature = "columns"))]
         SchemaSub::Arrow { .. } => return Err(crate::features::left_out("schema arrow", "columns")),

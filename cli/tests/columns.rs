@@ -257,3 +257,56 @@ fn parquet_and_arrow_tables_encode_back_to_the_records() {
     let e = fails(&run(encode("arrow").arg(&table), None), 1);
     assert!(e.contains("not a readable Arrow IPC table"), "{e}");
 }
+
+/// The mapping flags: `schema arrow` gives the shape they ask for, `decode -o arrow` writes
+/// batches of that schema, `encode --from arrow` turns them back into the records, and
+/// flags that do not go together (or with other outputs) are usage errors.
+#[test]
+fn mapping_flags_shape_the_columns_and_encode_back() {
+    let tmp = TempDir::new("mapping-flags");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    let records = stream(500);
+    let input = tmp.write("in.bin", &records);
+    let flags = ["--oneof-case", "--maps", "entries", "--large", "--enums", "string", "--flatten"];
+    let schema_of = |extra: &[&str]| {
+        ok(&run(protojit().args(["schema", "arrow", "--proto"]).arg(&proto).arg("Reading").args(extra), None))
+    };
+    let json: serde_json::Value =
+        serde_json::from_slice(&schema_of(&[&flags[..], &["--format", "json"]].concat())).unwrap();
+    let fields = json["fields"].as_array().unwrap();
+    let field = |name: &str| fields.iter().find(|f| f["name"] == name).unwrap_or_else(|| panic!("{name}: {json}"));
+    assert_eq!(field("label")["type"], "LargeUtf8");
+    assert_eq!(field("color")["type"], "LargeUtf8", "--enums string, large");
+    assert!(field("counts")["type"].as_str().unwrap().starts_with("LargeList("), "{json}");
+    assert!(field("values")["type"].as_str().unwrap().starts_with("LargeList("), "{json}");
+    assert_eq!(field("child.id")["type"], "Int32");
+    assert_eq!(field("child.id")["nullable"], true, "null where the child is absent");
+    assert!(fields.iter().all(|f| !f["type"].as_str().unwrap().starts_with("Struct")), "{json}");
+
+    // decode -o arrow under the flags: the schema printed before, and the records back.
+    let ipc = schema_of(&[&flags[..], &["--format", "ipc"]].concat());
+    let from_schema = StreamReader::try_new(ipc.as_slice(), None).unwrap().schema();
+    let arrow = ok(&decode(&tmp, &input, &[&["--delimited", "-o", "arrow"][..], &flags].concat()));
+    let from_data = StreamReader::try_new(arrow.as_slice(), None).unwrap().schema();
+    assert_eq!(from_schema, from_data);
+    let mut encode = protojit();
+    encode.arg("encode").arg("--proto").arg(&proto).args(["--type", "Reading", "--from", "arrow"]);
+    assert!(ok(&run(&mut encode, Some(&arrow))) == records, "the flattened, large, string-enum table encodes back");
+
+    // --enum-numbers is --enums number.
+    let json: serde_json::Value =
+        serde_json::from_slice(&schema_of(&["--format", "json", "--enums", "number"])).unwrap();
+    assert_eq!(json["fields"][3]["type"], "Int32");
+    let bad = run(
+        protojit().args(["schema", "arrow", "--proto"]).arg(&proto).arg("Reading").args([
+            "--enum-numbers",
+            "--enums",
+            "string",
+        ]),
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--enum-numbers is --enums number"), "{}", stderr(&bad));
+    let line = fails(&decode(&tmp, &input, &["--delimited", "--flatten"]), 2);
+    assert!(line.contains("apply to --output arrow and parquet"), "{line}");
+}
