@@ -83,10 +83,14 @@ class Schema:
         message: str,
         *,
         select: Optional[Sequence[str]] = None,
-        enums: Literal["dictionary", "number"] = "dictionary",
+        enums: Literal["dictionary", "number", "string"] = "dictionary",
         strings: Literal["offsets", "views"] = "offsets",
         max_recursion: int = 3,
         well_known_types: bool = True,
+        oneof_case: bool = False,
+        maps: Literal["map", "entries"] = "map",
+        large: bool = False,
+        flatten: bool = False,
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
         path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
@@ -101,14 +105,24 @@ class Schema:
 
         - ``select``: field paths to convert (``"id"``, ``"payload.user.name"``), in
           column order; unselected fields are skipped on the wire, not decoded.
-        - ``enums``: ``"dictionary"`` (``dictionary<int32, utf8>`` of value names) or
-          ``"number"`` (``int32``).
+        - ``enums``: ``"dictionary"`` (``dictionary<int32, utf8>`` of value names),
+          ``"number"`` (``int32``) or ``"string"`` (plain ``utf8`` names).
         - ``strings``: ``"offsets"`` (``utf8``/``binary``) or ``"views"``
           (``utf8_view``/``binary_view``; long values point into the input array).
         - ``max_recursion``: how often one type may appear on a path before the field that
           would nest it again is left out (recursive types have no finite Arrow schema).
         - ``well_known_types``: Timestamp, Duration and the wrappers as native Arrow types
           (``True``) or as the structs they are.
+        - ``oneof_case``: a ``<oneof>_case`` column per oneof (``dictionary<int8, utf8>``
+          of the set member's name, null when none is), after its message's other columns;
+          only members that have a column can be seen.
+        - ``maps``: ``"map"`` (``map<K, V>``) or ``"entries"`` (``list<struct<key, value>>``,
+          for engines without a map type).
+        - ``large``: ``large_utf8``, ``large_binary`` and ``large_list`` (64-bit offsets)
+          everywhere (view strings stay views; maps stay maps unless ``maps="entries"``).
+        - ``flatten``: singular message fields as top-level columns named by their path
+          (``"a.b.c"``), null where a parent message is absent; lists and maps stay whole.
+          :meth:`Converter.from_record_batch` regroups them.
         - ``framing``: ``"schema_registry"`` checks and strips Kafka's schema-registry
           header; ``schema_id_column`` keeps the schema id as an ``int32`` column.
         - ``path``: how records become rows (``None``: the library's default, ``"auto"``:

@@ -12,7 +12,7 @@ use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use protojit_arrow::{
-    AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, RecordError, StringColumns,
+    AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, MapColumns, RecordError, StringColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -39,6 +39,15 @@ pub enum Errors {
     Raise,
     /// Is left out, and counted (`protojit.skipped` in the schema's metadata).
     Skip,
+}
+
+/// The mapping keywords beside `enums` and `strings` (`ArrowOptions`' fields of the same
+/// names): `oneof_case=`, `maps=`, `large=`, `flatten=`.
+pub struct Mapping<'a> {
+    pub oneof_case: bool,
+    pub maps: &'a str,
+    pub large: bool,
+    pub flatten: bool,
 }
 
 /// A converter's keywords, checked.
@@ -69,6 +78,7 @@ impl ConverterOptions {
         strings: &str,
         max_recursion: i64,
         well_known_types: bool,
+        mapping: Mapping<'_>,
         framing: &str,
         schema_id_column: Option<String>,
         path: Option<&str>,
@@ -82,8 +92,23 @@ impl ConverterOptions {
         arrow.enums = match enums {
             "dictionary" => EnumColumns::Dictionary,
             "number" => EnumColumns::Number,
-            other => return Err(bad("enums", other, "'dictionary' (names, the default) or 'number'")),
+            "string" => EnumColumns::String,
+            other => {
+                return Err(bad(
+                    "enums",
+                    other,
+                    "'dictionary' (names, the default), 'number' or 'string' (plain names)",
+                ))
+            }
         };
+        arrow.maps = match mapping.maps {
+            "map" => MapColumns::Map,
+            "entries" => MapColumns::Entries,
+            other => return Err(bad("maps", other, "'map' (the default) or 'entries' (a list of key/value structs)")),
+        };
+        arrow.oneof_case = mapping.oneof_case;
+        arrow.large = mapping.large;
+        arrow.flatten = mapping.flatten;
         arrow.strings = match strings {
             "offsets" => StringColumns::Offsets,
             "views" => StringColumns::Views,

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::args::{buffer_bytes, count, fs_path};
-use crate::convert::{Converter, ConverterOptions};
+use crate::convert::{Converter, ConverterOptions, Mapping};
 use crate::errors::schema_error;
 use crate::message::{Decoder, Encoder};
 
@@ -173,7 +173,8 @@ impl Schema {
     /// A converter of records of `message` into Arrow record batches.
     #[pyo3(signature = (
         message, *, select = None, enums = "dictionary", strings = "offsets", max_recursion = 3,
-        well_known_types = true, framing = "bare", schema_id_column = None, path = None,
+        well_known_types = true, oneof_case = false, maps = "map", large = false, flatten = false,
+        framing = "bare", schema_id_column = None, path = None,
         engine = "auto", max_depth = 100, nulls = "null", errors = "raise", threads = 1
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -186,6 +187,10 @@ impl Schema {
         strings: &str,
         max_recursion: i64,
         well_known_types: bool,
+        oneof_case: bool,
+        maps: &str,
+        large: bool,
+        flatten: bool,
         framing: &str,
         schema_id_column: Option<String>,
         path: Option<&str>,
@@ -201,6 +206,7 @@ impl Schema {
             strings,
             max_recursion,
             well_known_types,
+            Mapping { oneof_case, maps, large, flatten },
             framing,
             schema_id_column,
             path,

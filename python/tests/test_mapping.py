@@ -1,0 +1,83 @@
+"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=): the shapes
+they give, the schema known before any data, and the way back to the same records."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import protojit
+
+PROTO = """
+syntax = "proto3";
+package m;
+enum Color { RED = 0; GREEN = 1; }
+message Inner { string s = 1; oneof pick { int32 x = 2; string y = 3; } }
+message Top {
+  int32 id = 1;
+  Inner inner = 2;
+  map<string, int32> tags = 3;
+  repeated string names = 4;
+  Color color = 5;
+}
+"""
+
+# id=1, inner{s="in", x=5}, tags{"k": 7}, names ["a", "b"], color GREEN; then id=2 alone.
+RECORDS = [
+    b"\x08\x01\x12\x06\x0a\x02in\x10\x05\x1a\x05\x0a\x01k\x10\x07\x22\x01a\x22\x01b\x28\x01",
+    b"\x08\x02",
+]
+
+
+@pytest.fixture
+def schema():
+    return protojit.Schema.from_proto_source(PROTO, "m.proto")
+
+
+def convert(schema, **kw):
+    conv = schema.converter("m.Top", **kw)
+    batch = conv.to_record_batch(pa.array(RECORDS, pa.binary()))
+    assert batch.schema == conv.schema
+    assert conv.from_record_batch(batch).to_pylist() == RECORDS
+    return batch
+
+
+def test_oneof_case(schema):
+    batch = convert(schema, oneof_case=True)
+    inner = batch.schema.field("inner").type
+    assert [inner.field(i).name for i in range(inner.num_fields)] == ["s", "x", "y", "pick_case"]
+    assert batch.column("inner").to_pylist()[0]["pick_case"] == "x"
+    assert batch.column("inner").to_pylist()[1] is None
+
+
+def test_maps_as_entries(schema):
+    batch = convert(schema, maps="entries")
+    assert batch.schema.field("tags").type == pa.list_(
+        pa.field("item", pa.struct([pa.field("key", pa.utf8(), False), pa.field("value", pa.int32(), False)]), False)
+    )
+    assert batch.column("tags").to_pylist() == [[{"key": "k", "value": 7}], []]
+
+
+def test_large(schema):
+    batch = convert(schema, large=True)
+    assert batch.schema.field("names").type == pa.large_list(pa.field("item", pa.large_utf8(), False))
+    assert batch.column("names").to_pylist() == [["a", "b"], []]
+
+
+def test_enums_as_strings(schema):
+    batch = convert(schema, enums="string")
+    assert batch.schema.field("color").type == pa.utf8()
+    assert batch.column("color").to_pylist() == ["GREEN", "RED"]
+
+
+def test_flatten(schema):
+    batch = convert(schema, flatten=True, oneof_case=True)
+    assert batch.schema.names == ["id", "inner.s", "inner.x", "inner.y", "inner.pick_case", "tags", "names", "color"]
+    assert batch.column("inner.s").to_pylist() == ["in", None]
+
+
+def test_bad_values_say_what_to_use(schema):
+    with pytest.raises(ValueError, match="entries"):
+        schema.converter("m.Top", maps="list")
+    with pytest.raises(ValueError, match="string"):
+        schema.converter("m.Top", enums="names")
