@@ -8,7 +8,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion_proto::protobuf::{ArrowType, FileScanExecConf};
 use prost::Message;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Framing, StringColumns};
+use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Framing, MapColumns, StringColumns};
 use protojit_sql::ProtobufFormat;
 
 /// Leads a table written by [`crate::ProtojitLogicalCodec`], so that its decoder tells it
@@ -52,6 +52,22 @@ pub(crate) struct FormatNode {
     /// path, is retired.)
     #[prost(uint32, tag = "11")]
     pub path: u32,
+    /// ArrowOptions::oneof_case. (Tags 12 to 16, the mapping options, are absent from
+    /// plans written before them: false, the default mapping.)
+    #[prost(bool, tag = "12")]
+    pub oneof_case: bool,
+    /// ArrowOptions::maps is MapColumns::Entries.
+    #[prost(bool, tag = "13")]
+    pub map_entries: bool,
+    /// ArrowOptions::large.
+    #[prost(bool, tag = "14")]
+    pub large: bool,
+    /// Enums as plain strings (EnumColumns::String; over `enum_numbers`).
+    #[prost(bool, tag = "15")]
+    pub enum_strings: bool,
+    /// ArrowOptions::flatten.
+    #[prost(bool, tag = "16")]
+    pub flatten: bool,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -115,6 +131,11 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
             ConvertPath::DirectCompiled => 3,
             ConvertPath::Auto => 4,
         },
+        oneof_case: options.oneof_case,
+        map_entries: options.maps == MapColumns::Entries,
+        large: options.large,
+        enum_strings: options.enums == EnumColumns::String,
+        flatten: options.flatten,
     })
 }
 
@@ -129,7 +150,15 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
     };
     let options = ArrowOptions {
         select: None,
-        enums: if node.enum_numbers { EnumColumns::Number } else { EnumColumns::Dictionary },
+        enums: match (node.enum_strings, node.enum_numbers) {
+            (true, _) => EnumColumns::String,
+            (false, true) => EnumColumns::Number,
+            (false, false) => EnumColumns::Dictionary,
+        },
+        oneof_case: node.oneof_case,
+        maps: if node.map_entries { MapColumns::Entries } else { MapColumns::Map },
+        large: node.large,
+        flatten: node.flatten,
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
@@ -177,4 +206,53 @@ pub(crate) fn decode_tagged<M: Message + Default>(buf: &[u8], tag: &[u8]) -> Opt
 pub(crate) fn encode_tagged(message: &impl Message, tag: &[u8], buf: &mut Vec<u8>) {
     buf.extend_from_slice(tag);
     message.encode(buf).expect("a Vec grows as needed");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format(options: &ArrowOptions) -> ProtobufFormat {
+        let schema = Schema::from_proto_source(
+            "m.proto",
+            "syntax = \"proto3\"; message M { oneof k { int32 a = 1; string b = 2; } map<string, int32> t = 3; }",
+        )
+        .unwrap();
+        ProtobufFormat::new(&schema, "M", options).unwrap()
+    }
+
+    /// The mapping options travel in the plan, and a plan written before they existed
+    /// (without their fields) reads as the default mapping.
+    #[test]
+    fn mapping_options_travel_and_old_plans_read_as_the_default() {
+        let options = ArrowOptions {
+            oneof_case: true,
+            maps: MapColumns::Entries,
+            large: true,
+            enums: EnumColumns::String,
+            flatten: true,
+            ..ArrowOptions::default()
+        };
+        let node = format_node(&format(&options)).unwrap();
+        let back = format_from(Some(&FormatNode::decode(node.encode_to_vec().as_slice()).unwrap())).unwrap();
+        let got = back.arrow_options();
+        assert!(got.oneof_case && got.large && got.flatten);
+        assert_eq!((got.maps, got.enums), (MapColumns::Entries, EnumColumns::String));
+
+        let node =
+            format_node(&format(&ArrowOptions { enums: EnumColumns::Number, ..ArrowOptions::default() })).unwrap();
+        // An old plan: the same message without tags 12 to 16.
+        let old = FormatNode {
+            oneof_case: false,
+            map_entries: false,
+            large: false,
+            enum_strings: false,
+            flatten: false,
+            ..node
+        };
+        let got = format_from(Some(&old)).unwrap();
+        let got = got.arrow_options();
+        assert!(!got.oneof_case && !got.large && !got.flatten);
+        assert_eq!((got.maps, got.enums), (MapColumns::Map, EnumColumns::Number));
+    }
 }
