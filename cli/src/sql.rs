@@ -2,12 +2,12 @@
 //!
 //! The arguments, the schema, the tables, the statements and the table, CSV and JSON writers
 //! are protojit-sql's `command` front end, which `protojit-ballista sql` shares; this file
-//! adds the local session, `-v`'s notes and the Parquet output.
+//! adds the local session, `-v`'s notes (from the scans' metrics) and the Parquet output.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use protojit_sql::command::{run_statements, CommandError};
+use protojit_sql::command::{run_statements_with_paths, CommandError};
 use protojit_sql::datafusion::arrow::array::RecordBatch;
 use protojit_sql::datafusion::arrow::datatypes::SchemaRef;
 use protojit_sql::datafusion::prelude::{SessionConfig, SessionContext};
@@ -66,11 +66,9 @@ pub fn run(args: &SqlArgs) -> Result<(), Failure> {
         ctx.register_table(t.name.as_str(), Arc::new(table))
             .map_err(|e| Failure::usage(format!("--table {}: {e}", t.name)))?;
     }
-    // `-v`: which path filled the scans' columns, said at the end.
-    protojit_sql::track_scan_paths(common::verbose());
-    let results = runtime.block_on(run_statements(&ctx, &args.query))?;
+    let (results, paths) = runtime.block_on(run_statements_with_paths(&ctx, &args.query))?;
+    // `-v`: which path filled the scans' columns (the executed plans' metrics), said at the end.
     if common::verbose() {
-        let paths = protojit_sql::take_scan_paths();
         for why in &paths.notes {
             common::note(why);
         }

@@ -14,12 +14,13 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::{csv, json, util::pretty};
 use datafusion::error::DataFusionError;
+use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use protojit::{EngineKind, Schema};
 use protojit_arrow::ArrowOptions;
 
-use crate::{ProtobufFormat, SqlError};
+use crate::{ProtobufFormat, ScanPaths, SqlError};
 
 /// The arguments of the `sql` command, after its name.
 #[derive(Args, Clone, Debug)]
@@ -245,23 +246,40 @@ pub async fn run_statements(
     ctx: &SessionContext,
     query: &str,
 ) -> Result<Vec<(SchemaRef, Vec<RecordBatch>)>, CommandError> {
+    Ok(run_statements_with_paths(ctx, query).await?.0)
+}
+
+/// [`run_statements`], and which paths filled the protobuf scans' columns, summed over the
+/// statements' executed plans from their metrics ([`ScanPaths::of_plan`]; nothing for the
+/// scans a Ballista cluster's executors ran).
+pub async fn run_statements_with_paths(
+    ctx: &SessionContext,
+    query: &str,
+) -> Result<(Vec<(SchemaRef, Vec<RecordBatch>)>, ScanPaths), CommandError> {
     let statements = DFParser::parse_sql(query).map_err(|e| CommandError::Query(one_line(&e.to_string())))?;
     let mut results = Vec::new();
+    let mut paths = ScanPaths::default();
     for statement in statements {
         let result = async {
             let plan = ctx.state().statement_to_plan(statement).await?;
             let frame = ctx.execute_logical_plan(plan).await?;
             let schema = Arc::new(frame.schema().as_arrow().clone());
-            Ok::<_, DataFusionError>((schema, frame.collect().await?))
+            // What `DataFrame::collect` does, keeping the physical plan: its scans' metrics
+            // say which paths filled their columns.
+            let task = Arc::new(frame.task_ctx());
+            let plan = frame.create_physical_plan().await?;
+            let batches = collect(plan.clone(), task).await?;
+            Ok::<_, DataFusionError>((schema, batches, ScanPaths::of_plan(plan.as_ref())))
         }
         .await;
         // DataFusion's errors can span lines (a plan, a context chain): one line.
-        let (schema, batches) = result.map_err(|e| CommandError::Query(one_line(&e.to_string())))?;
+        let (schema, batches, scanned) = result.map_err(|e| CommandError::Query(one_line(&e.to_string())))?;
+        paths.add(&scanned);
         if !schema.fields().is_empty() {
             results.push((schema, batches));
         }
     }
-    Ok(results)
+    Ok((results, paths))
 }
 
 #[cfg(test)]

@@ -11,6 +11,12 @@
 //! 5 GB/s from the page cache) — exact, never a resynchronisation guess — then converts its
 //! records and stops reading after them. Compressed files are never split.
 //!
+//! Each partition of a scan converts with a converter of its own, and counts which path
+//! filled its columns as metrics of the scan (`crate::paths`). A
+//! [`ProtobufTable`](crate::ProtobufTable)'s records in memory are scanned here too: their
+//! ranges carry the records (`crate::table::MemoryRecords`), which the opener converts in
+//! place.
+//!
 //! Registered in a session with [`register_protobuf_format`]; the SQL options are listed
 //! on [`ProtobufFormatFactory`].
 
@@ -42,13 +48,15 @@ use datafusion::logical_expr::CreateExternalTable;
 use datafusion::object_store::{GetOptions, GetResultPayload, ObjectMeta, ObjectStore};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
-use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
 use protojit::compression::{decompressed, Compression};
 use protojit::Schema;
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
 
+use crate::paths::PathMetrics;
 use crate::scan::{RecordScanner, ScanError};
+use crate::table::MemoryRecords;
 
 /// The name of the format in `STORED AS PROTOBUF` (and the extension of a single file's
 /// name that selects it when `STORED AS` is left out).
@@ -139,6 +147,11 @@ impl ProtobufFormat {
     pub fn of_source(source: &dyn FileSource) -> Option<&ProtobufFormat> {
         source.downcast_ref::<ProtobufSource>()?.format.as_deref()
     }
+}
+
+/// Whether `source` is this crate's `FileSource` (whose metrics hold the path counts).
+pub(crate) fn is_protobuf_source(source: &dyn FileSource) -> bool {
+    source.downcast_ref::<ProtobufSource>().is_some()
 }
 
 #[async_trait]
@@ -434,7 +447,8 @@ pub async fn listing_table(
     ListingTable::try_new(ListingTableConfig::new(url).with_listing_options(options).with_schema(arrow))
 }
 
-/// The scan side of [`ProtobufFormat`]: projection and batch size for one scan.
+/// The scan side of [`ProtobufFormat`]: projection and batch size for one scan, and its
+/// metrics (shared by the source's clones: the path counts of `crate::paths`).
 #[derive(Clone)]
 struct ProtobufSource {
     table_schema: TableSchema,
@@ -450,7 +464,7 @@ impl FileSource for ProtobufSource {
         &self,
         store: Arc<dyn ObjectStore>,
         config: &FileScanConfig,
-        _partition: usize,
+        partition: usize,
     ) -> DfResult<Arc<dyn FileOpener>> {
         let Some(format) = &self.format else { return Err(unconfigured()) };
         let file_schema = self.table_schema.file_schema();
@@ -460,10 +474,11 @@ impl FileSource for ProtobufSource {
         let options = ArrowOptions { select: Some(select), ..format.options.clone() };
         let converter = Converter::new(&format.schema, &format.message, &options)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        let converter = Arc::new(converter);
-        crate::paths::track(&converter);
+        // One converter per partition, shared by the partition's files; its path counts
+        // become the partition's metrics as its batches are produced.
+        let paths = Arc::new(PathMetrics::new(&self.metrics, partition, Arc::new(converter)));
         let opener = Arc::new(ProtobufOpener {
-            converter,
+            paths,
             schema,
             batch_size: self.batch_size.unwrap_or(8192),
             compression: config.file_compression_type,
@@ -498,6 +513,20 @@ impl FileSource for ProtobufSource {
         FORMAT_NAME
     }
 
+    /// Once the scan has run (`EXPLAIN ANALYZE`), why partitions did not take the compiled
+    /// appenders: the reasons are labels of the `path_note` metric, which `EXPLAIN
+    /// ANALYZE` sums into a bare count, so they are printed here, from the same metrics.
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let notes = crate::paths::notes(&self.metrics.clone_inner());
+        if notes.is_empty() {
+            return Ok(());
+        }
+        match t {
+            DisplayFormatType::TreeRender => writeln!(f, "path_notes={}", notes.join("; ")),
+            _ => write!(f, ", path_notes=[{}]", notes.join("; ")),
+        }
+    }
+
     fn apply_expressions(
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
@@ -515,7 +544,8 @@ impl FileSource for ProtobufSource {
 
 /// Opens one file of a scan as a stream of batches.
 struct ProtobufOpener {
-    converter: Arc<Converter>,
+    /// The partition's converter and path counters.
+    paths: Arc<PathMetrics>,
     schema: SchemaRef,
     batch_size: usize,
     compression: FileCompressionType,
@@ -524,16 +554,34 @@ struct ProtobufOpener {
 
 impl FileOpener for ProtobufOpener {
     fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        let paths = self.paths.clone();
+        let converter = paths.converter().clone();
+        let window =
+            file.range.as_ref().map(|r| u64::try_from(r.start).unwrap_or(0)..u64::try_from(r.end).unwrap_or(0));
+        // A `ProtobufTable`'s records in memory, framed when it was opened: the range's
+        // records are found in the index (the same ones a file's range owns), and read
+        // where they lie; nothing is fetched from the object store.
+        if let Some(memory) = file.extension::<MemoryRecords>() {
+            let owned = memory.owned(window);
+            let scanner = RecordScanner::from_records(
+                converter,
+                self.schema.clone(),
+                self.batch_size,
+                memory.name().to_owned(),
+                memory.data().clone(),
+                &memory.records()[owned.clone()],
+                owned.start as u64 + 1,
+            );
+            let chunks = futures::stream::empty::<DfResult<Vec<u8>>>();
+            return Ok(Box::pin(async move { Ok(batches(chunks, scanner, paths).boxed()) }));
+        }
         let store = self.store.clone();
         let compression = self.compression;
         let location = file.object_meta.location.clone();
-        let scanner =
-            RecordScanner::new(self.converter.clone(), self.schema.clone(), self.batch_size, location.to_string());
+        let scanner = RecordScanner::new(converter, self.schema.clone(), self.batch_size, location.to_string());
         // A range is read from the file's first byte, the prefixes before it walked, and on
         // until the first record that starts past it (its last record may run on past its
         // end); the rest of the file is never read.
-        let window =
-            file.range.as_ref().map(|r| u64::try_from(r.start).unwrap_or(0)..u64::try_from(r.end).unwrap_or(0));
         if let Some(window) = &window {
             if compression.is_compressed() {
                 return Err(DataFusionError::NotImplemented(format!(
@@ -555,14 +603,16 @@ impl FileOpener for ProtobufOpener {
                     let (reader, found) = decompressed(f, Some(&path), None)?;
                     match (found, window) {
                         (Compression::None, Some(window)) => {
-                            batches(read_chunks(reader), scanner.with_window(window)).boxed()
+                            batches(read_chunks(reader), scanner.with_window(window), paths).boxed()
                         }
-                        (Compression::None, None) => batches(read_chunks(reader), scanner).boxed(),
+                        (Compression::None, None) => batches(read_chunks(reader), scanner, paths).boxed(),
                         (_, Some(window)) if window.start > 0 => empty(),
-                        _ => batches(read_chunks(reader), scanner).boxed(),
+                        _ => batches(read_chunks(reader), scanner, paths).boxed(),
                     }
                 }
-                GetResultPayload::File(f, _) => batches(read_chunks(compression.convert_read(f)?), scanner).boxed(),
+                GetResultPayload::File(f, _) => {
+                    batches(read_chunks(compression.convert_read(f)?), scanner, paths).boxed()
+                }
                 GetResultPayload::Stream(s) => {
                     let named = match (compression.is_compressed(), by_name) {
                         (false, Some(c)) => Some(file_compression_type(c, &location)?),
@@ -571,7 +621,8 @@ impl FileOpener for ProtobufOpener {
                     match (named, window) {
                         (Some(_), Some(window)) if window.start > 0 => empty(),
                         (Some(named), _) => {
-                            batches(named.convert_stream(s.map_err(DataFusionError::from).boxed())?, scanner).boxed()
+                            batches(named.convert_stream(s.map_err(DataFusionError::from).boxed())?, scanner, paths)
+                                .boxed()
                         }
                         (None, window) => {
                             let scanner = match window {
@@ -579,7 +630,7 @@ impl FileOpener for ProtobufOpener {
                                 _ => scanner,
                             };
                             let chunks = compression.convert_stream(s.map_err(DataFusionError::from).boxed())?;
-                            batches(chunks, scanner).boxed()
+                            batches(chunks, scanner, paths).boxed()
                         }
                     }
                 }
@@ -650,32 +701,40 @@ impl Iterator for ReadChunks {
 }
 
 /// The batches of one stream of chunks: a chunk is pulled only when fewer than a batch of
-/// records wait, so at most one batch and one chunk are held.
+/// records wait, so at most one batch and one chunk are held. `paths` counts each batch's
+/// records by path.
 fn batches<S, C>(
     chunks: S,
     scanner: RecordScanner,
+    paths: Arc<PathMetrics>,
 ) -> impl Stream<Item = DfResult<datafusion::arrow::array::RecordBatch>> + Send + 'static
 where
     S: Stream<Item = DfResult<C>> + Send + Unpin + 'static,
     C: AsRef<[u8]>,
 {
     let scan_error = |e: ScanError| DataFusionError::External(Box::new(e));
-    futures::stream::try_unfold((chunks, scanner, false), move |(mut chunks, mut scanner, mut ended)| async move {
-        loop {
-            if let Some(batch) = scanner.next_batch(ended).map_err(scan_error)? {
-                return Ok(Some((batch, (chunks, scanner, ended))));
-            }
-            if ended {
-                return Ok(None);
-            }
-            // A scan of part of a file stops reading once past its part.
-            if scanner.is_done() {
-                ended = true;
-                continue;
-            }
-            match chunks.next().await {
-                Some(chunk) => scanner.push(chunk?.as_ref()).map_err(scan_error)?,
-                None => ended = true,
+    futures::stream::try_unfold((chunks, scanner, false), move |(mut chunks, mut scanner, mut ended)| {
+        let paths = paths.clone();
+        async move {
+            loop {
+                // The counts change only when a batch is built (or fails: the counts so far).
+                let batch = scanner.next_batch(ended).inspect_err(|_| paths.update()).map_err(scan_error)?;
+                if let Some(batch) = batch {
+                    paths.update();
+                    return Ok(Some((batch, (chunks, scanner, ended))));
+                }
+                if ended {
+                    return Ok(None);
+                }
+                // A scan of part of a file stops reading once past its part.
+                if scanner.is_done() {
+                    ended = true;
+                    continue;
+                }
+                match chunks.next().await {
+                    Some(chunk) => scanner.push(chunk?.as_ref()).map_err(scan_error)?,
+                    None => ended = true,
+                }
             }
         }
     })

@@ -1,5 +1,4 @@
-//! SQL over files of varint-delimited protobuf records: [`ProtobufTable`] is a DataFusion
-//! `TableProvider` whose schema comes from a message type loaded at run time.
+//! SQL over files of varint-delimited protobuf records: [`ProtobufTable`] is a DataFusion `TableProvider` whose schema comes from a message type loaded at run time.
 //!
 //! - **Projection pushdown**: a scan converts only the columns the query uses, and its
 //!   decoder works on a schema pruned to them, so unused fields are skipped on the wire
@@ -10,6 +9,9 @@
 //! - **Records in memory**: the file is read once when the table is opened and its record
 //!   boundaries indexed (a bad length prefix fails there, with its offset); a record that
 //!   does not decode fails the query with its number and offset.
+//! - **One scan**: a table's scan is [`ProtobufFormat`]'s, as for files (a `DataSourceExec`
+//!   whose files are byte ranges of the records in memory), so both show in a plan the
+//!   same way and count the same metrics.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -65,6 +67,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Each partition of a scan counts which path filled its columns (the compiled column
+//! appenders, the chunked path beside them, the tree, or another path, and why) as metrics
+//! of the scan, which `EXPLAIN ANALYZE` shows and [`ScanPaths::of_plan`] sums.
+//!
 //! Both run in one process; the `protojit-ballista` crate (`ballista/`)
 //! adds the plan codecs that run these tables on a Ballista cluster. [`command`] (feature
 //! `command`) is the `sql` command's front end, which `protojit sql` and `protojit-ballista
@@ -84,6 +90,6 @@ mod table;
 pub use datafusion;
 
 pub use format::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
-pub use paths::{take_scan_paths, track_scan_paths, ScanPaths};
+pub use paths::{ScanPaths, NOTE_LABEL, PATH_NOTE, ROWS_CHUNKED, ROWS_COMPILED, ROWS_OTHER, ROWS_TREE};
 pub use scan::{ScanError, MAX_RECORD};
 pub use table::{ProtobufTable, SqlError, TableOptions};

@@ -1,4 +1,16 @@
-//! [`ProtobufTable`]: a table of delimited records held in memory (a file read whole, Kafka batches, a buffer), split into byte-balanced partitions.
+//! [`ProtobufTable`]: a table of delimited records held in memory (a file read whole, Kafka batches, a buffer), scanned through [`ProtobufFormat`]'s `FileSource` as one file split into byte-balanced ranges.
+//!
+//! The records are framed once, when the table is opened. A scan is the same
+//! `DataSourceExec` as a file's ([`ProtobufFormat::create_physical_plan`]): its file groups
+//! are byte ranges of the one buffer, each starting at a record's length prefix, so each
+//! partition owns whole records, as a range of a file does. The buffer and its record
+//! index go with every range as a `PartitionedFile` extension ([`MemoryRecords`]): the
+//! opener converts the range's records where they lie (no copy, no second framing), and
+//! finds them by binary search when DataFusion splits the ranges further. The scan's
+//! object store URL is [`MEMORY_URL`], whose store (registered empty) is never read: a
+//! store holding each table's bytes would stay in the session's runtime, with the bytes,
+//! after the table is dropped, since DataFusion keeps registered stores until the runtime
+//! goes.
 
 use std::fmt;
 use std::ops::Range;
@@ -6,22 +18,28 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::stats::Precision;
 use datafusion::common::Statistics;
-use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableType};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+use datafusion::object_store::memory::InMemory;
 use datafusion::physical_plan::ExecutionPlan;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertError, ConvertPath, Converter, DelimitedRecords, StreamError};
+use protojit_arrow::{ArrowOptions, ConvertError, DelimitedRecords, StreamError};
 
-use crate::scan::RecordScanner;
+use crate::ProtobufFormat;
+
+/// The object store URL of every [`ProtobufTable`]'s scans. Its store is empty: the records
+/// reach the scan with its file ranges, not through the store.
+pub(crate) const MEMORY_URL: &str = "protojit-memory://tables/";
 
 /// Why a table could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -72,22 +90,17 @@ impl Default for TableOptions {
 
 /// A table of protobuf records of one message type, held in memory.
 pub struct ProtobufTable {
-    schema: Schema,
-    message: String,
-    arrow: SchemaRef,
-    data: Buffer,
-    /// Each record's byte range in `data`.
-    records: Arc<[Range<usize>]>,
+    format: ProtobufFormat,
+    memory: MemoryRecords,
     options: TableOptions,
-    name: String,
 }
 
 impl fmt::Debug for ProtobufTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProtobufTable")
-            .field("source", &self.name)
-            .field("message", &self.message)
-            .field("records", &self.records.len())
+            .field("source", &self.memory.name)
+            .field("message", &self.format.message())
+            .field("records", &self.memory.records.len())
             .finish()
     }
 }
@@ -124,40 +137,32 @@ impl ProtobufTable {
             .map(|r| r.map(|r| r.offset..r.offset + r.bytes.len()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|source| SqlError::Stream { path: PathBuf::from(&name), source })?;
-        let options = options.clone();
-        // For the type's name and columns only (scans make their own converters): no
-        // compiled appenders.
-        let converter =
-            Converter::new(schema, message, &ArrowOptions { path: ConvertPath::Chunked, ..options.arrow.clone() })?;
-        let message = converter.decoder().descriptor().full_name().to_owned();
+        let format = ProtobufFormat::new(schema, message, &options.arrow)?;
         Ok(ProtobufTable {
-            schema: schema.clone(),
-            message,
-            arrow: converter.arrow_schema().clone(),
-            data: Buffer::from_vec(data),
-            records: records.into(),
-            options,
-            name,
+            format,
+            memory: MemoryRecords { name: name.into(), data: Buffer::from_vec(data), records: records.into() },
+            options: options.clone(),
         })
     }
 
     /// Number of records.
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.memory.records.len()
     }
 
     /// Whether the table has no records.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.memory.records.is_empty()
     }
 
     /// Contiguous ranges of record indexes with about equal bytes, at most `n` of them.
     fn split(&self, n: usize) -> Vec<Range<usize>> {
-        let total: usize = self.records.iter().map(|r| r.len() + 1).sum();
+        let records = &self.memory.records;
+        let total: usize = records.iter().map(|r| r.len() + 1).sum();
         let per = total.div_ceil(n.max(1)).max(1);
         let mut parts = Vec::new();
         let (mut start, mut acc) = (0, 0);
-        for (i, r) in self.records.iter().enumerate() {
+        for (i, r) in records.iter().enumerate() {
             acc += r.len() + 1;
             if acc >= per {
                 parts.push(start..i + 1);
@@ -165,17 +170,25 @@ impl ProtobufTable {
                 acc = 0;
             }
         }
-        if start < self.records.len() || parts.is_empty() {
-            parts.push(start..self.records.len());
+        if start < records.len() || parts.is_empty() {
+            parts.push(start..records.len());
         }
         parts
+    }
+
+    /// Statistics of `rows` records: the row count is exact, as the records were framed
+    /// when the table was opened.
+    fn rows(&self, rows: usize) -> Statistics {
+        let mut stats = Statistics::new_unknown(self.format.arrow_schema());
+        stats.num_rows = Precision::Exact(rows);
+        stats
     }
 }
 
 #[async_trait]
 impl TableProvider for ProtobufTable {
     fn schema(&self) -> SchemaRef {
-        self.arrow.clone()
+        self.format.arrow_schema().clone()
     }
 
     fn table_type(&self) -> TableType {
@@ -185,118 +198,142 @@ impl TableProvider for ProtobufTable {
     /// The row count is exact: the records were framed when the table was opened. (Column
     /// statistics are unknown; DataFusion 55 leaves this hook to downstream optimizer rules.)
     fn statistics(&self) -> Option<Statistics> {
-        let mut stats = Statistics::new_unknown(&self.arrow);
-        stats.num_rows = Precision::Exact(self.records.len());
-        Some(stats)
+        Some(self.rows(self.len()))
     }
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let (schema, select) = match projection {
-            Some(p) => {
-                let names = p.iter().map(|&i| self.arrow.field(i).name().clone()).collect();
-                (Arc::new(self.arrow.project(p)?), Some(names))
-            }
-            None => (self.arrow.clone(), None),
-        };
-        let options = ArrowOptions { select, ..self.options.arrow.clone() };
-        let converter = Converter::new(&self.schema, &self.message, &options)
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        let converter = Arc::new(converter);
-        crate::paths::track(&converter);
-        let scan = Arc::new(Scan {
-            schema: schema.clone(),
-            converter,
-            data: self.data.clone(),
-            records: self.records.clone(),
-            batch_size: self.options.batch_size.max(1),
-            source: self.name.clone(),
-        });
+        // DataFusion looks the scan's store up before opening its files: an empty one.
+        let url = ObjectStoreUrl::parse(MEMORY_URL)?;
+        let env = state.runtime_env();
+        if env.object_store(&url).is_err() {
+            env.register_object_store(url.as_ref(), Arc::new(InMemory::new()));
+        }
         let n = match self.options.partitions {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        let partitions = self
-            .split(n)
+        let memory = &self.memory;
+        let parts = self.split(n);
+        let whole = parts.len() == 1;
+        let groups = parts
             .into_iter()
-            .map(|range| Arc::new(Partition { scan: scan.clone(), range }) as Arc<dyn PartitionStream>)
+            .map(|part| {
+                let location = if memory.name.starts_with('<') { "memory" } else { &memory.name };
+                let mut file = PartitionedFile::new(location, memory.data.len() as u64);
+                if !whole {
+                    // A range from the first record's length prefix to the next part's:
+                    // exactly `part`'s records, by the same rule as a file's ranges.
+                    let bytes = |i: usize| memory.prefix_start(i) as i64;
+                    file = file.with_range(bytes(part.start), bytes(part.end));
+                }
+                let rows = Arc::new(self.rows(part.len()));
+                FileGroup::new(vec![file.with_extension(memory.clone())]).with_statistics(rows)
+            })
             .collect();
-        Ok(Arc::new(StreamingTableExec::try_new(schema, partitions, None, Vec::new(), false, limit)?))
+        let source = self.format.file_source(TableSchema::from(self.schema()));
+        let conf = FileScanConfigBuilder::new(url, source)
+            .with_file_groups(groups)
+            .with_statistics(self.rows(self.len()))
+            .with_projection_indices(projection.cloned())?
+            .with_limit(limit)
+            .with_batch_size(Some(self.options.batch_size.max(1)))
+            .build();
+        self.format.create_physical_plan(state, conf).await
     }
 }
 
-/// What every partition of one scan shares.
-struct Scan {
-    schema: SchemaRef,
-    converter: Arc<Converter>,
+/// A table's records in memory, as a scan's files carry them (a `PartitionedFile`
+/// extension): the buffer, each record's body range in it, and the name errors give.
+#[derive(Clone)]
+pub(crate) struct MemoryRecords {
+    name: Arc<str>,
     data: Buffer,
+    /// Each record's body, in order; the records are contiguous (a record's length
+    /// prefix starts where the one before it ends).
     records: Arc<[Range<usize>]>,
-    batch_size: usize,
-    source: String,
 }
 
-/// One partition of a scan: a contiguous range of records.
-struct Partition {
-    scan: Arc<Scan>,
-    range: Range<usize>,
-}
-
-impl fmt::Debug for Partition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Partition").field("source", &self.scan.source).field("records", &self.range).finish()
-    }
-}
-
-impl PartitionStream for Partition {
-    fn schema(&self) -> &SchemaRef {
-        &self.scan.schema
+impl MemoryRecords {
+    /// The name errors give (the file read, or `<memory>`).
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let scan = &self.scan;
-        let scanner = RecordScanner::from_records(
-            scan.converter.clone(),
-            scan.schema.clone(),
-            scan.batch_size,
-            scan.source.clone(),
-            scan.data.clone(),
-            &scan.records[self.range.clone()],
-            self.range.start as u64 + 1,
-        );
-        let batches = Batches { scanner, done: false };
-        Box::pin(RecordBatchStreamAdapter::new(self.scan.schema.clone(), futures::stream::iter(batches)))
+    /// The records' bytes.
+    pub(crate) fn data(&self) -> &Buffer {
+        &self.data
     }
-}
 
-/// The batches of one partition, converted as the stream is polled (by the same scanner
-/// as files' scans, so errors read the same).
-struct Batches {
-    scanner: RecordScanner,
-    done: bool,
-}
+    /// Each record's body range in [`data`](Self::data).
+    pub(crate) fn records(&self) -> &[Range<usize>] {
+        &self.records
+    }
 
-impl Iterator for Batches {
-    type Item = DfResult<RecordBatch>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
+    /// Where record `i`'s length prefix starts (for `i` = the number of records: the end).
+    fn prefix_start(&self, i: usize) -> usize {
+        match i.checked_sub(1).and_then(|before| self.records.get(before)) {
+            Some(before) => before.end,
+            None if i == 0 => 0,
+            None => self.data.len(),
         }
-        match self.scanner.next_batch(true) {
-            Ok(Some(batch)) => Some(Ok(batch)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(DataFusionError::External(Box::new(e))))
-            }
+    }
+
+    /// The indexes of the records a scan of `bytes` owns (all of them for `None`): those
+    /// whose length prefix starts in it, as for a file's byte range.
+    pub(crate) fn owned(&self, bytes: Option<Range<u64>>) -> Range<usize> {
+        let Some(bytes) = bytes else { return 0..self.records.len() };
+        // The first record whose prefix starts at or after `at`: record i > 0 starts where
+        // record i - 1 ends, and the ends increase.
+        let first = |at: u64| match at {
+            0 => 0,
+            at => (self.records.partition_point(|r| (r.end as u64) < at) + 1).min(self.records.len()),
+        };
+        let start = first(bytes.start);
+        start..first(bytes.end).max(start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records of 1, 3, 0 and 2 body bytes (prefixes at 0, 2, 6, 7; the end at 10).
+    fn memory() -> MemoryRecords {
+        MemoryRecords {
+            name: "<memory>".into(),
+            data: Buffer::from_vec(vec![0u8; 10]),
+            records: vec![1..2, 3..6, 7..7, 8..10].into(),
+        }
+    }
+
+    #[test]
+    fn a_byte_range_owns_the_records_whose_prefix_starts_in_it() {
+        let m = memory();
+        assert_eq!(m.owned(None), 0..4);
+        assert_eq!((0..=4).map(|i| m.prefix_start(i)).collect::<Vec<_>>(), [0, 2, 6, 7, 10]);
+        for (bytes, owned) in [
+            (0..10, 0..4),
+            (0..1, 0..1),
+            (1..2, 1..1),
+            (1..3, 1..2),
+            (2..7, 1..3),
+            (6..7, 2..3),
+            (7..10, 3..4),
+            (8..10, 4..4),
+            (10..10, 4..4),
+        ] {
+            assert_eq!(m.owned(Some(bytes.clone())), owned, "{bytes:?}");
+        }
+        // Any cut of the bytes into ranges owns each record once.
+        for cut in 0..=10u64 {
+            let (a, b) = (m.owned(Some(0..cut)), m.owned(Some(cut..10)));
+            assert_eq!((a.start, a.end, b.end), (0, b.start, 4), "cut at {cut}");
         }
     }
 }

@@ -111,3 +111,24 @@ fn a_selection_in_the_options_is_an_error() {
     let table = ProtobufTable::from_bytes(&telemetry(), "Batch", Vec::new(), &TableOptions::default()).unwrap();
     assert!(table.is_empty());
 }
+
+/// A record in memory that does not decode fails the query with its number and offset, as
+/// a file's does (the table is scanned through the same file source).
+#[test]
+fn a_bad_record_in_memory_names_its_number_and_offset() {
+    let schema = Schema::from_proto_source("t.proto", "syntax = \"proto3\"; message T { int64 a = 1; }").unwrap();
+    // (a=1), (a=2), then a varint cut inside the third record.
+    let data = b"\x02\x08\x01\x02\x08\x02\x02\x08\x80".to_vec();
+    let options = TableOptions { partitions: 2, ..TableOptions::default() };
+    let table = ProtobufTable::from_bytes(&schema, "T", data, &options).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let e = rt
+        .block_on(async {
+            let ctx = SessionContext::new();
+            ctx.register_table("t", Arc::new(table))?;
+            ctx.sql("SELECT SUM(a) FROM t").await?.collect().await
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("<memory>: record 3 at byte 7: "), "{e}");
+}
