@@ -54,9 +54,9 @@ use protojit::compression::{decompressed, Compression};
 use protojit::Schema;
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
 
+use crate::memory::MemoryRecords;
 use crate::paths::PathMetrics;
 use crate::scan::{RecordScanner, ScanError};
-use crate::table::MemoryRecords;
 
 /// The name of the format in `STORED AS PROTOBUF` (and the extension of a single file's
 /// name that selects it when `STORED AS` is left out).
@@ -147,11 +147,6 @@ impl ProtobufFormat {
     pub fn of_source(source: &dyn FileSource) -> Option<&ProtobufFormat> {
         source.downcast_ref::<ProtobufSource>()?.format.as_deref()
     }
-}
-
-/// Whether `source` is this crate's `FileSource` (whose metrics hold the path counts).
-pub(crate) fn is_protobuf_source(source: &dyn FileSource) -> bool {
-    source.downcast_ref::<ProtobufSource>().is_some()
 }
 
 #[async_trait]

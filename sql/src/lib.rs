@@ -81,7 +81,9 @@
 
 #[cfg(feature = "command")]
 pub mod command;
+mod error;
 mod format;
+mod memory;
 mod paths;
 mod scan;
 mod table;
@@ -89,7 +91,8 @@ mod table;
 /// The DataFusion this crate is built on, for callers that need the same version.
 pub use datafusion;
 
+pub use error::SqlError;
 pub use format::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
 pub use paths::{ScanPaths, NOTE_LABEL, PATH_NOTE, ROWS_CHUNKED, ROWS_COMPILED, ROWS_OTHER, ROWS_TREE};
 pub use scan::{ScanError, MAX_RECORD};
-pub use table::{ProtobufTable, SqlError, TableOptions};
+pub use table::{ProtobufTable, TableOptions};

@@ -101,12 +101,16 @@ impl ScanPaths {
     }
 }
 
+/// The `FileSource::file_type` of protojit's scans: format.rs's `FORMAT_NAME` (named here
+/// rather than imported: format.rs imports this module).
+const PROTOBUF_FILE_TYPE: &str = "protobuf";
+
 /// The metrics of `plan` if it is a scan through protojit's `FileSource` (files or a
 /// [`ProtobufTable`](crate::ProtobufTable)'s records in memory).
 fn protobuf_scan_metrics(plan: &dyn ExecutionPlan) -> Option<MetricsSet> {
     let exec = plan.downcast_ref::<DataSourceExec>()?;
     let conf = exec.data_source().downcast_ref::<FileScanConfig>()?;
-    crate::format::is_protobuf_source(conf.file_source().as_ref()).then(|| plan.metrics()).flatten()
+    (conf.file_source().file_type() == PROTOBUF_FILE_TYPE).then(|| plan.metrics()).flatten()
 }
 
 /// The reasons in `metrics`' [`PATH_NOTE`] metrics, each once, in the order first seen.

@@ -33,42 +33,15 @@ use datafusion::logical_expr::{Expr, TableType};
 use datafusion::object_store::memory::InMemory;
 use datafusion::physical_plan::ExecutionPlan;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertError, DelimitedRecords, StreamError};
+use protojit_arrow::{ArrowOptions, DelimitedRecords};
 
+use crate::error::SqlError;
+use crate::memory::MemoryRecords;
 use crate::ProtobufFormat;
 
 /// The object store URL of every [`ProtobufTable`]'s scans. Its store is empty: the records
 /// reach the scan with its file ranges, not through the store.
 pub(crate) const MEMORY_URL: &str = "protojit-memory://tables/";
-
-/// Why a table could not be opened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SqlError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file is not a delimited stream.
-    #[error("{path}: {source}")]
-    Stream {
-        /// The file.
-        path: PathBuf,
-        /// Where the framing breaks.
-        source: StreamError,
-    },
-    /// The message type or the options do not map to Arrow.
-    #[error(transparent)]
-    Convert(#[from] ConvertError),
-    /// [`TableOptions::arrow`]`.select` was set: a table's columns are chosen per scan,
-    /// from the query's projection.
-    #[error("TableOptions::arrow.select must be None: each scan converts the columns its query reads")]
-    Select,
-}
 
 /// How a [`ProtobufTable`] maps and scans.
 #[derive(Clone, Debug)]
@@ -245,57 +218,6 @@ impl TableProvider for ProtobufTable {
             .with_batch_size(Some(self.options.batch_size.max(1)))
             .build();
         self.format.create_physical_plan(state, conf).await
-    }
-}
-
-/// A table's records in memory, as a scan's files carry them (a `PartitionedFile`
-/// extension): the buffer, each record's body range in it, and the name errors give.
-#[derive(Clone)]
-pub(crate) struct MemoryRecords {
-    name: Arc<str>,
-    data: Buffer,
-    /// Each record's body, in order; the records are contiguous (a record's length
-    /// prefix starts where the one before it ends).
-    records: Arc<[Range<usize>]>,
-}
-
-impl MemoryRecords {
-    /// The name errors give (the file read, or `<memory>`).
-    pub(crate) fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The records' bytes.
-    pub(crate) fn data(&self) -> &Buffer {
-        &self.data
-    }
-
-    /// Each record's body range in [`data`](Self::data).
-    pub(crate) fn records(&self) -> &[Range<usize>] {
-        &self.records
-    }
-
-    /// Where record `i`'s length prefix starts (for `i` = the number of records: the end).
-    fn prefix_start(&self, i: usize) -> usize {
-        match i.checked_sub(1).and_then(|before| self.records.get(before)) {
-            Some(before) => before.end,
-            None if i == 0 => 0,
-            None => self.data.len(),
-        }
-    }
-
-    /// The indexes of the records a scan of `bytes` owns (all of them for `None`): those
-    /// whose length prefix starts in it, as for a file's byte range.
-    pub(crate) fn owned(&self, bytes: Option<Range<u64>>) -> Range<usize> {
-        let Some(bytes) = bytes else { return 0..self.records.len() };
-        // The first record whose prefix starts at or after `at`: record i > 0 starts where
-        // record i - 1 ends, and the ends increase.
-        let first = |at: u64| match at {
-            0 => 0,
-            at => (self.records.partition_point(|r| (r.end as u64) < at) + 1).min(self.records.len()),
-        };
-        let start = first(bytes.start);
-        start..first(bytes.end).max(start)
     }
 }
 
