@@ -1011,6 +1011,19 @@ impl Texts {
         })
     }
 
+    /// Number of values.
+    fn len(&self) -> usize {
+        match self {
+            Texts::Utf8(a) => a.len(),
+            Texts::LargeUtf8(a) => a.len(),
+            Texts::Utf8View(a) => a.len(),
+            Texts::Binary(a) => a.len(),
+            Texts::LargeBinary(a) => a.len(),
+            Texts::BinaryView(a) => a.len(),
+            Texts::Fixed(a) => a.len(),
+        }
+    }
+
     #[inline]
     fn get(&self, i: usize) -> &[u8] {
         match self {
@@ -1059,22 +1072,10 @@ impl EnumNumbers {
             EnumNumbers::Numbers(n) => n.get(i).to_string(),
             EnumNumbers::Names { names, .. } => format!("`{}`", String::from_utf8_lossy(names.get(i))),
             EnumNumbers::Dictionary { keys, names, .. } => match usize::try_from(keys.get(i)) {
-                Ok(k) if k < names_len(names) => format!("`{}`", String::from_utf8_lossy(names.get(k))),
+                Ok(k) if k < names.len() => format!("`{}`", String::from_utf8_lossy(names.get(k))),
                 _ => format!("dictionary key {}", keys.get(i)),
             },
         }
-    }
-}
-
-fn names_len(t: &Texts) -> usize {
-    match t {
-        Texts::Utf8(a) => a.len(),
-        Texts::LargeUtf8(a) => a.len(),
-        Texts::Utf8View(a) => a.len(),
-        Texts::Binary(a) => a.len(),
-        Texts::LargeBinary(a) => a.len(),
-        Texts::BinaryView(a) => a.len(),
-        Texts::Fixed(a) => a.len(),
     }
 }
 
