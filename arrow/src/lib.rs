@@ -106,6 +106,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "clap")]
+mod args;
 mod column;
 mod compiled;
 mod convert;
@@ -121,6 +123,8 @@ mod select;
 mod values;
 mod wkt;
 
+#[cfg(feature = "clap")]
+pub use args::MappingArgs;
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use encode::Encoder;
 pub use error::{AppendError, ConvertError, EncodeError, RecordError};

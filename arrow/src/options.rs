@@ -6,6 +6,7 @@ use crate::framing::Framing;
 
 /// How enum fields become columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum EnumColumns {
     /// `Dictionary<Int32, Utf8>` of value names (the default).
     #[default]
@@ -21,6 +22,7 @@ pub enum EnumColumns {
 
 /// How map fields become columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum MapColumns {
     /// `Map<K, V>` (the default).
     #[default]

@@ -61,10 +61,21 @@ impl Selection {
                         )))
                     }
                 };
+                let last = i + 1 == segments.len();
                 let Some(SlotDescriptor::Field(field)) = find_field(&msg, name) else {
+                    // With `oneof_case`, `<oneof>_case` names the column made from the
+                    // oneof's members: selecting it selects them.
+                    if let Some(oneof) = case_column(&msg, &seg.text, options).filter(|_| last) {
+                        if let Selection::Some(list) = node {
+                            for member in oneof.fields() {
+                                list.retain(|(n, _)| n != member.name());
+                                list.push((member.name().to_owned(), Selection::All));
+                            }
+                        }
+                        break;
+                    }
                     return Err(refuse(format!("`{}` has no field `{}`", msg.full_name(), seg.text)));
                 };
-                let last = i + 1 == segments.len();
                 let Selection::Some(list) = node else {
                     // An earlier path selected this whole message already.
                     break;
@@ -102,6 +113,12 @@ impl Selection {
             Selection::Some(list) => list.iter().find(|(n, _)| n == name).map(|(_, s)| s),
         }
     }
+}
+
+/// The oneof of `msg` whose case column is named `name`, when the options make case columns.
+fn case_column(msg: &MessageDescriptor, name: &str, options: &ArrowOptions) -> Option<prost_reflect::OneofDescriptor> {
+    let oneof = name.strip_suffix(crate::reshape::CASE_SUFFIX)?;
+    options.oneof_case.then(|| msg.oneofs().find(|o| !o.is_synthetic() && o.name() == oneof)).flatten()
 }
 
 /// Which fields of each message type the pruned schema keeps (`None`: all).

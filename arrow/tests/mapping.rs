@@ -406,3 +406,19 @@ fn options_are_set_by_name() {
     assert!(o.set("large", "yes").is_err());
     assert!(o.set("explode", "a").unwrap_err().contains("oneof_case"));
 }
+
+#[test]
+fn selected_columns_keep_their_mapping() {
+    // A scan selects the columns its query reads: the mapping options hold for them, and a
+    // oneof's case column is selected by its name.
+    let select = |paths: &[&str]| Some(paths.iter().map(|p| p.to_string()).collect());
+    let (schema, records) = small();
+    let options = ArrowOptions { enums: EnumColumns::String, select: select(&["color"]), ..jit() };
+    let batch = every_path(&schema, "m.Top", &options, &records, "m.Top");
+    let colors = batch.column(0).as_string::<i32>();
+    assert_eq!(colors.iter().collect::<Vec<_>>(), [Some("GREEN"), Some("BLUE"), Some("RED")]);
+    let options = ArrowOptions { oneof_case: true, select: select(&["id", "kind_case"]), ..jit() };
+    let batch = every_path(&schema, "m.Top", &options, &records, "m.Top");
+    let names: Vec<_> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert!(names.contains(&"kind_case".to_string()), "{names:?}");
+}

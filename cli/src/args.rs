@@ -229,8 +229,9 @@ pub struct DecodeArgs {
     /// parquet: enum columns as Int32 numbers (a synonym for --enums number).
     #[arg(long)]
     pub enum_numbers: bool,
+    #[cfg(feature = "columns")]
     #[command(flatten)]
-    pub mapping: MappingArgs,
+    pub mapping: protojit_arrow::MappingArgs,
     /// Print only the values at this field path, one per line (`a.b`, `list[0]`,
     /// `list[*].x`, `map["key"]`, `#7`); repeatable. With --output json the values are
     /// JSON values.
@@ -374,93 +375,13 @@ pub enum SchemaSub {
         /// --enums number).
         #[arg(long)]
         enum_numbers: bool,
+        #[cfg(feature = "columns")]
         #[command(flatten)]
-        mapping: MappingArgs,
+        mapping: protojit_arrow::MappingArgs,
         /// text (a line per field), json, or ipc (an Arrow IPC stream holding only the schema).
         #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
         format: SchemaFormat,
     },
-}
-
-/// The mapping options of the columns commands (`decode -o arrow|parquet`, `schema
-/// arrow`): how oneofs, maps, offsets, enums and nested messages become columns
-/// (protojit_arrow's `ArrowOptions`; each flag's default is the default mapping).
-#[derive(Args, Clone, Debug, Default)]
-pub struct MappingArgs {
-    /// Columns: a `<oneof>_case` column per oneof, the name of the member set (a
-    /// dictionary; null when none is).
-    #[arg(long)]
-    pub oneof_case: bool,
-    /// Columns: map fields as `map` (Map<K, V>, the default) or `entries` (a list of
-    /// key/value structs, for engines without a map type).
-    #[arg(long, value_enum, value_name = "SHAPE")]
-    pub maps: Option<MapsArg>,
-    /// Columns: LargeUtf8, LargeBinary and LargeList (64-bit offsets) instead of Utf8,
-    /// Binary and List.
-    #[arg(long)]
-    pub large: bool,
-    /// Columns: enums as a `dictionary` of names (the default), `number`s (Int32) or
-    /// `string`s (plain Utf8 names).
-    #[arg(long, value_enum, value_name = "AS")]
-    pub enums: Option<EnumsArg>,
-    /// Columns: singular message fields as top-level columns named by their path (`a.b.c`).
-    #[arg(long)]
-    pub flatten: bool,
-}
-
-impl MappingArgs {
-    /// The flags given, as `ArrowOptions::set` names them (option, value).
-    pub fn options(&self) -> Vec<(&'static str, &'static str)> {
-        let mut out = Vec::new();
-        if self.oneof_case {
-            out.push(("oneof_case", "true"));
-        }
-        if let Some(maps) = self.maps {
-            out.push(("maps", if maps == MapsArg::Entries { "entries" } else { "map" }));
-        }
-        if self.large {
-            out.push(("large", "true"));
-        }
-        if let Some(enums) = self.enums {
-            out.push((
-                "enums",
-                match enums {
-                    EnumsArg::Dictionary => "dictionary",
-                    EnumsArg::Number => "number",
-                    EnumsArg::String => "string",
-                },
-            ));
-        }
-        if self.flatten {
-            out.push(("flatten", "true"));
-        }
-        out
-    }
-
-    /// Whether any flag is given (they apply to columnar output only).
-    pub fn any(&self) -> bool {
-        !self.options().is_empty()
-    }
-}
-
-/// `--maps`: how map fields become columns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum MapsArg {
-    /// Map<K, V>.
-    Map,
-    /// A list of key/value structs.
-    Entries,
-}
-
-/// `--enums`: how enum fields become columns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EnumsArg {
-    /// A dictionary of value names.
-    Dictionary,
-    /// Int32 numbers.
-    Number,
-    /// Plain Utf8 names.
-    String,
 }
 
 /// How `schema arrow` writes the schema.

@@ -11,9 +11,11 @@ use protojit_arrow::parquet::arrow::ArrowWriter;
 use protojit_arrow::parquet::basic::Compression;
 use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
-use protojit_arrow::{ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, RecordBatch, MAX_BATCH_INPUT};
+use protojit_arrow::{
+    ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, MappingArgs, RecordBatch, MAX_BATCH_INPUT,
+};
 
-use crate::args::{DecodeArgs, EnumsArg, MappingArgs, Output};
+use crate::args::{DecodeArgs, Output};
 use crate::common::{self, input_name, one_line, Failure, Out};
 use crate::pool;
 use crate::progress::Progress;
@@ -471,19 +473,16 @@ fn convert_job(builder: &mut BatchBuilder<'_>, job: &mut Job, keep_going: bool, 
     }
 }
 
-/// The mapping flags (`--oneof-case`, `--maps`, `--large`, `--enums`, `--flatten`, and
-/// `--enum-numbers`, a synonym for `--enums number`) set on `options`, by the names
-/// `ArrowOptions::set` takes (as SQL's table options will).
+/// The mapping flags set on `options`, with `--enum-numbers` (the older spelling of
+/// `--enums number`, kept because `decode`'s JSON output takes it too).
 pub fn mapping_options(mapping: &MappingArgs, enum_numbers: bool, options: &mut ArrowOptions) -> Result<(), Failure> {
     if enum_numbers {
-        if mapping.enums.is_some_and(|e| e != EnumsArg::Number) {
+        if mapping.enums.is_some_and(|e| e != EnumColumns::Number) {
             return Err(Failure::usage("--enum-numbers is --enums number: give one of them"));
         }
         options.enums = EnumColumns::Number;
     }
-    for (key, value) in mapping.options() {
-        options.set(key, value).map_err(Failure::usage)?;
-    }
+    mapping.apply(options);
     Ok(())
 }
 

@@ -39,6 +39,7 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
             "--output-file applies to --output arrow and parquet; redirect stdout for the others",
         ));
     }
+    #[cfg(feature = "columns")]
     if args.mapping.any() {
         return Err(Failure::usage(
             "--oneof-case, --maps, --large, --enums and --flatten shape columns: they apply to --output arrow and parquet",

@@ -18,7 +18,7 @@ use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use protojit::{EngineKind, Schema};
-use protojit_arrow::ArrowOptions;
+use protojit_arrow::{ArrowOptions, MappingArgs};
 
 use crate::{ProtobufFormat, ScanPaths, SqlError};
 
@@ -58,6 +58,10 @@ pub struct SqlArgs {
     /// Rows per record batch.
     #[arg(long, value_name = "ROWS", default_value_t = 8192)]
     pub batch_size: usize,
+    /// How fields become columns (the default of every table, which `STORED AS PROTOBUF`
+    /// options may change).
+    #[command(flatten)]
+    pub mapping: MappingArgs,
     /// Decode engine (see `protojit decode --help`; on a cluster the executors choose).
     #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
@@ -190,9 +194,13 @@ impl SqlArgs {
         }
     }
 
-    /// How scans convert: the library's defaults with `--engine`.
+    /// How scans convert: the library's defaults with `--engine` and the mapping flags (the
+    /// default of every `STORED AS PROTOBUF` table, whose options may change them).
     pub fn arrow_options(&self) -> ArrowOptions {
-        ArrowOptions { decode: ArrowOptions::default().decode.with_kind(self.engine), ..ArrowOptions::default() }
+        let mut options =
+            ArrowOptions { decode: ArrowOptions::default().decode.with_kind(self.engine), ..ArrowOptions::default() };
+        self.mapping.apply(&mut options);
+        options
     }
 
     /// Writes each result, one after the other, as a text table, CSV or JSON lines, to

@@ -37,26 +37,30 @@ use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::physical_plan::{
-    FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource,
+    FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSinkConfig, FileSource,
 };
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::CreateExternalTable;
 use datafusion::object_store::{GetOptions, GetResultPayload, ObjectMeta, ObjectStore};
+use datafusion::physical_expr::LexRequirement;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
 use protojit::compression::{decompressed, Compression};
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
+use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Encoder, Framing};
 
 use crate::memory::MemoryRecords;
 use crate::paths::PathMetrics;
 use crate::scan::{RecordScanner, ScanError};
+use crate::sink::ProtobufSink;
 
 /// The name of the format in `STORED AS PROTOBUF` (and the extension of a single file's
 /// name that selects it when `STORED AS` is left out).
@@ -75,6 +79,8 @@ const OPTIONS: &[(&str, &str)] = &[
     ("compression", "GZIP, ZSTD, BZIP2 or XZ for every file; without it (or UNCOMPRESSED), each file as its name (.gz .zst .bz2 .xz) or first bytes say"),
     ("framing", "'none' (the default) or 'schema_registry': each record carries Kafka's schema-registry header"),
     ("schema_id_column", "with schema_registry framing: a column of this name holds each record's schema id"),
+    ("ignore_extra_columns", "writing: 'true' skips columns that are not fields of the message type (default: an error)"),
+    ("allow_missing_columns", "writing: 'true' leaves fields without a column unset (default: an error for fields the columns always carry)"),
 ];
 
 /// A file format of varint-delimited records of one message type (see the module docs).
@@ -85,6 +91,14 @@ pub struct ProtobufFormat {
     options: ArrowOptions,
     arrow: SchemaRef,
     compression: FileCompressionType,
+    writing: Writing,
+}
+
+/// How rows become messages when the format writes files (`COPY TO`, `INSERT INTO`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Writing {
+    ignore_extra_columns: bool,
+    allow_missing_columns: bool,
 }
 
 impl fmt::Debug for ProtobufFormat {
@@ -113,7 +127,22 @@ impl ProtobufFormat {
             options: options.clone(),
             arrow: converter.arrow_schema().clone(),
             compression: FileCompressionType::UNCOMPRESSED,
+            writing: Writing::default(),
         })
+    }
+
+    /// The same format writing rows whose columns are not fields (`ignore`), or skipping
+    /// them with an error (the default); see [`Encoder::ignore_extra_columns`].
+    pub fn with_ignore_extra_columns(mut self, ignore: bool) -> ProtobufFormat {
+        self.writing.ignore_extra_columns = ignore;
+        self
+    }
+
+    /// The same format writing rows that lack columns of fields the columns always carry,
+    /// leaving those fields unset (`allow`); see [`Encoder::allow_missing_columns`].
+    pub fn with_allow_missing_columns(mut self, allow: bool) -> ProtobufFormat {
+        self.writing.allow_missing_columns = allow;
+        self
     }
 
     /// The same format for files compressed with `compression`.
@@ -193,6 +222,27 @@ impl FileFormat for ProtobufFormat {
         Ok(DataSourceExec::from_data_source(conf))
     }
 
+    async fn create_writer_physical_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        _state: &dyn Session,
+        conf: FileSinkConfig,
+        order_requirements: Option<LexRequirement>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if conf.insert_op != InsertOp::Append {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{:?} into a protobuf table: only appending (INSERT INTO, COPY TO) is supported",
+                conf.insert_op
+            )));
+        }
+        let encoder = Encoder::new(&self.schema, &self.message, &self.options)
+            .map_err(|e| DataFusionError::Plan(e.to_string()))?
+            .ignore_extra_columns(self.writing.ignore_extra_columns)
+            .allow_missing_columns(self.writing.allow_missing_columns);
+        let sink = Arc::new(ProtobufSink::new(conf, encoder, self.compression));
+        Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)))
+    }
+
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
         Arc::new(ProtobufSource {
             projection: SplitProjection::unprojected(&table_schema),
@@ -257,9 +307,17 @@ impl ProtobufFormatFactory {
         let mut given: HashMap<&str, &str> = HashMap::new();
         for (key, value) in options {
             let name = key.strip_prefix("format.").unwrap_or(key);
-            if !OPTIONS.iter().any(|(k, _)| *k == name) {
+            if name.starts_with("execution.") {
+                // `COPY`'s own options (`execution.keep_partition_by_columns`), which
+                // DataFusion hands every format along with the format's.
+                continue;
+            }
+            if !OPTIONS.iter().any(|(k, _)| *k == name) && !ArrowOptions::MAPPING_OPTIONS.contains(&name) {
                 let known = OPTIONS.iter().map(|(k, v)| format!("'{k}' ({v})")).collect::<Vec<_>>().join(", ");
-                return Err(format!("unknown option '{key}'; a protobuf table takes {known}"));
+                let mapping = ArrowOptions::MAPPING_OPTIONS.map(|k| format!("'{k}'")).join(", ");
+                return Err(format!(
+                    "unknown option '{key}'; a protobuf table takes {known}, and the mapping options {mapping}"
+                ));
             }
             given.insert(name, value.as_str());
         }
@@ -311,8 +369,24 @@ impl ProtobufFormatFactory {
                 }
                 (Some(other), _) => return Err(format!("'framing' '{other}': expected 'none' or 'schema_registry'")),
             };
-        let options = ArrowOptions { framing, ..self.options.clone() };
-        Ok(ProtobufFormat::new(&schema, message, &options).map_err(|e| e.to_string())?.with_compression(compression))
+        let flag = |name: &str| match given.get(name).map(|v| v.to_ascii_lowercase()).as_deref() {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(other) => Err(format!("'{name}' '{other}': expected 'true' or 'false'")),
+        };
+        let (ignore_extra_columns, allow_missing_columns) =
+            (flag("ignore_extra_columns")?, flag("allow_missing_columns")?);
+        let mut options = ArrowOptions { framing, ..self.options.clone() };
+        for key in ArrowOptions::MAPPING_OPTIONS {
+            if let Some(value) = given.get(key) {
+                options.set(key, value)?;
+            }
+        }
+        Ok(ProtobufFormat::new(&schema, message, &options)
+            .map_err(|e| e.to_string())?
+            .with_compression(compression)
+            .with_ignore_extra_columns(ignore_extra_columns)
+            .with_allow_missing_columns(allow_missing_columns))
     }
 }
 

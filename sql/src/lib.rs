@@ -86,6 +86,7 @@ mod format;
 mod memory;
 mod paths;
 mod scan;
+mod sink;
 mod table;
 
 /// The DataFusion this crate is built on, for callers that need the same version.
@@ -95,4 +96,5 @@ pub use error::SqlError;
 pub use format::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
 pub use paths::{ScanPaths, NOTE_LABEL, PATH_NOTE, ROWS_CHUNKED, ROWS_COMPILED, ROWS_OTHER, ROWS_TREE};
 pub use scan::{ScanError, MAX_RECORD};
+pub use sink::ProtobufSink;
 pub use table::{ProtobufTable, TableOptions};

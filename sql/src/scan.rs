@@ -283,10 +283,25 @@ impl RecordScanner {
         let arrow = |error| ScanError::Arrow { source_name: self.source_name.clone(), error };
         let batch = builder.finish().map_err(arrow)?;
         // The converter's batches carry its own schema metadata; the scan's schema is the
-        // table's, projected.
+        // table's, projected. A column a mapping option derives (a oneof's case) is converted
+        // with the fields it is made from, which the scan may not have asked for: columns
+        // are taken by name.
+        let have = batch.schema();
+        let same = have.fields().len() == self.schema.fields().len()
+            && have.fields().iter().zip(self.schema.fields()).all(|(a, b)| a.name() == b.name());
+        let columns = if same {
+            batch.columns().to_vec()
+        } else {
+            self.schema
+                .fields()
+                .iter()
+                .map(|f| have.index_of(f.name()).map(|i| batch.column(i).clone()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(arrow)?
+        };
         let batch = RecordBatch::try_new_with_options(
             self.schema.clone(),
-            batch.columns().to_vec(),
+            columns,
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )
         .map_err(arrow)?;

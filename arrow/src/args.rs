@@ -1,0 +1,82 @@
+//! The mapping options as command-line flags (feature `clap`): one `clap::Args` that `protojit decode`, `schema arrow`, `sql` and `protojit-ballista sql` all flatten in.
+
+use clap::Args;
+
+use crate::{ArrowOptions, EnumColumns, MapColumns};
+
+/// How protobuf fields become columns: each flag sets one [`ArrowOptions`] mapping option;
+/// a flag left out keeps the default mapping.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct MappingArgs {
+    /// Columns: a `<oneof>_case` column per oneof, the name of the member set (a
+    /// dictionary; null when none is).
+    #[arg(long)]
+    pub oneof_case: bool,
+    /// Columns: map fields as `map` (Map<K, V>, the default) or `entries` (a list of
+    /// key/value structs, for engines without a map type).
+    #[arg(long, value_enum, value_name = "SHAPE")]
+    pub maps: Option<MapColumns>,
+    /// Columns: LargeUtf8, LargeBinary and LargeList (64-bit offsets) instead of Utf8,
+    /// Binary and List.
+    #[arg(long)]
+    pub large: bool,
+    /// Columns: enums as a `dictionary` of names (the default), `number`s (Int32) or
+    /// `string`s (plain Utf8 names).
+    #[arg(long, value_enum, value_name = "AS")]
+    pub enums: Option<EnumColumns>,
+    /// Columns: singular message fields as top-level columns named by their path (`a.b.c`).
+    #[arg(long)]
+    pub flatten: bool,
+}
+
+impl MappingArgs {
+    /// Sets the options the flags give on `options`.
+    pub fn apply(&self, options: &mut ArrowOptions) {
+        options.oneof_case |= self.oneof_case;
+        if let Some(maps) = self.maps {
+            options.maps = maps;
+        }
+        options.large |= self.large;
+        if let Some(enums) = self.enums {
+            options.enums = enums;
+        }
+        options.flatten |= self.flatten;
+    }
+
+    /// Whether any flag is given (they apply to columnar output only).
+    pub fn any(&self) -> bool {
+        *self != MappingArgs::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        mapping: MappingArgs,
+    }
+
+    fn options(args: &[&str]) -> Result<ArrowOptions, String> {
+        let command =
+            Command::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map_err(|e| e.to_string())?;
+        let mut options = ArrowOptions::default();
+        command.mapping.apply(&mut options);
+        Ok(options)
+    }
+
+    #[test]
+    fn flags_set_their_options() {
+        let o = options(&["--oneof-case", "--maps", "entries", "--large", "--enums", "string", "--flatten"]).unwrap();
+        assert!(o.oneof_case && o.large && o.flatten);
+        assert_eq!((o.maps, o.enums), (MapColumns::Entries, EnumColumns::String));
+        let o = options(&[]).unwrap();
+        assert!(!o.oneof_case && !o.large && !o.flatten);
+        assert_eq!((o.maps, o.enums), (MapColumns::Map, EnumColumns::Dictionary));
+        assert!(options(&["--maps", "list"]).is_err());
+    }
+}
