@@ -12,14 +12,6 @@ use protojit_ballista::{connect_with_config, register_protobuf_cluster_format, P
 use protojit_sql::command::{one_line, run_statements, CommandError, SqlArgs, SqlOutput};
 use protojit_sql::{listing_table, ProtobufFormatFactory};
 
-pub const USAGE: &str =
-    "  protojit-ballista sql --cluster df://HOST:PORT (--descriptor-set FILE.pb | --proto FILE.proto [-I DIR]…)
-                       [--table NAME=TYPE:PATH]… [-o table|csv|json] [--output-file FILE]
-                       [--partitions N] [--batch-size ROWS] [-v] [--] SQL
-      as `protojit sql` (which hands `protojit sql --cluster URL …` to this command; `sql
-      --help` lists the options); every executor and the scheduler must read the tables'
-      files under the same paths.";
-
 /// The arguments of `protojit-ballista sql`: `protojit sql`'s, and `-v`.
 #[derive(Parser, Debug)]
 #[command(name = "protojit-ballista sql", about = "SQL over protobuf tables, run on a Ballista cluster")]
@@ -42,9 +34,15 @@ pub fn parse(args: &[String]) -> Result<Option<SqlCommand>, CommandError> {
             return Ok(None);
         }
         Err(e) => {
+            // clap's message, up to its usage lines, as one line.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            return Err(CommandError::Usage(first.trim_start_matches("error: ").to_owned()));
+            let message: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            return Err(CommandError::Usage(message.join(" ").trim_start_matches("error: ").to_owned()));
         }
     };
     let usage = |m: &str| Err(CommandError::Usage(m.to_owned()));
