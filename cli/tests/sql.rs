@@ -254,3 +254,37 @@ fn sql_reaches_into_lists_maps_and_strings() {
     let row = "1,-71,north field,3,true,ree\n";
     assert_eq!(csv, format!("s1,rssi2,site,n,has17,sub\n{row}{row}{row}"));
 }
+
+/// The mapping flags shape the tables' columns, and `COPY … TO … STORED AS PROTOBUF` writes a
+/// query's rows back as records that decode to the same values.
+#[test]
+fn sql_mapping_flags_and_copy_to_protobuf() {
+    let tmp = TempDir::new("sql-copy");
+    let input = tmp.write("in.bin", &stream(500));
+    let types = stdout(&sql(
+        &tmp,
+        &input,
+        &["--enums", "string", "--large", "-o", "csv"],
+        "SELECT arrow_typeof(color) AS c, arrow_typeof(label) AS l FROM r LIMIT 1",
+    ));
+    assert_eq!(types, "c,l\nLargeUtf8,LargeUtf8\n");
+    let out = tmp.path("out");
+    let copy = format!(
+        "COPY (SELECT * FROM r WHERE id % 2 = 0) TO '{}/' STORED AS PROTOBUF OPTIONS ('message_type' 'sample.Reading')",
+        out.display()
+    );
+    let written = stdout(&sql(&tmp, &input, &["-o", "csv"], &copy));
+    assert_eq!(written, "count\n250\n");
+    let back = format!(
+        "CREATE EXTERNAL TABLE w STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'sample.Reading'); \
+         SELECT COUNT(*) AS n, SUM(id) AS ids FROM w",
+        out.display()
+    );
+    let ids: u64 = (1..=500u64).filter(|i| i % 2 == 0).sum();
+    assert_eq!(stdout(&sql(&tmp, &input, &["-o", "csv"], &back)), format!("n,ids\n250,{ids}\n"));
+    // A mapping option of the wrong value is one line naming it.
+    let bad = sql(&tmp, &input, &["-o", "csv"], &back.replace("'sample.Reading')", "'sample.Reading', 'maps' 'list')"));
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("maps") && stderr.lines().count() == 1, "{stderr}");
+}
