@@ -10,12 +10,13 @@ use std::fmt;
 
 use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
-use protojit_arena::{LayoutIndex, Layouts, MessageLayout};
+use protojit_arena::{LayoutIndex, Layouts};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::json_value::{parse_int_str, Bodies, Ctx, Got, Scalar};
+use super::tables::Tables;
 use super::writer::Writer;
-use super::{int_wire, tag_wire_type, wire_type, wkt, FieldInfo, ParseError, ParseOptions, Seen, Wire};
+use super::{int_wire, tag_wire_type, wire_type, wkt, FieldInfo, Message, ParseError, ParseOptions, Seen, Wire};
 
 /// Parses `json` (one proto3 JSON object of the message type at `root` in `layouts`) and
 /// appends its canonical binary encoding to `out`. On error, `out` is left as it was.
@@ -40,7 +41,8 @@ pub fn json_to_binary(
     let result = {
         // At most the decoders' limit, as the text parser.
         let options = ParseOptions { max_depth: options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT), ..*options };
-        let mut ctx = Ctx::new(Writer::new(out), layouts, options, json);
+        let tables = Tables::of(layouts);
+        let mut ctx = Ctx::new(Writer::new(out), layouts, &tables, options, json);
         let mut de = serde_json::Deserializer::from_slice(json);
         let body = Body { ctx: &mut ctx, layout: root };
         let result = match body.deserialize(&mut de).and_then(|got| de.end().map(|()| got)) {
@@ -127,9 +129,7 @@ impl<'de> DeserializeSeed<'de> for Body<'_, '_> {
             )));
         }
         self.ctx.depth += 1;
-        let layouts = self.ctx.layouts;
-        let desc = layouts.get(self.layout).descriptor();
-        let got = match wkt::Wkt::of(desc) {
+        let got = match self.ctx.message(self.layout).table.wkt {
             Some(kind) => wkt::deserialize::<Json, D>(self.ctx, self.layout, kind, de),
             None => {
                 let any = std::mem::take(&mut self.ctx.any_fields);
@@ -160,15 +160,14 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Got, A::Error> {
-        let layouts = self.ctx.layouts;
-        let layout = layouts.get(self.layout);
+        let message = self.ctx.message(self.layout);
         let frame = self.ctx.w.begin_message();
         let mut seen = Seen::new();
         let ignore = self.ctx.options.ignore_unknown_fields;
         loop {
             let key = match ignore {
-                true => map.next_key_seed(IgnoringKeySeed(KeySeed { layout, any: self.any }))?,
-                false => map.next_key_seed(KeySeed { layout, any: self.any })?,
+                true => map.next_key_seed(IgnoringKeySeed(KeySeed { message, any: self.any }))?,
+                false => map.next_key_seed(KeySeed { message, any: self.any })?,
             };
             // Keys are `Some(None)` only when they are ignored: unknown keys under
             // `ignore_unknown_fields` (else an error above) and an `Any`'s `@type`.
@@ -194,7 +193,7 @@ impl<'de> Visitor<'de> for MessageVisitor<'_, '_> {
 /// an unknown key under `ignore_unknown_fields`.
 #[derive(Clone, Copy)]
 struct KeySeed<'l> {
-    layout: &'l MessageLayout,
+    message: Message<'l>,
     /// `@type` is skipped (`None`): the fields are an `Any`'s value.
     any: bool,
 }
@@ -215,19 +214,14 @@ impl<'de, 'l> Visitor<'de> for KeySeed<'l> {
     }
 
     fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        let desc = self.layout.descriptor();
         if self.any && key == "@type" {
             return Ok(None);
         }
-        let number = desc.get_field_by_json_name(key).or_else(|| desc.get_field_by_name(key)).map(|f| f.number());
-        let number = number.or_else(|| {
-            let name = key.strip_prefix('[').and_then(|k| k.strip_suffix(']'))?;
-            desc.get_extension_by_full_name(name).map(|e| e.number())
-        });
-        if let Some(f) = number.and_then(|n| FieldInfo::by_number(self.layout, n)) {
-            return Ok(Some(f));
+        // JSON name, field name or `[extension]`, in that order of preference (the table's).
+        if let Some(slot) = self.message.table.json_slot(key) {
+            return Ok(Some(self.message.field(slot)));
         }
-        Err(E::custom(format!("no field {key:?} in {}", desc.full_name())))
+        Err(E::custom(format!("no field {key:?} in {}", self.message.layout.descriptor().full_name())))
     }
 }
 
@@ -306,7 +300,7 @@ fn value<'de, D: Deserializer<'de>>(ctx: &mut Ctx, f: &FieldInfo<'_>, de: D) -> 
             Ok(got)
         }
         (Kind::Message(m), None) => Err(D::Error::custom(format!("message type {} has no layout", m.full_name()))),
-        (kind, _) => Scalar { ctx, kind, closed: f.closed_enum }.deserialize(de),
+        (kind, _) => Scalar { ctx, kind, closed: f.closed_enum, enum_index: f.enum_index }.deserialize(de),
     }
 }
 
@@ -347,9 +341,12 @@ impl<'de> Visitor<'de> for ListVisitor<'_, '_, '_> {
         if f.packed {
             ctx.w.tag(f.number, LEN);
             let mark = ctx.w.begin_len();
-            while let Some(got) =
-                seq.next_element_seed(Scalar { ctx: &mut *ctx, kind: &f.kind, closed: f.closed_enum })?
-            {
+            while let Some(got) = seq.next_element_seed(Scalar {
+                ctx: &mut *ctx,
+                kind: f.kind,
+                closed: f.closed_enum,
+                enum_index: f.enum_index,
+            })? {
                 if got == Got::Null {
                     return Err(null());
                 }
@@ -397,9 +394,9 @@ impl<'de> Visitor<'de> for MapVisitor<'_, '_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Got, A::Error> {
         let MapVisitor { ctx, f } = self;
-        let entry = f.child.map(|li| ctx.layouts.get(li));
+        let entry = f.child.map(|li| ctx.message(li));
         let (Some(key_field), Some(value_field)) =
-            (entry.and_then(|e| FieldInfo::by_number(e, 1)), entry.and_then(|e| FieldInfo::by_number(e, 2)))
+            (entry.and_then(|e| e.by_number(1)), entry.and_then(|e| e.by_number(2)))
         else {
             return Err(A::Error::custom(format!("map field {} has no entry type", f.display())));
         };
@@ -409,7 +406,7 @@ impl<'de> Visitor<'de> for MapVisitor<'_, '_, '_> {
             ctx.w.tag(f.number, LEN);
             let mark = ctx.w.begin_len();
             ctx.w.tag(1, wire_type(&key_field.kind));
-            if map.next_key_seed(MapKey { ctx: &mut *ctx, kind: &key_field.kind })?.is_none() {
+            if map.next_key_seed(MapKey { ctx: &mut *ctx, kind: key_field.kind })?.is_none() {
                 ctx.w.truncate(at);
                 break;
             }

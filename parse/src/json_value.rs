@@ -18,14 +18,17 @@ use serde::de::{DeserializeSeed, Deserializer, Unexpected, Visitor};
 use serde::Deserialize as _;
 use serde_json::value::RawValue;
 
+use super::tables::Tables;
 use super::writer::Writer;
-use super::{int_wire, is_integer, ParseOptions, Wire};
+use super::{enum_by_name, enum_declares, int_wire, is_integer, Message, ParseOptions, Wire};
 
 /// The parse state threaded through every seed.
 pub(super) struct Ctx<'o> {
     pub(super) w: Writer<'o>,
     /// The message types, with every field's resolved features.
     pub(super) layouts: &'o Layouts,
+    /// Their precomputed tables.
+    pub(super) tables: &'o Tables,
     pub(super) options: ParseOptions,
     /// Messages open around the current value (checked against `options.max_depth`).
     pub(super) depth: u32,
@@ -39,9 +42,30 @@ pub(super) struct Ctx<'o> {
 }
 
 impl<'o> Ctx<'o> {
-    pub(super) fn new(w: Writer<'o>, layouts: &'o Layouts, options: ParseOptions, input: &[u8]) -> Ctx<'o> {
+    pub(super) fn new(
+        w: Writer<'o>,
+        layouts: &'o Layouts,
+        tables: &'o Tables,
+        options: ParseOptions,
+        input: &[u8],
+    ) -> Ctx<'o> {
         let start = input.as_ptr() as usize;
-        Ctx { w, layouts, options, depth: 0, any_fields: false, input: start..start + input.len(), error_end: None }
+        Ctx {
+            w,
+            layouts,
+            tables,
+            options,
+            depth: 0,
+            any_fields: false,
+            input: start..start + input.len(),
+            error_end: None,
+        }
+    }
+
+    /// Message type `index` with its tables.
+    #[inline]
+    pub(super) fn message(&self, index: LayoutIndex) -> Message<'o> {
+        Message::new(self.layouts, self.tables, index)
     }
 
     /// Records that the value `text` was rejected (see [`Ctx::error_end`]).
@@ -99,6 +123,8 @@ pub(super) struct Scalar<'c, 'o, 'k> {
     pub(super) kind: &'k Kind,
     /// The field's enum is closed: numbers it does not declare are not its values.
     pub(super) closed: bool,
+    /// The enum type's index in the layouts, or `NO_INDEX`.
+    pub(super) enum_index: u32,
 }
 
 impl<'de> DeserializeSeed<'de> for Scalar<'_, '_, '_> {
@@ -133,8 +159,8 @@ impl Scalar<'_, '_, '_> {
     /// An integer field's value as JSON wrote it: a number (in any JSON form whose value
     /// is an integer, `1e2` and `1.0` too) or a string holding one; or null.
     fn integer_text<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
-        let Scalar { ctx, kind, closed } = self;
-        let result = Scalar { ctx: &mut *ctx, kind, closed }.integer_value(raw);
+        let Scalar { ctx, kind, closed, enum_index } = self;
+        let result = Scalar { ctx: &mut *ctx, kind, closed, enum_index }.integer_value(raw);
         if result.is_err() {
             // serde_json places errors inside objects and arrays; a bare value at the root
             // (a wrapper type's) has only this to say where it was.
@@ -165,7 +191,7 @@ impl Scalar<'_, '_, '_> {
 
     fn number<E: serde::de::Error>(self, v: i128) -> Result<Got, E> {
         if let Kind::Enum(e) = self.kind {
-            if self.closed && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
+            if self.closed && !enum_declares(self.ctx.layouts, e, self.enum_index, v) {
                 if self.ctx.options.ignore_unknown_fields {
                     return Ok(Got::Skip);
                 }
@@ -255,8 +281,8 @@ impl<'de> Visitor<'de> for Scalar<'_, '_, '_> {
                 self.ctx.w.end_len(mark);
                 Ok(Got::Value { default: empty })
             }
-            Kind::Enum(e) => match e.get_value_by_name(s) {
-                Some(v) => Ok(self.put(Wire::Varint(v.number() as i64 as u64))),
+            Kind::Enum(e) => match enum_by_name(self.ctx.layouts, self.ctx.tables, e, self.enum_index, s.as_bytes()) {
+                Some(v) => Ok(self.put(Wire::Varint(v as i64 as u64))),
                 None if self.ctx.options.ignore_unknown_fields => Ok(Got::Skip),
                 None => Err(E::custom(format!("{s:?} is not a value of enum {}", e.full_name()))),
             },
@@ -318,7 +344,30 @@ impl IntError {
 /// and exponent; leading zeros allowed, as in strings), when it is an integer: no rounding
 /// through f64, so `-9223372036854775809` is below int64's range and `1.0000000000000001`
 /// is not an integer.
+#[inline]
 fn exact_integer(text: &str) -> Result<i128, IntError> {
+    // The common case, an optional `-` and at most 18 digits, read in an i64 at once.
+    let b = text.as_bytes();
+    let (negative, digits) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, b),
+    };
+    if !digits.is_empty() && digits.len() <= 18 {
+        let mut v: i64 = 0;
+        for &d in digits {
+            let d = d.wrapping_sub(b'0');
+            if d > 9 {
+                return exact_integer_general(text);
+            }
+            v = v * 10 + i64::from(d);
+        }
+        return Ok(i128::from(if negative { -v } else { v }));
+    }
+    exact_integer_general(text)
+}
+
+/// [`exact_integer`] for any text: fractions, exponents, long digit strings.
+fn exact_integer_general(text: &str) -> Result<i128, IntError> {
     let b = text.as_bytes();
     let (negative, mut i) = match b.first() {
         Some(b'-') => (true, 1),
@@ -447,20 +496,54 @@ fn base64_decode(s: &str, out: &mut Vec<u8>) -> Result<(), String> {
     base64_slow(body, out)
 }
 
-/// The character-at-a-time decoder of a base64 body (no padding) of a valid length.
+/// Each character's six bits in either alphabet (`+` and `-` are 62, `/` and `_` 63); 0xff
+/// for what is not base64.
+const BASE64_VALUES: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 26 {
+        t[b'A' as usize + i] = i as u8;
+        t[b'a' as usize + i] = 26 + i as u8;
+        i += 1;
+    }
+    let mut d = 0;
+    while d < 10 {
+        t[b'0' as usize + d] = 52 + d as u8;
+        d += 1;
+    }
+    t[b'+' as usize] = 62;
+    t[b'-' as usize] = 62;
+    t[b'/' as usize] = 63;
+    t[b'_' as usize] = 63;
+    t
+};
+
+/// The scalar decoder of a base64 body (no padding) of a valid length, four characters at a
+/// time through a table, either alphabet in any mix; bits past the last whole byte ignored.
 fn base64_slow(body: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let bad = |from: usize| {
+        let i = from + body[from..].iter().position(|&c| BASE64_VALUES[c as usize] == 0xff).unwrap_or(0);
+        format!("invalid base64 character {:?} at offset {i}", body[i] as char)
+    };
     out.reserve(body.len() / 4 * 3 + 2);
+    let mut chunks = body.chunks_exact(4);
+    let mut at = 0;
+    for c in &mut chunks {
+        let v = [c[0], c[1], c[2], c[3]].map(|c| BASE64_VALUES[c as usize]);
+        if (v[0] | v[1] | v[2] | v[3]) & 0x80 != 0 {
+            return Err(bad(at));
+        }
+        let n = u32::from(v[0]) << 18 | u32::from(v[1]) << 12 | u32::from(v[2]) << 6 | u32::from(v[3]);
+        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+        at += 4;
+    }
     let mut acc = 0u32;
     let mut bits = 0;
-    for (i, &c) in body.iter().enumerate() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return Err(format!("invalid base64 character {:?} at offset {i}", c as char)),
-        };
+    for &c in chunks.remainder() {
+        let v = BASE64_VALUES[c as usize];
+        if v == 0xff {
+            return Err(bad(at));
+        }
         acc = (acc << 6) | u32::from(v);
         bits += 6;
         if bits >= 8 {

@@ -19,13 +19,15 @@
 
 mod json;
 mod json_value;
+mod tables;
 mod text;
 mod wkt;
 mod writer;
 
-use prost_reflect::Kind;
+use prost_reflect::{EnumDescriptor, Kind};
 use protojit_arena::wire::{FIXED32, FIXED64, LEN, SGROUP, VARINT};
-use protojit_arena::{LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
+use protojit_arena::{LayoutIndex, Layouts, MessageLayout, SlotDescriptor, SlotIndex, NO_INDEX};
+use tables::{FieldData, MessageTable, Tables};
 
 use protojit_arena::wire::{zigzag_encode32, zigzag_encode64};
 
@@ -91,14 +93,41 @@ impl ParseError {
     }
 }
 
+/// One message type as the parsers see it: its layout and its precomputed tables.
+#[derive(Clone, Copy)]
+pub(crate) struct Message<'l> {
+    pub layout: &'l MessageLayout,
+    pub table: &'l MessageTable,
+}
+
+impl<'l> Message<'l> {
+    #[inline]
+    pub(crate) fn new(layouts: &'l Layouts, tables: &'l Tables, index: LayoutIndex) -> Message<'l> {
+        Message { layout: layouts.get(index), table: tables.message(layouts, index) }
+    }
+
+    /// The field in slot `slot`.
+    #[inline]
+    pub(crate) fn field(self, slot: SlotIndex) -> FieldInfo<'l> {
+        FieldInfo::new(self.layout, self.table.field(slot), slot)
+    }
+
+    /// The field numbered `number`, if the message declares (or is extended with) it.
+    #[inline]
+    pub(crate) fn by_number(self, number: u32) -> Option<FieldInfo<'l>> {
+        self.layout.slot_by_number(number).map(|si| self.field(si))
+    }
+}
+
 /// What the parsers need to know of a field or extension, whichever it is, read from its
-/// slot in the message's layout: the resolved features decide presence, packing, group
-/// encoding, closed enums and UTF-8 checks, never the file's syntax (an editions file reads
-/// as proto2 to the descriptor library).
-#[derive(Clone, Debug)]
+/// slot in the message's layout (once per message type: [`tables::FieldData`]): the
+/// resolved features decide presence, packing, group encoding, closed enums and UTF-8
+/// checks, never the file's syntax (an editions file reads as proto2 to the descriptor
+/// library).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct FieldInfo<'l> {
     pub number: u32,
-    pub kind: Kind,
+    pub kind: &'l Kind,
     pub list: bool,
     pub map: bool,
     /// A repeated scalar written packed (`repeated_field_encoding = PACKED`).
@@ -115,35 +144,31 @@ pub(crate) struct FieldInfo<'l> {
     pub child: Option<LayoutIndex>,
     /// The index of the (non-synthetic) oneof the field is a member of, or `NO_INDEX`.
     pub oneof: u32,
+    /// The enum type's index in the layouts (`MessageLayout::slot_enum`), or `NO_INDEX`.
+    pub enum_index: u32,
     layout: &'l MessageLayout,
     slot: SlotIndex,
 }
 
 impl<'l> FieldInfo<'l> {
-    pub(crate) fn new(layout: &'l MessageLayout, slot: SlotIndex) -> FieldInfo<'l> {
-        let s = layout.slot(slot);
-        let features = layout.slot_features(slot);
-        let d = layout.slot_descriptor(slot);
+    #[inline]
+    fn new(layout: &'l MessageLayout, d: &'l FieldData, slot: SlotIndex) -> FieldInfo<'l> {
         FieldInfo {
-            number: s.number,
-            kind: d.kind(),
-            list: s.repetition == Repetition::Repeated,
-            map: s.repetition == Repetition::Map,
-            packed: s.packed,
-            presence: features.has_presence(),
-            closed_enum: s.closed_enum,
-            validate_utf8: features.validate_utf8,
-            group: features.delimited,
-            child: (s.child != NO_INDEX).then(|| LayoutIndex::new(s.child)),
-            oneof: s.oneof,
+            number: d.number,
+            kind: &d.kind,
+            list: d.list,
+            map: d.map,
+            packed: d.packed,
+            presence: d.presence,
+            closed_enum: d.closed_enum,
+            validate_utf8: d.validate_utf8,
+            group: d.group,
+            child: d.child,
+            oneof: d.oneof,
+            enum_index: d.enum_index,
             layout,
             slot,
         }
-    }
-
-    /// The field of `layout` numbered `number`, if it declares (or is extended with) it.
-    pub(crate) fn by_number(layout: &'l MessageLayout, number: u32) -> Option<FieldInfo<'l>> {
-        layout.slot_by_number(number).map(|si| FieldInfo::new(layout, si))
     }
 
     /// The name for messages: `name` or `[full.extension.name]`.
@@ -154,43 +179,79 @@ impl<'l> FieldInfo<'l> {
         }
     }
 
-    /// The name text format gives the field: a group-like delimited field (a proto2 group,
-    /// or an editions field named as its type) goes by its type's name, as protoc prints
-    /// and parses it.
-    pub(crate) fn text_name(&self) -> &'l str {
-        self.layout.text_name(self.slot)
-    }
-
     fn oneof_name(&self) -> Option<&'l str> {
         self.layout.oneofs().get(self.oneof as usize).map(|o| o.name())
     }
 }
 
-/// The fields of one message seen so far: duplicates and oneof conflicts are errors.
+/// The number of enum value `name` (of `e`, the enum type at `enum_index` in `layouts`, or
+/// `NO_INDEX` when the caller does not know it).
+#[inline]
+pub(crate) fn enum_by_name(
+    layouts: &Layouts,
+    tables: &Tables,
+    e: &EnumDescriptor,
+    enum_index: u32,
+    name: &[u8],
+) -> Option<i32> {
+    if enum_index == NO_INDEX {
+        let name = std::str::from_utf8(name).ok()?;
+        return e.get_value_by_name(name).map(|v| v.number());
+    }
+    tables.enum_names(layouts, enum_index).get(name).map(|n| n as i32)
+}
+
+/// Whether `e` (the enum type at `enum_index`, or `NO_INDEX`) declares number `n`.
+#[inline]
+pub(crate) fn enum_declares(layouts: &Layouts, e: &EnumDescriptor, enum_index: u32, n: i128) -> bool {
+    let Ok(n) = i32::try_from(n) else { return false };
+    match enum_index {
+        NO_INDEX => e.get_value(n).is_some(),
+        i => layouts.enum_type(i).name_of(n).is_some(),
+    }
+}
+
+/// The fields of one message seen so far: duplicates and oneof conflicts are errors. Slots
+/// below 64 are bits; a message with more fields keeps the rest in a list.
 pub(crate) struct Seen<'l> {
-    numbers: Vec<u32>,
+    low: u64,
+    high: Vec<SlotIndex>,
     /// (oneof index, the member set).
     oneofs: Vec<(u32, &'l str)>,
 }
 
 impl<'l> Seen<'l> {
     pub(crate) fn new() -> Seen<'l> {
-        Seen { numbers: Vec::new(), oneofs: Vec::new() }
+        Seen { low: 0, high: Vec::new(), oneofs: Vec::new() }
     }
 
-    /// Whether field `number` was set.
-    pub(crate) fn has(&self, number: u32) -> bool {
-        self.numbers.contains(&number)
+    /// Whether field `f` was set.
+    pub(crate) fn has(&self, f: &FieldInfo<'_>) -> bool {
+        match f.slot.index() {
+            i @ 0..64 => self.low & (1 << i) != 0,
+            _ => self.high.contains(&f.slot),
+        }
     }
 
     /// Marks `f` as set; an error message when it was set before or, unless `value_set` is
     /// false (a JSON `null`, which sets nothing), another member of its oneof was.
+    #[inline]
     pub(crate) fn set(&mut self, f: &FieldInfo<'l>, value_set: bool) -> Result<(), String> {
-        if self.numbers.contains(&f.number) {
+        if self.has(f) {
             return Err(format!("field {} is specified more than once", f.display()));
         }
-        self.numbers.push(f.number);
-        if let (true, Some(oneof)) = (value_set, f.oneof_name()) {
+        match f.slot.index() {
+            i @ 0..64 => self.low |= 1 << i,
+            _ => self.high.push(f.slot),
+        }
+        if f.oneof != NO_INDEX && value_set {
+            return self.set_oneof(f);
+        }
+        Ok(())
+    }
+
+    fn set_oneof(&mut self, f: &FieldInfo<'l>) -> Result<(), String> {
+        if let Some(oneof) = f.oneof_name() {
             if let Some((_, other)) = self.oneofs.iter().find(|(o, _)| *o == f.oneof) {
                 return Err(format!(
                     "field {} is set along with {other}, another member of oneof {oneof}",

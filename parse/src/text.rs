@@ -12,8 +12,12 @@ use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
 use protojit_arena::{LayoutIndex, Layouts};
 
+use super::tables::Tables;
 use super::writer::Writer;
-use super::{any_type, int_wire, is_integer, tag_wire_type, FieldInfo, ParseError, ParseOptions, Seen, Wire};
+use super::{
+    any_type, enum_by_name, enum_declares, int_wire, is_integer, tag_wire_type, FieldInfo, Message, ParseError,
+    ParseOptions, Seen, Wire,
+};
 
 /// Parses `text` (text format of a message of the type at `root` in `layouts`) and appends
 /// its canonical binary encoding, as `protoc --encode` writes it, to `out`. On error, `out`
@@ -37,7 +41,17 @@ pub fn text_to_binary(
     // At most the decoders' limit: each level is a few stack frames, so a limit past theirs
     // would let hostile nesting exhaust the stack.
     let max_depth = options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT);
-    let mut p = Parser { s: text, pos: 0, w: Writer::new(out), layouts, max_depth, depth: 0 };
+    let tables = Tables::of(layouts);
+    let mut p = Parser {
+        s: text,
+        pos: 0,
+        w: Writer::new(out),
+        layouts,
+        tables: &tables,
+        scratch: Vec::new(),
+        max_depth,
+        depth: 0,
+    };
     let mut result = p.body(root, None).map(drop);
     if result.is_ok() && p.w.too_large() {
         result = err(text.len(), "the encoded message exceeds 4 GiB");
@@ -67,6 +81,9 @@ struct Parser<'s, 'o, 'l> {
     pos: usize,
     w: Writer<'o>,
     layouts: &'l Layouts,
+    tables: &'l Tables,
+    /// The bytes of the string being read (kept for the next).
+    scratch: Vec<u8>,
     max_depth: u32,
     depth: u32,
 }
@@ -79,7 +96,7 @@ fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-impl<'l> Parser<'_, '_, 'l> {
+impl<'s, 'l> Parser<'s, '_, 'l> {
     /// Skips whitespace and `#` comments; the next byte.
     fn peek(&mut self) -> Option<u8> {
         while let Some(&b) = self.s.get(self.pos) {
@@ -125,7 +142,7 @@ impl<'l> Parser<'_, '_, 'l> {
         err(self.pos, format!("expected '{}', found {found}", c as char))
     }
 
-    fn ident(&mut self) -> Result<&str> {
+    fn ident(&mut self) -> Result<&'s str> {
         if !self.peek().is_some_and(is_ident_start) {
             let found = self.found();
             return err(self.pos, format!("expected an identifier, found {found}"));
@@ -135,7 +152,8 @@ impl<'l> Parser<'_, '_, 'l> {
             self.pos += 1;
         }
         // Identifiers are ASCII, so always UTF-8.
-        Ok(std::str::from_utf8(&self.s[start..self.pos]).unwrap_or(""))
+        let s: &'s [u8] = self.s;
+        Ok(std::str::from_utf8(&s[start..self.pos]).unwrap_or(""))
     }
 
     /// Fields until `end` (`}` or `>`), or the end of input for the root.
@@ -174,12 +192,12 @@ impl<'l> Parser<'_, '_, 'l> {
     /// protoc writes every map entry with its key and its value, defaults included, whatever
     /// the text gave (`m {}` is the entry with both defaults).
     fn complete_map_entry(&mut self, entry: LayoutIndex, seen: &Seen) {
-        let entry = self.layouts.get(entry);
+        let entry = Message::new(self.layouts, self.tables, entry);
         for number in [1, 2] {
-            let Some(f) = FieldInfo::by_number(entry, number).filter(|_| !seen.has(number)) else { continue };
+            let Some(f) = entry.by_number(number).filter(|f| !seen.has(f)) else { continue };
             let at = self.w.pos();
             self.w.tag(number, tag_wire_type(&f));
-            match &f.kind {
+            match f.kind {
                 Kind::Message(_) => self.w.varint(0),
                 Kind::String | Kind::Bytes => self.w.varint(0),
                 Kind::Enum(e) => self.w.varint(e.default_value().number() as i64 as u64),
@@ -195,8 +213,8 @@ impl<'l> Parser<'_, '_, 'l> {
 
     fn field(&mut self, layout: LayoutIndex, seen: &mut Seen<'l>) -> Result<()> {
         let at = self.pos;
-        let message = self.layouts.get(layout);
-        let desc = message.descriptor();
+        let message = Message::new(self.layouts, self.tables, layout);
+        let desc = message.layout.descriptor();
         let mut f = if self.eat(b'[') {
             let (prefix, name) = self.bracketed(at)?;
             if !prefix.is_empty() {
@@ -208,7 +226,7 @@ impl<'l> Parser<'_, '_, 'l> {
                     format!("[{name}] in an Any needs a type URL prefix, as in [type.googleapis.com/{name}]"),
                 );
             }
-            match desc.get_extension_by_full_name(&name).and_then(|e| FieldInfo::by_number(message, e.number())) {
+            match desc.get_extension_by_full_name(&name).and_then(|e| message.by_number(e.number())) {
                 Some(f) => f,
                 None => return err(at, format!("[{name}] is not an extension of {}", desc.full_name())),
             }
@@ -216,11 +234,9 @@ impl<'l> Parser<'_, '_, 'l> {
             let name = self.ident()?;
             // protobuf's rule (text_format.cc): a field by its own name; a group-like
             // delimited field (a proto2 group, or an editions field named as its type) also
-            // by its type's name, which is how protoc prints it.
-            let slot = |n: &str| desc.get_field_by_name(n).and_then(|f| FieldInfo::by_number(message, f.number()));
-            let field = slot(name).or_else(|| slot(&name.to_ascii_lowercase()).filter(|f| f.text_name() == name));
-            match field {
-                Some(f) => f,
+            // by its type's name, which is how protoc prints it (the table holds both).
+            match message.table.text_slot(name.as_bytes()) {
+                Some(slot) => message.field(slot),
                 // A reserved name is skipped with its value, unread (so a field removed from
                 // the schema does not break text written before).
                 None if desc.reserved_names().any(|r| r == name) => return self.skip_reserved_value(),
@@ -228,7 +244,7 @@ impl<'l> Parser<'_, '_, 'l> {
             }
         };
         // A map entry written in text keeps the key and value it is given, defaults included.
-        f.presence |= message.is_map_entry();
+        f.presence |= message.layout.is_map_entry();
         let repeated = f.list || f.map;
         if !repeated {
             seen.set(&f, true).map_err(|m| (Some(at), m))?;
@@ -320,7 +336,7 @@ impl<'l> Parser<'_, '_, 'l> {
         }
         let inner = any_type(self.layouts, url).map_err(|m| (Some(at), m))?;
         for number in [1, 2] {
-            if let Some(f) = FieldInfo::by_number(any, number) {
+            if let Some(f) = Message::new(self.layouts, self.tables, layout).by_number(number) {
                 seen.set(&f, true).map_err(|_| (Some(at), format!("Any has a type_url or value beside [{url}]")))?;
             }
         }
@@ -402,23 +418,34 @@ impl<'l> Parser<'_, '_, 'l> {
         let kind = &f.kind;
         let wire = match kind {
             Kind::String | Kind::Bytes => {
-                let bytes = self.strings()?;
-                if f.validate_utf8 && std::str::from_utf8(&bytes).is_err() {
-                    return err(at, "string field holds invalid UTF-8 (use a bytes field for raw bytes)");
-                }
-                self.w.bytes(&bytes);
-                return Ok(bytes.is_empty());
+                // Into a buffer kept between strings (the length goes first).
+                let mut bytes = std::mem::take(&mut self.scratch);
+                bytes.clear();
+                let read = self.strings_into(&mut bytes);
+                let empty = bytes.is_empty();
+                let result = match read {
+                    Ok(()) if f.validate_utf8 && std::str::from_utf8(&bytes).is_err() => {
+                        err(at, "string field holds invalid UTF-8 (use a bytes field for raw bytes)")
+                    }
+                    Ok(()) => {
+                        self.w.bytes(&bytes);
+                        Ok(empty)
+                    }
+                    Err(e) => Err(e),
+                };
+                self.scratch = bytes;
+                return result;
             }
             Kind::Enum(e) if self.peek().is_some_and(is_ident_start) => {
                 let name = self.ident()?;
-                match e.get_value_by_name(name) {
-                    Some(v) => Wire::Varint(v.number() as i64 as u64),
+                match enum_by_name(self.layouts, self.tables, e, f.enum_index, name.as_bytes()) {
+                    Some(v) => Wire::Varint(v as i64 as u64),
                     None => return err(at, format!("{name} is not a value of enum {}", e.full_name())),
                 }
             }
             Kind::Enum(e) => {
                 let v = self.integer()?;
-                if f.closed_enum && i32::try_from(v).ok().and_then(|n| e.get_value(n)).is_none() {
+                if f.closed_enum && !enum_declares(self.layouts, e, f.enum_index, v) {
                     return err(at, format!("{v} is not a value of closed enum {}", e.full_name()));
                 }
                 int_wire(kind, v).map_err(|m| (Some(at), m))?
@@ -529,6 +556,12 @@ impl<'l> Parser<'_, '_, 'l> {
     /// Adjacent string literals, concatenated, escapes resolved.
     fn strings(&mut self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
+        self.strings_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Parser::strings`] appended to `out`.
+    fn strings_into(&mut self, out: &mut Vec<u8>) -> Result<()> {
         if !matches!(self.peek(), Some(b'"' | b'\'')) {
             let found = self.found();
             return err(self.pos, format!("expected a string, found {found}"));
@@ -536,6 +569,11 @@ impl<'l> Parser<'_, '_, 'l> {
         while let Some(q @ (b'"' | b'\'')) = self.peek() {
             self.pos += 1;
             loop {
+                // The plain run up to the next quote, escape or line end, in one copy.
+                let rest = &self.s[self.pos..];
+                let plain = rest.iter().position(|&c| c == q || c == b'\\' || c == b'\n').unwrap_or(rest.len());
+                out.extend_from_slice(&rest[..plain]);
+                self.pos += plain;
                 let at = self.pos;
                 let Some(&c) = self.s.get(self.pos) else {
                     return err(at, "string not closed before the end of the input");
@@ -544,12 +582,12 @@ impl<'l> Parser<'_, '_, 'l> {
                 match c {
                     b'\n' => return err(at, "string not closed before the end of the line"),
                     _ if c == q => break,
-                    b'\\' => self.escape(&mut out)?,
+                    b'\\' => self.escape(out)?,
                     _ => out.push(c),
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// One escape after its `\`.
@@ -625,6 +663,20 @@ impl<'l> Parser<'_, '_, 'l> {
 
 /// An unsigned integer literal: decimal, `0x` hex or `0` octal.
 fn parse_unsigned(text: &[u8]) -> Option<i128> {
+    // The common case: decimal, at most 18 digits, in a u64 at once.
+    if let [b'1'..=b'9', ..] = text {
+        if text.len() <= 18 {
+            let mut v = 0u64;
+            for &b in text {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    return None;
+                }
+                v = v * 10 + u64::from(d);
+            }
+            return Some(i128::from(v));
+        }
+    }
     let (digits, radix) = match text {
         [b'0', b'x' | b'X', rest @ ..] => (rest, 16),
         [b'0', rest @ ..] if !rest.is_empty() => (rest, 8),

@@ -68,7 +68,8 @@ pub(super) fn deserialize<'de, B: Bodies, D: Deserializer<'de>>(
             let kind = field.kind();
             let start = ctx.w.pos();
             ctx.w.tag(1, super::wire_type(&kind));
-            let got = Scalar { ctx: &mut *ctx, kind: &kind, closed: false }.deserialize(de)?;
+            let got = Scalar { ctx: &mut *ctx, kind: &kind, closed: false, enum_index: protojit_arena::NO_INDEX }
+                .deserialize(de)?;
             match got {
                 Got::Value { default: false } => Ok(got),
                 Got::Value { default: true } => {
