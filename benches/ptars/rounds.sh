@@ -7,7 +7,9 @@
 #   bash benches/ptars/rounds.sh [ROUNDS]      (from the repository root; needs ../shared/corpus;
 #                                               SETS='osm_ways mvt_features' picks record sets,
 #                                               osm_block and mvt_tile are whole payloads;
-#                                               ARMS='protojit chunked compiled ptars' picks arms)
+#                                               ARMS='protojit chunked compiled ptars' picks arms;
+#                                               ARMS='compiled opt:oneof_case=true opt:flatten=true'
+#                                               prices mapping options on the compiled path)
 set -euo pipefail
 cd "$(dirname "$0")"
 rounds=${1:-7}
@@ -63,6 +65,10 @@ for s in sorted({s for s, _ in d}):
     for path in ["compiled", "chunked"]:
         for other in ["ptars", "decode"] + (["chunked"] if path == "compiled" else []):
             ratio(s, path, other)
+for s, a in sorted({k for k in d if k[1].startswith("opt:")}):
+    r = [c / o for o, c in zip(d[(s, a)], d[(s, "compiled")])] if (s, "compiled") in d else []
+    if r:
+        print(f"{s}: {a} speed / compiled (default mapping) speed, per round: median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
 for arm in [a for a in ["project2", "project2_chunked", "project2_compiled", "project2_direct", "project2_tree"] if ("gm1", a) in d]:
     r = [x / y for x, y in zip(d[("gm1", arm)], d[("gm1", "protojit")])]
     print(f"gm1: 2-column projection ({arm}) time / all columns (protojit): median {statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")

@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import records as rs  # noqa: E402
 
-SECTIONS = ["records", "to_dict", "overhead", "delimited", "threads"]
+SECTIONS = ["records", "to_dict", "overhead", "delimited", "threads", "from_arrow"]
 perf = time.perf_counter
 
 
@@ -756,6 +756,60 @@ def section_threads(schemas, cfg) -> str:
 
 
 # ---------------------------------------------------------------------------------------
+# Section: the way back, a RecordBatch into protobuf messages, against ptars.
+
+
+def section_from_arrow(schemas, cfg) -> str:
+    import pyarrow as pa
+
+    out = [
+        "### RecordBatch → protobuf messages, per core",
+        "",
+        f"Median of {cfg.rounds} interleaved rounds; each tool encodes its own batch of the same records "
+        "(protojit's converter with `enums=\"number\"`, ptars' `array_to_record_batch`), both into a "
+        "`pa.BinaryArray` of canonical messages: `Converter.from_record_batch` against ptars' "
+        "`record_batch_to_array`. \"protojit ÷ arm\" as above.",
+        "",
+        "| record set | records | arm | time per call | records/s | protojit ÷ arm | note |",
+        "|---|---:|---|---:|---:|---:|---|",
+    ]
+    for name in cfg.sets:
+        log(f"from_arrow: {name}")
+        try:
+            s = rs.record_set(schemas, name, cfg.quick)
+        except Exception as e:
+            out.append(f"| {name} | | | | | | failed to make: {err_text(e)} |")
+            continue
+        arr = pa.array(s.records, pa.binary())
+        n = len(s.records)
+        conv = schemas.protojit(s.proto).converter(s.message, enums="number")
+        batch = conv.to_record_batch(arr)
+        arms = [Arm("protojit", lambda: conv.from_record_batch(batch), records=n, nbytes=s.nbytes)]
+        try:
+            import ptars
+
+            desc = schemas.descriptor(s.proto, s.message)
+            handler = ptars.HandlerPool([desc.file]).get_for_message(desc)
+            theirs = handler.array_to_record_batch(arr)
+            arms.append(Arm("ptars", lambda: handler.record_batch_to_array(theirs), records=n, nbytes=s.nbytes))
+        except Exception as e:
+            arms.append(Arm("ptars", None, records=n, error=err_text(e)))
+        # Both give one message per row (checked once, before timing).
+        for a in arms:
+            if not a.error and len(a.fn()) != n:
+                a.error = f"{len(a.fn())} messages, expected {n}"
+        run_rounds(arms, cfg.rounds, cfg.target, cfg.warm)
+        ref = arms[0]
+        for a in arms:
+            if a.error or not a.times:
+                out.append(f"| {s.label} | {n:,} | {a.name} | — | — | — | {a.error or 'no time'} |")
+                continue
+            t = med(a.times)
+            out.append(f"| {s.label} | {n:,} | {a.name} | {fmt_time(t)} | {fmt_rate(n / t)} | {ratio_text(a, ref)} | |")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------
 
 
 def main() -> int:
@@ -819,6 +873,7 @@ def main() -> int:
         "overhead": section_overhead,
         "delimited": section_delimited,
         "threads": section_threads,
+        "from_arrow": section_from_arrow,
     }
     for name in SECTIONS:
         if name not in only:

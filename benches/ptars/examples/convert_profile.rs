@@ -4,7 +4,8 @@
 //! raced against the chunked path; `chunked`, `compiled`, `direct` and `tree` (and their
 //! `project2_` forms) the same conversions through the chunked path alone, the compiled
 //! column appenders alone, the streaming decoder's direct appends and a tree read row by
-//! row.
+//! row. `opt:KEY=VALUE[,KEY=VALUE]` is the `compiled` arm with mapping options set by
+//! `ArrowOptions::set` (`opt:oneof_case=true`, `opt:enums=string`): what an option costs.
 
 use protojit::{Arena, EngineKind};
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns};
@@ -33,6 +34,13 @@ fn main() {
         }),
         ..ArrowOptions::default()
     };
+    let mut options = options;
+    if let Some(list) = arm.strip_prefix("opt:") {
+        for pair in list.split(',') {
+            let (key, value) = pair.split_once('=').expect("opt:KEY=VALUE");
+            options.set(key, value).unwrap();
+        }
+    }
     let options = match arm {
         // google_message1: 2 of its 40 top-level fields.
         "project2" | "project2_chunked" | "project2_compiled" | "project2_direct" | "project2_tree" => {
@@ -42,6 +50,7 @@ fn main() {
     };
     let path = match arm {
         "compiled" | "project2_compiled" => ConvertPath::DirectCompiled,
+        a if a.starts_with("opt:") => ConvertPath::DirectCompiled,
         "direct" | "project2_direct" => ConvertPath::DirectInterpreted,
         "tree" | "project2_tree" => ConvertPath::Tree,
         "chunked" | "project2_chunked" => ConvertPath::Chunked,
