@@ -16,7 +16,12 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess
 use super::json_value::{parse_int_str, Bodies, Ctx, Got, Scalar};
 use super::tables::Tables;
 use super::writer::Writer;
-use super::{int_wire, tag_wire_type, wire_type, wkt, FieldInfo, Message, ParseError, ParseOptions, Seen, Wire};
+use serde::Deserialize as _;
+use serde_json::value::RawValue;
+
+use super::{
+    int_wire, is_integer, tag_wire_type, wire_type, wkt, FieldInfo, Message, ParseError, ParseOptions, Seen, Wire,
+};
 
 /// Parses `json` (one proto3 JSON object of the message type at `root` in `layouts`) and
 /// appends its canonical binary encoding to `out`. On error, `out` is left as it was.
@@ -53,7 +58,13 @@ pub fn json_to_binary(
             }),
             Ok(_) if ctx.w.too_large() => Err(too_large(json)),
             Ok(_) => Ok(()),
-            Err(e) => Err(json_error(&e, ctx.error_end, json)),
+            Err(e) => match ctx.error_at {
+                Some(at) => {
+                    let (line, column) = serde_position(json, at);
+                    Err(ParseError::Json { line, column, message: message_of(&e) })
+                }
+                None => Err(json_error(&e, ctx.error_end, json)),
+            },
         };
         result
     };
@@ -73,12 +84,7 @@ fn too_large(json: &[u8]) -> ParseError {
 /// error where it stands when the error reaches it, which for a raw value is past the
 /// object or array around it (or nowhere, for a bare value at the root).
 fn json_error(e: &serde_json::Error, error_end: Option<usize>, json: &[u8]) -> ParseError {
-    let mut message = e.to_string();
-    if e.line() != 0 {
-        if let Some(i) = message.rfind(" at line ") {
-            message.truncate(i);
-        }
-    }
+    let message = message_of(e);
     if let Some(end) = error_end {
         // At the value's last character, as serde_json places errors in values.
         let (line, column) = position(json, end.saturating_sub(1));
@@ -88,6 +94,26 @@ fn json_error(e: &serde_json::Error, error_end: Option<usize>, json: &[u8]) -> P
     // document); positions here are 1-based.
     let column = if e.line() == 0 { 0 } else { e.column().max(1) };
     ParseError::Json { line: e.line(), column, message }
+}
+
+/// serde_json's message without the position it appends.
+fn message_of(e: &serde_json::Error) -> String {
+    let mut message = e.to_string();
+    if e.line() != 0 {
+        if let Some(i) = message.rfind(" at line ") {
+            message.truncate(i);
+        }
+    }
+    message
+}
+
+/// The line and column serde_json gives an error when it stands at byte `at` of `json`
+/// (columns in bytes, as it counts them; at least 1).
+fn serde_position(json: &[u8], at: usize) -> (usize, usize) {
+    let before = &json[..at.min(json.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (line, (before.len() - line_start).max(1))
 }
 
 /// The 1-based line and column (in characters) of byte `at` of `json`.
@@ -270,6 +296,9 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_, '_, '_> {
             return de.deserialize_any(MapVisitor { ctx, f });
         }
         if f.list {
+            if f.packed && is_integer(f.kind()) {
+                return packed_integers(ctx, f, de);
+            }
             return de.deserialize_any(ListVisitor { ctx, f });
         }
         let start = ctx.w.pos();
@@ -318,6 +347,100 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_, '_, '_> {
     }
 }
 
+/// A packed integer field's JSON array, read from its text: serde_json checks the array's
+/// syntax once (as a raw value) and a tight loop reads the integers, bare or quoted. Anything
+/// else (floats, exponents, escapes, long numbers, `null`s, not an array) is left to
+/// [`ListVisitor`] over the same text, whose errors are placed in the whole input.
+fn packed_integers<'de, 'o, D: Deserializer<'de>>(
+    ctx: &mut Ctx<'o>,
+    f: &FieldInfo<'o>,
+    de: D,
+) -> Result<Got, D::Error> {
+    let text = <&'de RawValue>::deserialize(de)?.get();
+    let start = ctx.w.pos();
+    if let Some(got) = packed_integers_fast(ctx, f, text.as_bytes()) {
+        return Ok(got);
+    }
+    ctx.w.truncate(start);
+    let mut sub = serde_json::Deserializer::from_str(text);
+    match sub.deserialize_any(ListVisitor { ctx: &mut *ctx, f }) {
+        Ok(got) => Ok(got),
+        Err(e) => {
+            if ctx.error_at.is_none() && ctx.error_end.is_none() {
+                // Where the error stands in the value's text, then in the input.
+                let line_start = match e.line() {
+                    0 | 1 => Some(0),
+                    l => text.match_indices('\n').nth(l - 2).map(|(i, _)| i + 1),
+                };
+                if let (Some(origin), Some(line_start)) = (ctx.offset_of(text), line_start) {
+                    ctx.error_at = Some(origin + line_start + e.column());
+                }
+            }
+            Err(D::Error::custom(message_of(&e)))
+        }
+    }
+}
+
+/// [`packed_integers`]' loop: `None` when the text is not an array of short integers in the
+/// field's range (bare or quoted), to be read again by the general path.
+fn packed_integers_fast(ctx: &mut Ctx, f: &FieldInfo<'_>, b: &[u8]) -> Option<Got> {
+    let ws = |b: &[u8], mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+            i += 1;
+        }
+        i
+    };
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let start = ctx.w.pos();
+    ctx.w.tag(f.number, LEN);
+    let mark = ctx.w.begin_len();
+    let mut i = ws(b, 1);
+    if b.get(i) != Some(&b']') {
+        loop {
+            let quoted = b.get(i) == Some(&b'"');
+            i += usize::from(quoted);
+            let negative = b.get(i) == Some(&b'-');
+            i += usize::from(negative);
+            let digits = i;
+            let mut v: i64 = 0;
+            while let Some(&c) = b.get(i) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                v = v.wrapping_mul(10).wrapping_add(i64::from(d));
+                i += 1;
+            }
+            if i == digits || i - digits > 18 {
+                return None;
+            }
+            if quoted {
+                if b.get(i) != Some(&b'"') {
+                    return None;
+                }
+                i += 1;
+            }
+            let wire = int_wire(f.kind(), i128::from(if negative { -v } else { v })).ok()?;
+            wire.write(&mut ctx.w);
+            i = ws(b, i);
+            match b.get(i) {
+                Some(b',') => i = ws(b, i + 1),
+                Some(b']') => break,
+                _ => return None,
+            }
+        }
+    }
+    if ctx.w.len_since(mark) == 0 {
+        ctx.w.truncate(start);
+    } else {
+        ctx.w.end_len(mark);
+        ctx.w.field_done(f.number, start, true);
+    }
+    Some(Got::Value { default: false })
+}
+
 struct ListVisitor<'c, 'o, 'f> {
     ctx: &'c mut Ctx<'o>,
     f: &'f FieldInfo<'o>,
@@ -343,7 +466,7 @@ impl<'de> Visitor<'de> for ListVisitor<'_, '_, '_> {
             let mark = ctx.w.begin_len();
             while let Some(got) = seq.next_element_seed(Scalar {
                 ctx: &mut *ctx,
-                kind: f.kind,
+                kind: f.kind(),
                 closed: f.closed_enum,
                 enum_index: f.enum_index,
             })? {
@@ -406,7 +529,7 @@ impl<'de> Visitor<'de> for MapVisitor<'_, '_, '_> {
             ctx.w.tag(f.number, LEN);
             let mark = ctx.w.begin_len();
             ctx.w.tag(1, wire_type(&key_field.kind));
-            if map.next_key_seed(MapKey { ctx: &mut *ctx, kind: key_field.kind })?.is_none() {
+            if map.next_key_seed(MapKey { ctx: &mut *ctx, kind: key_field.kind() })?.is_none() {
                 ctx.w.truncate(at);
                 break;
             }

@@ -39,6 +39,9 @@ pub(super) struct Ctx<'o> {
     input: std::ops::Range<usize>,
     /// The offset just past the last value a seed rejected, when it lies in the input.
     pub(super) error_end: Option<usize>,
+    /// The byte offset in the input of an error a value's own reader (a second
+    /// deserializer over the value's text) found, which its position no longer says.
+    pub(super) error_at: Option<usize>,
 }
 
 impl<'o> Ctx<'o> {
@@ -59,6 +62,7 @@ impl<'o> Ctx<'o> {
             any_fields: false,
             input: start..start + input.len(),
             error_end: None,
+            error_at: None,
         }
     }
 
@@ -66,6 +70,12 @@ impl<'o> Ctx<'o> {
     #[inline]
     pub(super) fn message(&self, index: LayoutIndex) -> Message<'o> {
         Message::new(self.layouts, self.tables, index)
+    }
+
+    /// Where `text` (a slice of the input) starts in it.
+    pub(super) fn offset_of(&self, text: &str) -> Option<usize> {
+        let at = text.as_ptr() as usize;
+        (self.input.contains(&at) && at + text.len() <= self.input.end).then(|| at - self.input.start)
     }
 
     /// Records that the value `text` was rejected (see [`Ctx::error_end`]).
@@ -158,7 +168,18 @@ impl Scalar<'_, '_, '_> {
 
     /// An integer field's value as JSON wrote it: a number (in any JSON form whose value
     /// is an integer, `1e2` and `1.0` too) or a string holding one; or null.
+    #[inline]
     fn integer_text<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
+        // The common case: a short decimal integer, bare or in a string, in the field's range.
+        if let Some(v) = short_integer(raw) {
+            if let Ok(wire) = int_wire(self.kind, v.into()) {
+                return Ok(self.put(wire));
+            }
+        }
+        self.integer_text_general(raw)
+    }
+
+    fn integer_text_general<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
         let Scalar { ctx, kind, closed, enum_index } = self;
         let result = Scalar { ctx: &mut *ctx, kind, closed, enum_index }.integer_value(raw);
         if result.is_err() {
@@ -312,6 +333,33 @@ pub(super) fn parse_int_str(s: &str) -> Option<i128> {
         return None;
     }
     s.parse().ok()
+}
+
+/// An optional `-` and 1 to 18 decimal digits, bare or in double quotes (with nothing else
+/// in them): the value.
+#[inline]
+fn short_integer(raw: &str) -> Option<i64> {
+    let b = raw.as_bytes();
+    let b = match b {
+        [b'"', inner @ .., b'"'] => inner,
+        _ => b,
+    };
+    let (negative, digits) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + i64::from(d);
+    }
+    Some(if negative { -v } else { v })
 }
 
 /// Why a number is not a value of an integer field.

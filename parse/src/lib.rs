@@ -119,56 +119,40 @@ impl<'l> Message<'l> {
     }
 }
 
-/// What the parsers need to know of a field or extension, whichever it is, read from its
-/// slot in the message's layout (once per message type: [`tables::FieldData`]): the
-/// resolved features decide presence, packing, group encoding, closed enums and UTF-8
-/// checks, never the file's syntax (an editions file reads as proto2 to the descriptor
-/// library).
+/// What the parsers need to know of a field or extension, whichever it is: its facts, read
+/// from its slot in the message's layout once per message type ([`FieldData`], reached
+/// through `Deref`): the resolved features decide presence, packing, group encoding, closed
+/// enums and UTF-8 checks, never the file's syntax (an editions file reads as proto2 to the
+/// descriptor library).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FieldInfo<'l> {
-    pub number: u32,
-    pub kind: &'l Kind,
-    pub list: bool,
-    pub map: bool,
-    /// A repeated scalar written packed (`repeated_field_encoding = PACKED`).
-    pub packed: bool,
-    /// Explicit presence: a default value is still written.
+    d: &'l FieldData,
+    /// Explicit presence: a default value is still written (a map entry's fields in text
+    /// format have it whatever their features).
     pub presence: bool,
-    /// An enum field whose enum is closed: numbers it does not declare are errors.
-    pub closed_enum: bool,
-    /// A string field whose UTF-8 is checked (`utf8_validation = VERIFY`).
-    pub validate_utf8: bool,
-    /// A message field written as a group (proto2 `group`, or `message_encoding = DELIMITED`).
-    pub group: bool,
-    /// The layout of the message type (message, group, map entry).
-    pub child: Option<LayoutIndex>,
-    /// The index of the (non-synthetic) oneof the field is a member of, or `NO_INDEX`.
-    pub oneof: u32,
-    /// The enum type's index in the layouts (`MessageLayout::slot_enum`), or `NO_INDEX`.
-    pub enum_index: u32,
-    layout: &'l MessageLayout,
     slot: SlotIndex,
+    layout: &'l MessageLayout,
+}
+
+impl std::ops::Deref for FieldInfo<'_> {
+    type Target = FieldData;
+
+    #[inline]
+    fn deref(&self) -> &FieldData {
+        self.d
+    }
 }
 
 impl<'l> FieldInfo<'l> {
     #[inline]
     fn new(layout: &'l MessageLayout, d: &'l FieldData, slot: SlotIndex) -> FieldInfo<'l> {
-        FieldInfo {
-            number: d.number,
-            kind: &d.kind,
-            list: d.list,
-            map: d.map,
-            packed: d.packed,
-            presence: d.presence,
-            closed_enum: d.closed_enum,
-            validate_utf8: d.validate_utf8,
-            group: d.group,
-            child: d.child,
-            oneof: d.oneof,
-            enum_index: d.enum_index,
-            layout,
-            slot,
-        }
+        FieldInfo { d, presence: d.presence, slot, layout }
+    }
+
+    /// The field's kind, borrowed for as long as the tables.
+    #[inline]
+    pub(crate) fn kind(&self) -> &'l Kind {
+        &self.d.kind
     }
 
     /// The name for messages: `name` or `[full.extension.name]`.

@@ -228,24 +228,23 @@ impl Names {
     }
 }
 
-/// A hash of a name, eight bytes at a time.
+/// A hash of a name from its length and four of its bytes (first, middle, last two): cheap
+/// to take, and field names that share all five are rare (the probe then compares names).
 #[inline]
 fn hash(name: &[u8]) -> u32 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (name.len() as u64).wrapping_mul(K);
-    let mut chunks = name.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        h = (h ^ w).wrapping_mul(K).rotate_left(29);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut b = [0u8; 8];
-        b[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(b)).wrapping_mul(K).rotate_left(29);
-    }
-    h = (h ^ (h >> 32)).wrapping_mul(K);
-    (h >> 32) as u32
+    let n = name.len();
+    let key = match name {
+        [] => 0,
+        [a] => u64::from(*a),
+        _ => {
+            u64::from(name[0])
+                | u64::from(name[n / 2]) << 8
+                | u64::from(name[n - 2]) << 16
+                | u64::from(name[n - 1]) << 24
+                | (n as u64) << 32
+        }
+    };
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
 }
 
 #[cfg(test)]

@@ -197,7 +197,7 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
             let Some(f) = entry.by_number(number).filter(|f| !seen.has(f)) else { continue };
             let at = self.w.pos();
             self.w.tag(number, tag_wire_type(&f));
-            match f.kind {
+            match f.kind() {
                 Kind::Message(_) => self.w.varint(0),
                 Kind::String | Kind::Bytes => self.w.varint(0),
                 Kind::Enum(e) => self.w.varint(e.default_value().number() as i64 as u64),

@@ -223,3 +223,49 @@ fn hostile_input_is_an_error_not_a_crash() {
         }
     }
 }
+
+/// A packed integer field's array is read by a loop of its own, which hands what it does not
+/// read (floats, escapes, nulls, ranges, long numbers, not an array) to the general reader:
+/// the bytes, errors and positions are the unpacked field's (`rp` is `ru`, packed).
+#[test]
+fn packed_integer_arrays_read_as_unpacked_ones() {
+    let p = support::message("t2.P");
+    for array in [
+        "[]",
+        "[ ]",
+        "null",
+        "[1, -2, \"3\", \"-4\", 0, -0, \"007\"]",
+        "[\n  1,\n  2\n]",
+        "[1e2, 1.0, \"1e1\", \"\\u0031\", 2147483647, -2147483648]",
+        "[123456789012345678, 1]",
+        "[1, null]",
+        "[1,\n 2,\n null]",
+        "[1,\n 2.5]",
+        "[1,\n \"x\"]",
+        "[1,\n 2147483648]",
+        "[1,\n \"99999999999999999999\"]",
+        "[1,\n 1234567890123456789012]",
+        "[1, [2]]",
+        "[1, {}]",
+        "{\"a\": 1}",
+        "\"1\"",
+        "7",
+        "true",
+    ] {
+        let packed = parse(&p, &format!("{{\"rp\": {array}}}"));
+        let unpacked = parse(&p, &format!("{{\"ru\": {array}}}"));
+        match (packed, unpacked) {
+            (Ok(a), Ok(b)) => {
+                // Field 4 packed against field 3 unpacked: the same values.
+                let a = DynamicMessage::decode((*p).clone(), a.as_slice()).unwrap();
+                let b = DynamicMessage::decode((*p).clone(), b.as_slice()).unwrap();
+                assert_eq!(a.get_field_by_name("rp"), b.get_field_by_name("ru"), "{array}");
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a.position(), b.position(), "{array}: {a} / {b}");
+                assert_eq!(a.message().replace("rp", "ru"), b.message(), "{array}");
+            }
+            (a, b) => panic!("{array}: packed {a:?}, unpacked {b:?}"),
+        }
+    }
+}
