@@ -261,6 +261,7 @@ impl Wire {
         matches!(self, Wire::Varint(0) | Wire::Fixed32(0) | Wire::Fixed64(0))
     }
 
+    #[inline]
     pub(crate) fn write(self, w: &mut writer::Writer) {
         match self {
             Wire::Varint(v) => w.varint(v),

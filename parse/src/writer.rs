@@ -15,7 +15,23 @@
 //! Length prefixes: a nested message reserves one byte for its length, which fits lengths
 //! below 128; a longer body is shifted right by the extra bytes once it is complete.
 
-use protojit_arena::wire::{patch_length, write_varint, EGROUP, FIXED32, FIXED64, LEN, SGROUP, VARINT};
+use protojit_arena::wire::{patch_length, EGROUP, FIXED32, FIXED64, LEN, SGROUP, VARINT};
+
+/// Appends `v` as a varint: one capacity check for values below 128, one reservation for
+/// longer ones.
+#[inline]
+fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    if v < 0x80 {
+        out.push(v as u8);
+        return;
+    }
+    out.reserve(10);
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
 
 /// One run of the open message: `number << 33 | packed << 32 | start`, `start` being its
 /// offset from the message's first byte. Sorting the keys sorts runs by number, then by
@@ -54,6 +70,19 @@ struct Open {
     runs: usize,
     /// Its runs are out of order, or a packed field has several records: rebuild it.
     rebuild: bool,
+}
+
+/// A length prefix reserved by [`Writer::begin_len_sized`]: where, and how many bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SizedLenMark {
+    at: usize,
+    reserved: usize,
+}
+
+/// The bytes `v` takes as a varint.
+#[inline]
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// The binary writer: one output buffer and the runs of the open messages.
@@ -137,6 +166,43 @@ impl<'o> Writer<'o> {
     #[inline]
     pub(crate) fn end_len(&mut self, mark: LenMark) {
         patch_length(self.buf, mark.0);
+    }
+
+    /// Reserves a length prefix of the size a body of about `estimate` bytes needs, for a
+    /// long body whose length is guessed well ahead (a packed array from its text), so that
+    /// [`Writer::end_len_sized`] rarely moves it.
+    #[inline]
+    pub(crate) fn begin_len_sized(&mut self, estimate: usize) -> SizedLenMark {
+        let reserved = varint_len(estimate as u64);
+        let at = self.buf.len();
+        self.buf.resize(at + reserved, 0);
+        SizedLenMark { at, reserved }
+    }
+
+    /// The body's length since `mark`.
+    #[inline]
+    pub(crate) fn len_since_sized(&self, mark: SizedLenMark) -> usize {
+        self.buf.len() - mark.at - mark.reserved
+    }
+
+    /// Writes the body's length at `mark`, moving the body when its length needs another
+    /// number of bytes than were reserved.
+    pub(crate) fn end_len_sized(&mut self, mark: SizedLenMark) {
+        let len = self.len_since_sized(mark);
+        let need = varint_len(len as u64);
+        let body = mark.at + mark.reserved;
+        match need.cmp(&mark.reserved) {
+            std::cmp::Ordering::Less => drop(self.buf.drain(mark.at + need..body)),
+            std::cmp::Ordering::Greater => {
+                drop(self.buf.splice(body..body, std::iter::repeat_n(0, need - mark.reserved)))
+            }
+            std::cmp::Ordering::Equal => {}
+        }
+        let mut v = len as u64;
+        for b in &mut self.buf[mark.at..mark.at + need] {
+            *b = (v as u8 & 0x7f) | if v >= 0x80 { 0x80 } else { 0 };
+            v >>= 7;
+        }
     }
 
     /// Opens a message whose fields are written from here on.
@@ -326,6 +392,22 @@ mod tests {
         assert_eq!(&out[..3], &[0x0a, 0xac, 0x02]);
         assert_eq!(out.len(), 303);
         assert!(out[3..].iter().all(|&b| b == 7));
+    }
+
+    #[test]
+    fn sized_length_prefixes_move_the_body_only_when_the_guess_was_wrong() {
+        for (estimate, len) in [(0, 0), (10, 127), (10, 128), (200, 5), (200, 300), (20_000, 16_384), (1 << 20, 3)] {
+            let mut out = vec![0xee];
+            let mut w = Writer::new(&mut out);
+            let m = w.begin_len_sized(estimate);
+            w.buf.extend((0..len).map(|i| i as u8));
+            w.end_len_sized(m);
+            let mut want = vec![0xee];
+            write_varint(&mut want, len as u64);
+            want.extend((0..len).map(|i| i as u8));
+            assert_eq!(out, want, "{estimate} {len}");
+        }
+        assert_eq!([0, 1, 127, 128, 16_383, 16_384, u64::MAX].map(varint_len), [1, 1, 1, 2, 2, 3, 10]);
     }
 
     #[test]
