@@ -1,8 +1,8 @@
-//! The mapping options as command-line flags (feature `clap`): one `clap::Args` that `protojit decode`, `schema arrow`, `sql` and `protojit-ballista sql` all flatten in.
+//! The mapping options as command-line flags (feature `clap`): one `clap::Args` that `protojit decode`, `schema arrow`, `sql` and `protojit-ballista sql` all flatten in, and the explode flags, which only commands that write a table flatten in.
 
 use clap::Args;
 
-use crate::{ArrowOptions, EnumColumns, MapColumns};
+use crate::{ArrowOptions, EnumColumns, Explode, MapColumns};
 
 /// How protobuf fields become columns: each flag sets one [`ArrowOptions`] mapping option;
 /// a flag left out keeps the default mapping.
@@ -49,6 +49,37 @@ impl MappingArgs {
     }
 }
 
+/// Rows of a record's elements: `--explode PATH` / `--explode-outer PATH` set
+/// [`ArrowOptions::explode`]. Apart from [`MappingArgs`] because SQL tables, whose scans
+/// count a row per record, do not take them.
+#[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExplodeArgs {
+    /// Rows: one per element of the repeated field at PATH (`items`, `order.lines`), the
+    /// record's other columns repeated on each; records without an element give no row.
+    #[arg(long, value_name = "PATH", conflicts_with = "explode_outer")]
+    pub explode: Option<String>,
+    /// Rows: as --explode, and a record without an element keeps one row, its element null.
+    #[arg(long, value_name = "PATH")]
+    pub explode_outer: Option<String>,
+}
+
+impl ExplodeArgs {
+    /// Sets the option the flags give on `options`.
+    pub fn apply(&self, options: &mut ArrowOptions) {
+        if let Some(path) = &self.explode {
+            options.explode = Some(Explode { path: path.clone(), outer: false });
+        }
+        if let Some(path) = &self.explode_outer {
+            options.explode = Some(Explode { path: path.clone(), outer: true });
+        }
+    }
+
+    /// Whether a flag is given (they apply to columnar output only).
+    pub fn any(&self) -> bool {
+        *self != ExplodeArgs::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -59,6 +90,8 @@ mod tests {
     struct Command {
         #[command(flatten)]
         mapping: MappingArgs,
+        #[command(flatten)]
+        explode: ExplodeArgs,
     }
 
     fn options(args: &[&str]) -> Result<ArrowOptions, String> {
@@ -66,6 +99,7 @@ mod tests {
             Command::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map_err(|e| e.to_string())?;
         let mut options = ArrowOptions::default();
         command.mapping.apply(&mut options);
+        command.explode.apply(&mut options);
         Ok(options)
     }
 
@@ -78,5 +112,16 @@ mod tests {
         assert!(!o.oneof_case && !o.large && !o.flatten);
         assert_eq!((o.maps, o.enums), (MapColumns::Map, EnumColumns::Dictionary));
         assert!(options(&["--maps", "list"]).is_err());
+        assert_eq!(o.explode, None);
+    }
+
+    #[test]
+    fn explode_flags_set_the_path() {
+        let o = options(&["--explode", "order.lines"]).unwrap();
+        assert_eq!(o.explode, Some(Explode { path: "order.lines".into(), outer: false }));
+        let o = options(&["--explode-outer", "items", "--flatten"]).unwrap();
+        assert_eq!(o.explode, Some(Explode { path: "items".into(), outer: true }));
+        assert!(o.flatten);
+        assert!(options(&["--explode", "a", "--explode-outer", "b"]).is_err());
     }
 }

@@ -50,8 +50,10 @@ pub struct Converter {
     compiled: Option<AppenderCell>,
     /// Why the path is not the one asked for, if it is not.
     path_note: Option<String>,
-    /// Rows of every batch its builders finished.
+    /// Records of every batch its builders finished.
     rows: AtomicU64,
+    /// Records with nothing to explode ([`ArrowOptions::explode`]), over every batch.
+    unexploded: AtomicU64,
     /// The arenas and appender buffers of dropped builders, for the next builders.
     spare: Mutex<Spare>,
 }
@@ -298,6 +300,7 @@ impl Converter {
             compiled,
             path_note,
             rows: AtomicU64::new(0),
+            unexploded: AtomicU64::new(0),
             spare: Mutex::new(Spare::default()),
         })
     }
@@ -381,9 +384,18 @@ impl Converter {
         }
     }
 
-    /// Rows of every batch this converter's builders have finished (on every path).
+    /// Records of every batch this converter's builders have finished (on every path):
+    /// its rows, unless [`ArrowOptions::explode`] makes a row of each element.
     pub fn rows_converted(&self) -> u64 {
         self.rows.load(Ordering::Relaxed)
+    }
+
+    /// Under [`ArrowOptions::explode`], the records of every batch finished so far that
+    /// had nothing to explode (an empty list, or a message on the path absent): left out
+    /// of the batches, or with [`Explode::outer`](crate::Explode::outer) each one row whose
+    /// element is null. 0 without the option.
+    pub fn unexploded_records(&self) -> u64 {
+        self.unexploded.load(Ordering::Relaxed)
     }
 
     /// The compiled appender, once it is there.
@@ -886,8 +898,9 @@ impl BatchBuilder<'_> {
     /// path's batch is made: the mapping options that reshape columns
     /// ([`ArrowOptions::oneof_case`], [`maps`](ArrowOptions::maps),
     /// [`large`](ArrowOptions::large), [`EnumColumns::String`](crate::EnumColumns::String),
-    /// [`flatten`](ArrowOptions::flatten)) are applied here, to the canonical columns the
-    /// paths fill.
+    /// [`flatten`](ArrowOptions::flatten), [`explode`](ArrowOptions::explode)) are applied
+    /// here, to the canonical columns the paths fill. Exploded, the batch has a row per
+    /// element, not per record.
     pub fn finish(&mut self) -> Result<RecordBatch, arrow_schema::ArrowError> {
         let rows = self.len();
         self.converter.rows.fetch_add(rows as u64, Ordering::Relaxed);
@@ -899,12 +912,21 @@ impl BatchBuilder<'_> {
         self.intake.bytes = 0;
         // Every path's canonical columns, in the shape the mapping options ask for (the
         // builder is empty again whether or not this succeeds).
-        let mut columns = match &self.converter.reshape {
-            Some(reshape) => reshape.apply(columns, rows)?,
-            None => columns,
+        let (mut columns, rows, records) = match &self.converter.reshape {
+            Some(reshape) => {
+                let reshaped = reshape.apply(columns, rows)?;
+                self.converter.unexploded.fetch_add(reshaped.unexploded, Ordering::Relaxed);
+                (reshaped.columns, reshaped.rows, reshaped.records)
+            }
+            None => (columns, rows, None),
         };
         if let Some(ids) = ids {
-            columns.push(Arc::new(arrow_array::Int32Array::from(ids)));
+            let ids: arrow_array::ArrayRef = Arc::new(arrow_array::Int32Array::from(ids));
+            columns.push(match &records {
+                // Exploded: each row's record's id.
+                Some(records) => arrow_select::take::take(&ids, records, None)?,
+                None => ids,
+            });
         }
         RecordBatch::try_new_with_options(
             self.converter.arrow.clone(),

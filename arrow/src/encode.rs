@@ -83,8 +83,16 @@ impl Encoder {
     /// module docs list). Of the options, the framing and the recursion cut matter:
     /// schema-registry framing writes each record's header, from the schema-id column
     /// (without one the ids are unknown: [`EncodeError::NotInvertible`]); fields cut at
-    /// `max_recursion` may be missing from the batch.
+    /// `max_recursion` may be missing from the batch. [`ArrowOptions::explode`] cannot be
+    /// inverted (its rows are elements, not records): [`EncodeError::NotInvertible`].
     pub fn new(schema: &Schema, message: &str, options: &ArrowOptions) -> Result<Encoder, EncodeError> {
+        if let Some(explode) = &options.explode {
+            let option = if explode.outer { "explode_outer" } else { "explode" };
+            return Err(EncodeError::NotInvertible {
+                what: format!("{option} = \"{}\"", explode.path),
+                why: "its rows are a record's elements, not records: encode a batch converted without it".into(),
+            });
+        }
         let full = schema.resolve_type(message)?;
         let root = schema.pool().get_message_by_name(&full).expect("resolved names exist");
         let framing = match &options.framing {

@@ -77,6 +77,15 @@ pub enum ConvertError {
         /// What it clashes with.
         why: String,
     },
+    /// [`ArrowOptions::explode`](crate::ArrowOptions::explode)'s path does not lead to a
+    /// repeated field among the converter's columns.
+    #[error("cannot explode `{path}`: {why}")]
+    Explode {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A batch could not be assembled (a bug: the builders keep Arrow's invariants).
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

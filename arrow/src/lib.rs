@@ -56,12 +56,14 @@
 //! | [`large`](ArrowOptions::large) | `LargeUtf8`, `LargeBinary`, `LargeList` (view strings stay views, enum dictionaries keep `Utf8` names, a `Map` stays a `Map`) |
 //! | [`enums`](ArrowOptions::enums) = [`EnumColumns::String`] | `Utf8` value names instead of a dictionary |
 //! | [`flatten`](ArrowOptions::flatten) | singular message fields as top-level columns named by path (`a.b.c`), null where a parent is absent; lists and maps stay whole |
+//! | [`explode`](ArrowOptions::explode) | one row per element of a repeated field ([`Explode::path`]), the element in the list's place and the record's other columns repeated; a record without an element gives no row, or one row with the element null ([`Explode::outer`]), counted in [`Converter::unexploded_records`] |
 //!
 //! Every path fills the default mapping's columns; [`BatchBuilder::finish`] reshapes them
 //! (sharing child arrays, value and null buffers; widening offsets; copying enum names),
 //! so every path gives the same batch, and [`Converter::arrow_schema`] is known before any
 //! data. The [`Encoder`] reads every shape back: flattened columns are regrouped by path,
-//! case columns are accepted and not read.
+//! case columns are accepted and not read; exploded rows are elements, not records, and it
+//! refuses them.
 //!
 //! Timestamps and durations beyond 64-bit nanoseconds (before 1677 or after 2262) become
 //! nulls, counted in [`BatchStats::time_out_of_range`]. Unknown fields and extensions are
@@ -124,12 +126,12 @@ mod values;
 mod wkt;
 
 #[cfg(feature = "clap")]
-pub use args::MappingArgs;
+pub use args::{ExplodeArgs, MappingArgs};
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use encode::Encoder;
 pub use error::{AppendError, ConvertError, EncodeError, RecordError};
 pub use framing::{Framing, FramingError};
-pub use options::{ArrowOptions, ConvertPath, EnumColumns, MapColumns, StringColumns};
+pub use options::{ArrowOptions, ConvertPath, EnumColumns, Explode, MapColumns, StringColumns};
 pub use protojit::delimited::{DelimitedRecords, Record, StreamError};
 pub use values::BatchStats;
 

@@ -33,6 +33,18 @@ pub enum MapColumns {
     Entries,
 }
 
+/// One row per element of a repeated field ([`ArrowOptions::explode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Explode {
+    /// The repeated field's path from the root, through singular messages: `items`,
+    /// `order.lines`.
+    pub path: String,
+    /// `explode_outer`: a record with no element (an empty list, or a parent message
+    /// absent) keeps one row, the element's column null there; `false` (`explode`): it
+    /// gives no row.
+    pub outer: bool,
+}
+
 /// How `string` and `bytes` fields become columns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StringColumns {
@@ -162,6 +174,23 @@ pub struct ArrowOptions {
     /// ([`Encoder`](crate::Encoder)) regroups the columns by path; a message that is
     /// present but whose columns are all null comes back absent.
     pub flatten: bool,
+    /// One row per element of the repeated field at this path (default `None`: one row
+    /// per record). The path goes from the root through singular message fields to a
+    /// repeated field (of messages, or of scalars; not a map): `items`, `order.lines`. In
+    /// each row the element takes the list's place, under the field's name (a struct for
+    /// a message element, nullable under [`Explode::outer`]; with
+    /// [`flatten`](Self::flatten), its fields become `path.sub` columns), and every other
+    /// column holds its record's values, repeated on each of its rows. A record with no
+    /// element (an empty list, or a message on the path absent) gives no row, or with
+    /// [`Explode::outer`] one row whose element is null; such records are counted
+    /// ([`Converter::unexploded_records`](crate::Converter::unexploded_records)). The
+    /// path must name a column the converter makes ([`select`](Self::select) must keep
+    /// it; else [`ConvertError::Explode`](crate::ConvertError::Explode)). Rows are no
+    /// longer records: the [`Encoder`](crate::Encoder) refuses the option
+    /// ([`EncodeError::NotInvertible`](crate::EncodeError::NotInvertible)), and it is
+    /// not among [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS), the options SQL tables take
+    /// (their scans count a row per record).
+    pub explode: Option<Explode>,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
@@ -185,6 +214,7 @@ impl Default for ArrowOptions {
             maps: MapColumns::Map,
             large: false,
             flatten: false,
+            explode: None,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }
@@ -194,8 +224,9 @@ impl ArrowOptions {
     /// Sets one mapping option by name from its text, as option lists spell them (SQL's
     /// `STORED AS PROTOBUF OPTIONS (...)`, the CLI, Python keywords): `oneof_case`,
     /// `large` and `flatten` take `true` / `false`; `maps` takes `map` or `entries`;
-    /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`).
-    /// Names and values are matched without regard to case. An unknown name or value is
+    /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`);
+    /// `explode` and `explode_outer` take a field path ([`EXPLODE_OPTIONS`](Self::EXPLODE_OPTIONS);
+    /// an empty path sets none). Names and values are matched without regard to case. An unknown name or value is
     /// an `Err` saying what is accepted.
     ///
     /// ```
@@ -236,18 +267,29 @@ impl ArrowOptions {
                     _ => return Err(format!("option `enums`: `{value}` is not `dictionary`, `number` or `string`")),
                 }
             }
+            "explode" | "explode_outer" => {
+                let path = value.trim();
+                self.explode =
+                    (!path.is_empty()).then(|| Explode { path: path.to_owned(), outer: key == "explode_outer" });
+            }
             _ => {
                 return Err(format!(
-                    "unknown mapping option `{key}` (the options are {})",
-                    Self::MAPPING_OPTIONS.join(", ")
+                    "unknown mapping option `{key}` (the options are {}, {})",
+                    Self::MAPPING_OPTIONS.join(", "),
+                    Self::EXPLODE_OPTIONS.join(", ")
                 ))
             }
         }
         Ok(())
     }
 
-    /// The option names [`set`](Self::set) takes.
+    /// The option names [`set`](Self::set) takes that keep one row per record (what SQL
+    /// tables take as options).
     pub const MAPPING_OPTIONS: [&'static str; 5] = ["oneof_case", "maps", "large", "enums", "flatten"];
+
+    /// The option names [`set`](Self::set) takes besides [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS):
+    /// those that make rows of a record's elements ([`explode`](Self::explode)).
+    pub const EXPLODE_OPTIONS: [&'static str; 2] = ["explode", "explode_outer"];
 
     /// Whether any option changes the shape of the columns the conversion paths fill
     /// (the reshaping stage runs when a batch is finished).
@@ -257,5 +299,6 @@ impl ArrowOptions {
             || self.large
             || self.flatten
             || self.enums == EnumColumns::String
+            || self.explode.is_some()
     }
 }

@@ -1,4 +1,4 @@
-//! The mapping options' reshaping stage: a finished batch's canonical columns turned into the shape the options ask for (oneof cases, map entries, large offsets, enum names, flattening).
+//! The mapping options' reshaping stage: a finished batch's canonical columns turned into the shape the options ask for (oneof cases, map entries, large offsets, enum names, exploded rows, flattening).
 //!
 //! Every conversion path (compiled appenders, chunked, direct, tree) fills the same
 //! canonical columns: messages as structs, maps as `Map`, `Utf8` / `Binary` / `List` with
@@ -8,7 +8,10 @@
 //! path honours the options by construction. The stage reuses what it can: child arrays,
 //! value buffers and null buffers are shared; 32-bit offsets are widened into new buffers
 //! (`large`); enum names are copied out of their dictionaries (`enums = string`); oneof
-//! case columns are made from the member columns' validity.
+//! case columns are made from the member columns' validity. Exploding (one row per element
+//! of a repeated field) takes the other columns' rows with repeated indices and puts the
+//! list's items, taken in order, in the list's place; it runs after the other options and
+//! before flattening, so the element's struct flattens like any other.
 //!
 //! The plan ([`Node`]) mirrors the canonical schema and is [`Node::Keep`] wherever nothing
 //! changes, so untouched subtrees cost nothing. The output types are computed with the
@@ -22,14 +25,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int8Type};
 use arrow_array::{
     make_array, Array, ArrayRef, DictionaryArray, GenericByteArray, GenericListArray, MapArray, OffsetSizeTrait,
-    PrimitiveArray, StringArray, StructArray,
+    PrimitiveArray, StringArray, StructArray, UInt32Array,
 };
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
 use crate::error::ConvertError;
-use crate::options::{ArrowOptions, EnumColumns, MapColumns};
+use crate::options::{ArrowOptions, EnumColumns, Explode, MapColumns};
 
 /// The suffix of a oneof's case column.
 pub(crate) const CASE_SUFFIX: &str = "_case";
@@ -39,7 +42,31 @@ pub(crate) const CASE_SUFFIX: &str = "_case";
 pub(crate) struct Reshape {
     root: StructPlan,
     flatten: bool,
+    explode: Option<ExplodePlan>,
     /// The columns of every reshaped batch (before the schema-id column, if any).
+    fields: Fields,
+}
+
+/// A batch's columns reshaped, with what exploding did to its rows.
+pub(crate) struct Reshaped {
+    pub(crate) columns: Vec<ArrayRef>,
+    /// Rows of the batch (the records', unless exploded).
+    pub(crate) rows: usize,
+    /// Exploded: each row's record (an index into the records' rows), for columns made
+    /// beside the reshaping (the schema ids).
+    pub(crate) records: Option<UInt32Array>,
+    /// Exploded: the records without an element.
+    pub(crate) unexploded: u64,
+}
+
+/// [`ArrowOptions::explode`]: the list column's place, and the columns after.
+#[derive(Debug)]
+struct ExplodePlan {
+    /// Column indexes from the root's (reshaped) columns down to the list: structs, then
+    /// the list.
+    steps: Vec<usize>,
+    outer: bool,
+    /// The root's columns exploded (before flattening).
     fields: Fields,
 }
 
@@ -106,8 +133,10 @@ impl Reshape {
     ) -> Result<Reshape, ConvertError> {
         let planner = Planner { options };
         let root = planner.message(root, fields)?;
-        let fields = if options.flatten { flat_fields(&root.fields) } else { root.fields.clone() };
-        Ok(Reshape { root, flatten: options.flatten, fields })
+        let explode = options.explode.as_ref().map(|e| ExplodePlan::new(e, &root.fields)).transpose()?;
+        let unflat = explode.as_ref().map_or(&root.fields, |e| &e.fields);
+        let fields = if options.flatten { flat_fields(unflat) } else { unflat.clone() };
+        Ok(Reshape { root, flatten: options.flatten, explode, fields })
     }
 
     /// The reshaped columns.
@@ -116,17 +145,177 @@ impl Reshape {
     }
 
     /// The root's canonical columns (`rows` rows) reshaped.
-    pub(crate) fn apply(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<Vec<ArrayRef>, ArrowError> {
+    pub(crate) fn apply(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<Reshaped, ArrowError> {
         let columns = struct_columns(&self.root, columns, rows, None)?;
-        if !self.flatten {
-            return Ok(columns);
-        }
-        let mut out = Vec::with_capacity(self.fields.len());
-        for (field, column) in self.root.fields.iter().zip(columns) {
-            flatten_into(field, column, None, &mut out)?;
-        }
-        Ok(out)
+        let (columns, rows, records, unexploded, fields) = match &self.explode {
+            None => (columns, rows, None, 0, &self.root.fields),
+            Some(plan) => {
+                let (columns, records, unexploded) = plan.apply(&columns, rows)?;
+                (columns, records.len(), Some(records), unexploded, &plan.fields)
+            }
+        };
+        let columns = if self.flatten {
+            let mut out = Vec::with_capacity(self.fields.len());
+            for (field, column) in fields.iter().zip(columns) {
+                flatten_into(field, column, None, &mut out)?;
+            }
+            out
+        } else {
+            columns
+        };
+        Ok(Reshaped { columns, rows, records, unexploded })
     }
+}
+
+impl ExplodePlan {
+    /// The plan of `explode` over the root's reshaped columns `fields`.
+    fn new(explode: &Explode, fields: &Fields) -> Result<ExplodePlan, ConvertError> {
+        let fail = |why: String| ConvertError::Explode { path: explode.path.clone(), why };
+        let names: Vec<&str> = explode.path.split('.').map(str::trim).collect();
+        let mut steps = Vec::with_capacity(names.len());
+        let mut level = fields.clone();
+        for (depth, name) in names.iter().enumerate() {
+            let at = if depth == 0 { String::new() } else { format!(" in `{}`", names[..depth].join(".")) };
+            let Some((index, field)) = level.find(name) else {
+                let known = level.iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ");
+                return Err(fail(format!("no column `{name}`{at} (the columns there: {known})")));
+            };
+            steps.push(index);
+            let last = depth + 1 == names.len();
+            match (field.data_type(), last) {
+                (DataType::Struct(children), false) => level = children.clone(),
+                (DataType::List(_) | DataType::LargeList(_), true) => {}
+                (DataType::Map(..), true) => {
+                    return Err(fail(format!("`{name}` is a map: only repeated fields explode")))
+                }
+                (DataType::List(_) | DataType::LargeList(_) | DataType::Map(..), false) => {
+                    return Err(fail(format!("`{name}` is repeated: the path goes through singular messages only")))
+                }
+                (data_type, _) => {
+                    return Err(fail(format!(
+                        "`{name}` is not {} (its column is {data_type})",
+                        if last { "a repeated field" } else { "a message" }
+                    )))
+                }
+            }
+        }
+        let fields = exploded_fields(fields, &steps, explode.outer);
+        Ok(ExplodePlan { steps, outer: explode.outer, fields })
+    }
+
+    /// The root's reshaped `columns` (`rows` rows) exploded: the columns, each row's
+    /// record, and how many records had no element.
+    fn apply(&self, columns: &[ArrayRef], rows: usize) -> Result<(Vec<ArrayRef>, UInt32Array, u64), ArrowError> {
+        // Each record's elements: where every message on the path is present and the list
+        // is not null, the list's offsets.
+        let mut present: Option<NullBuffer> = None;
+        let mut level: Vec<ArrayRef> = columns.to_vec();
+        let (last, path) = self.steps.split_last().ok_or_else(|| unexpected("a path", &DataType::Null))?;
+        for &i in path {
+            let column = level.get(i).ok_or_else(|| unexpected("a struct column", &DataType::Null))?;
+            let s = column.as_struct_opt().ok_or_else(|| unexpected("a Struct", column.data_type()))?;
+            present = NullBuffer::union(present.as_ref(), s.nulls());
+            level = s.columns().to_vec();
+        }
+        let list = level.get(*last).ok_or_else(|| unexpected("a list column", &DataType::Null))?;
+        present = NullBuffer::union(present.as_ref(), list.logical_nulls().as_ref());
+        let (ranges, items): (Vec<(usize, usize)>, ArrayRef) = match list.data_type() {
+            DataType::List(_) => {
+                let l = list.as_list::<i32>();
+                (l.offsets().windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect(), l.values().clone())
+            }
+            DataType::LargeList(_) => {
+                let l = list.as_list::<i64>();
+                (l.offsets().windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect(), l.values().clone())
+            }
+            found => return Err(unexpected("a List", found)),
+        };
+        if ranges.len() != rows {
+            return Err(ArrowError::InvalidArgumentError("reshaping: a list of another length".into()));
+        }
+        let index = |i: usize| {
+            u32::try_from(i).map_err(|_| ArrowError::InvalidArgumentError("exploding: more than 2^32 rows".into()))
+        };
+        let mut records = Vec::with_capacity(items.len().max(rows));
+        let mut elements: Vec<Option<u32>> = Vec::with_capacity(items.len().max(rows));
+        let mut unexploded = 0;
+        for (row, &(start, end)) in ranges.iter().enumerate() {
+            let there = present.as_ref().is_none_or(|p| p.is_valid(row));
+            if !there || start == end {
+                unexploded += 1;
+                if self.outer {
+                    records.push(index(row)?);
+                    elements.push(None);
+                }
+                continue;
+            }
+            for item in start..end {
+                records.push(index(row)?);
+                elements.push(Some(index(item)?));
+            }
+        }
+        let records = UInt32Array::from(records);
+        let elements = UInt32Array::from(elements);
+        let columns = take_exploded(columns, &self.fields, &self.steps, &records, &elements, &items)?;
+        Ok((columns, records, unexploded))
+    }
+}
+
+/// The columns `fields` with the list at `steps` replaced by its items (nullable where
+/// `outer`).
+fn exploded_fields(fields: &Fields, steps: &[usize], outer: bool) -> Fields {
+    let Some((&first, rest)) = steps.split_first() else { return fields.clone() };
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            if i != first {
+                return field.clone();
+            }
+            let data_type = match (field.data_type(), rest.is_empty()) {
+                (DataType::Struct(children), false) => DataType::Struct(exploded_fields(children, rest, outer)),
+                (DataType::List(item) | DataType::LargeList(item), true) => {
+                    return Arc::new(Field::new(field.name(), item.data_type().clone(), outer || item.is_nullable()))
+                }
+                (other, _) => other.clone(),
+            };
+            Arc::new(Field::new(field.name(), data_type, field.is_nullable()))
+        })
+        .collect()
+}
+
+/// `columns` (of one struct level) taken at `records`, the list at `steps` replaced by
+/// `items` taken at `elements`, the structs on the way rebuilt around it.
+fn take_exploded(
+    columns: &[ArrayRef],
+    fields: &Fields,
+    steps: &[usize],
+    records: &UInt32Array,
+    elements: &UInt32Array,
+    items: &ArrayRef,
+) -> Result<Vec<ArrayRef>, ArrowError> {
+    let (&here, rest) = steps.split_first().ok_or_else(|| unexpected("a path", &DataType::Null))?;
+    let mut out = Vec::with_capacity(columns.len());
+    for (i, column) in columns.iter().enumerate() {
+        if i != here {
+            out.push(arrow_select::take::take(column, records, None)?);
+            continue;
+        }
+        if rest.is_empty() {
+            out.push(arrow_select::take::take(items, elements, None)?);
+            continue;
+        }
+        let s = column.as_struct_opt().ok_or_else(|| unexpected("a Struct", column.data_type()))?;
+        let DataType::Struct(children) = fields.get(i).map(|f| f.data_type()).unwrap_or(&DataType::Null) else {
+            return Err(unexpected("a struct field", column.data_type()));
+        };
+        let nulls = s.nulls().map(|n| {
+            NullBuffer::new(BooleanBuffer::from_iter(records.values().iter().map(|&r| n.is_valid(r as usize))))
+        });
+        let inner = take_exploded(s.columns(), children, rest, records, elements, items)?;
+        out.push(Arc::new(StructArray::try_new(children.clone(), inner, nulls)?));
+    }
+    Ok(out)
 }
 
 /// Builds the plan from the canonical schema and the message descriptors.
@@ -548,7 +737,7 @@ mod tests {
         let msg = message();
 
         let large = Reshape::new(&msg, &fields, &options(&[("large", "true")])).unwrap();
-        let out = large.apply(vec![a.clone(), l.clone()], 3).unwrap();
+        let out = large.apply(vec![a.clone(), l.clone()], 3).unwrap().columns;
         let s_large = out[0].as_struct().column(0).as_string::<i64>().clone();
         assert_eq!(s_large.values().as_ptr(), s.as_string::<i32>().values().as_ptr());
         assert_eq!(s_large.iter().collect::<Vec<_>>(), [Some("x"), Some("yy"), None]);
@@ -556,7 +745,7 @@ mod tests {
 
         let flat = Reshape::new(&msg, &fields, &options(&[("flatten", "true")])).unwrap();
         assert_eq!(flat.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["a.s", "l"]);
-        let out = flat.apply(vec![a, l.clone()], 3).unwrap();
+        let out = flat.apply(vec![a, l.clone()], 3).unwrap().columns;
         let s_flat = out[0].as_string::<i32>();
         assert_eq!(s_flat.iter().collect::<Vec<_>>(), [Some("x"), None, None]);
         assert_eq!(s_flat.values().as_ptr(), s.as_string::<i32>().values().as_ptr());

@@ -13,7 +13,8 @@ use protojit_arrow::arrow_array::types::{Int32Type, Int8Type};
 use protojit_arrow::arrow_array::{Array, RecordBatch};
 use protojit_arrow::arrow_schema::DataType;
 use protojit_arrow::{
-    ArrowOptions, ConvertError, ConvertPath, Converter, Encoder, EnumColumns, MapColumns, StringColumns,
+    ArrowOptions, ConvertError, ConvertPath, Converter, EncodeError, Encoder, EnumColumns, Explode, MapColumns,
+    StringColumns,
 };
 
 fn reflect_schema() -> Schema {
@@ -404,7 +405,25 @@ fn options_are_set_by_name() {
     assert!(!o.flatten);
     assert!(o.set("maps", "list").unwrap_err().contains("entries"));
     assert!(o.set("large", "yes").is_err());
-    assert!(o.set("explode", "a").unwrap_err().contains("oneof_case"));
+    assert!(o.set("explodes", "a").unwrap_err().contains("oneof_case"));
+    o.set("explode", "items").unwrap();
+    assert_eq!(o.explode, Some(Explode { path: "items".into(), outer: false }));
+    o.set("explode_outer", " order.lines ").unwrap();
+    assert_eq!(o.explode, Some(Explode { path: "order.lines".into(), outer: true }));
+    o.set("explode", "").unwrap();
+    assert_eq!(o.explode, None);
+    for key in ArrowOptions::MAPPING_OPTIONS.iter().chain(&ArrowOptions::EXPLODE_OPTIONS) {
+        let value = if key.starts_with("explode") {
+            "items"
+        } else if *key == "maps" {
+            "map"
+        } else if *key == "enums" {
+            "string"
+        } else {
+            "true"
+        };
+        o.set(key, value).unwrap_or_else(|e| panic!("{key}: {e}"));
+    }
 }
 
 #[test]
@@ -421,4 +440,303 @@ fn selected_columns_keep_their_mapping() {
     let batch = every_path(&schema, "m.Top", &options, &records, "m.Top");
     let names: Vec<_> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
     assert!(names.contains(&"kind_case".to_string()), "{names:?}");
+}
+
+const CART: &str = r#"
+    syntax = "proto3";
+    package c;
+    message Inner { string s = 1; }
+    message Item { string sku = 1; int32 qty = 2; Inner inner = 3; }
+    message Order { repeated Item lines = 1; string note = 2; }
+    message Cart {
+      int32 id = 1;
+      repeated Item items = 2;
+      Order order = 3;
+      repeated int32 nums = 4;
+      map<string, int32> m = 5;
+      oneof k { string a = 6; int32 b = 7; }
+    }
+"#;
+
+/// Three carts: id 1 with items a, b (and nums 4, 5); id 2 with none (an order without
+/// lines); id 3 with item c and an order of lines d, e.
+fn carts() -> (Schema, Vec<Vec<u8>>) {
+    let schema = Schema::from_proto_source("c.proto", CART).unwrap();
+    let cart = schema.pool().get_message_by_name("c.Cart").unwrap();
+    let item = schema.pool().get_message_by_name("c.Item").unwrap();
+    let order = schema.pool().get_message_by_name("c.Order").unwrap();
+    let inner = schema.pool().get_message_by_name("c.Inner").unwrap();
+    let make_item = |sku: &str, qty: i32| {
+        let mut m = DynamicMessage::new(item.clone());
+        m.set_field_by_name("sku", Value::String(sku.into()));
+        m.set_field_by_name("qty", Value::I32(qty));
+        if qty == 2 {
+            let mut i = DynamicMessage::new(inner.clone());
+            i.set_field_by_name("s", Value::String("in".into()));
+            m.set_field_by_name("inner", Value::Message(i));
+        }
+        Value::Message(m)
+    };
+    let mut records = Vec::new();
+    let mut r = DynamicMessage::new(cart.clone());
+    r.set_field_by_name("id", Value::I32(1));
+    r.set_field_by_name("items", Value::List(vec![make_item("a", 1), make_item("b", 2)]));
+    r.set_field_by_name("nums", Value::List(vec![Value::I32(4), Value::I32(5)]));
+    r.set_field_by_name("a", Value::String("x".into()));
+    records.push(r.encode_to_vec());
+    let mut r = DynamicMessage::new(cart.clone());
+    r.set_field_by_name("id", Value::I32(2));
+    let mut o = DynamicMessage::new(order.clone());
+    o.set_field_by_name("note", Value::String("empty".into()));
+    r.set_field_by_name("order", Value::Message(o));
+    records.push(r.encode_to_vec());
+    let mut r = DynamicMessage::new(cart);
+    r.set_field_by_name("id", Value::I32(3));
+    r.set_field_by_name("items", Value::List(vec![make_item("c", 3)]));
+    let mut o = DynamicMessage::new(order);
+    o.set_field_by_name("lines", Value::List(vec![make_item("d", 4), make_item("e", 5)]));
+    r.set_field_by_name("order", Value::Message(o));
+    r.set_field_by_name("b", Value::I32(9));
+    records.push(r.encode_to_vec());
+    (schema, records)
+}
+
+fn explode(path: &str, outer: bool) -> ArrowOptions {
+    ArrowOptions { explode: Some(Explode { path: path.into(), outer }), ..jit() }
+}
+
+fn ints(column: &dyn Array) -> Vec<Option<i32>> {
+    column.as_primitive::<Int32Type>().iter().collect()
+}
+
+fn strings(column: &dyn Array) -> Vec<Option<&str>> {
+    column.as_string::<i32>().iter().collect()
+}
+
+/// The converter's count of records without an element, after converting `records`.
+fn unexploded(schema: &Schema, options: &ArrowOptions, records: &[Vec<u8>]) -> (RecordBatch, u64) {
+    let converter = Converter::new(schema, "c.Cart", options).unwrap();
+    let batch = converter.convert(records.iter().map(Vec::as_slice)).unwrap();
+    (batch, converter.unexploded_records())
+}
+
+#[test]
+fn explode_makes_a_row_per_element() {
+    let (schema, records) = carts();
+    let batch = every_path(&schema, "c.Cart", &explode("items", false), &records, "explode items");
+    let arrow = batch.schema();
+    let names: Vec<&str> = arrow.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "items", "order", "nums", "m", "a", "b"]);
+    assert_eq!(batch.num_rows(), 3);
+    assert_eq!(ints(batch.column(0)), [Some(1), Some(1), Some(3)]);
+    // The element is a struct under the field's name, present in every row.
+    let field = batch.schema().field(1).clone();
+    assert!(matches!(field.data_type(), DataType::Struct(_)) && !field.is_nullable(), "{field:?}");
+    let items = batch.column(1).as_struct();
+    assert_eq!(strings(items.column(0)), [Some("a"), Some("b"), Some("c")]);
+    assert_eq!(ints(items.column(1)), [Some(1), Some(2), Some(3)]);
+    // The other columns repeat their record's values: lists, oneof members, nulls.
+    let nums = batch.column(3).as_list::<i32>();
+    assert_eq!(nums.offsets().lengths().collect::<Vec<_>>(), [2, 2, 0]);
+    assert_eq!(strings(batch.column(5)), [Some("x"), Some("x"), None]);
+    assert_eq!(ints(batch.column(6)), [None, None, Some(9)]);
+    let (_, count) = unexploded(&schema, &explode("items", false), &records);
+    assert_eq!(count, 1, "cart 2 has no items");
+    // A repeated scalar explodes too, into its values.
+    let batch = every_path(&schema, "c.Cart", &explode("nums", false), &records, "explode nums");
+    assert_eq!(batch.schema().field(3).data_type(), &DataType::Int32);
+    assert_eq!(ints(batch.column(3)), [Some(4), Some(5)]);
+    assert_eq!(ints(batch.column(0)), [Some(1), Some(1)]);
+}
+
+#[test]
+fn explode_outer_keeps_a_row_of_nulls() {
+    let (schema, records) = carts();
+    let batch = every_path(&schema, "c.Cart", &explode("items", true), &records, "explode_outer items");
+    assert_eq!(ints(batch.column(0)), [Some(1), Some(1), Some(2), Some(3)]);
+    assert!(batch.schema().field(1).is_nullable());
+    let items = batch.column(1).as_struct();
+    assert_eq!(items.nulls().map(|n| n.iter().collect::<Vec<_>>()), Some(vec![true, true, false, true]));
+    assert_eq!(strings(items.column(0)), [Some("a"), Some("b"), None, Some("c")]);
+    let (_, count) = unexploded(&schema, &explode("items", true), &records);
+    assert_eq!(count, 1);
+}
+
+/// A path through a singular message: the structs on the way are rebuilt around the
+/// element; a record whose message is absent or whose list is empty has nothing to
+/// explode. With flatten, the element's fields become `path.sub` columns.
+#[test]
+fn explode_through_messages_and_flattened() {
+    let (schema, records) = carts();
+    let batch = every_path(&schema, "c.Cart", &explode("order.lines", false), &records, "explode order.lines");
+    assert_eq!(ints(batch.column(0)), [Some(3), Some(3)]);
+    let order = batch.column(2).as_struct();
+    let DataType::Struct(fields) = batch.schema().field(2).data_type().clone() else { panic!() };
+    assert_eq!(fields.iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["lines", "note"]);
+    assert!(matches!(fields[0].data_type(), DataType::Struct(_)));
+    assert_eq!(strings(order.column(0).as_struct().column(0)), [Some("d"), Some("e")]);
+    let (_, count) = unexploded(&schema, &explode("order.lines", false), &records);
+    assert_eq!(count, 2, "cart 1 has no order, cart 2 an order without lines");
+
+    let options = ArrowOptions { flatten: true, oneof_case: true, ..explode("order.lines", true) };
+    let batch = every_path(&schema, "c.Cart", &options, &records, "explode_outer order.lines, flattened");
+    let arrow = batch.schema();
+    let names: Vec<&str> = arrow.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "id",
+            "items",
+            "order.lines.sku",
+            "order.lines.qty",
+            "order.lines.inner.s",
+            "order.note",
+            "nums",
+            "m",
+            "a",
+            "b",
+            "k_case"
+        ]
+    );
+    assert_eq!(ints(batch.column(0)), [Some(1), Some(2), Some(3), Some(3)]);
+    assert_eq!(strings(batch.column(2)), [None, None, Some("d"), Some("e")]);
+    assert_eq!(strings(batch.column(5)), [None, Some("empty"), Some(""), Some("")]);
+    assert_eq!(cases(batch.column(10)), [Some("a".into()), None, Some("b".into()), Some("b".into())]);
+    // Other options hold on the element: large lists and strings.
+    let options = ArrowOptions { large: true, ..explode("items", false) };
+    let batch = every_path(&schema, "c.Cart", &options, &records, "explode items, large");
+    let items = batch.column(1).as_struct();
+    assert_eq!(items.column(0).as_string::<i64>().iter().collect::<Vec<_>>(), [Some("a"), Some("b"), Some("c")]);
+}
+
+#[test]
+fn explode_paths_that_name_no_list_are_errors() {
+    let (schema, _) = carts();
+    for (path, says) in [
+        ("nope", "no column `nope`"),
+        ("id", "not a repeated field"),
+        ("m", "is a map"),
+        ("items.sku", "is repeated"),
+        ("order.note", "not a repeated field"),
+        ("order.nope", "in `order`"),
+    ] {
+        match Converter::new(&schema, "c.Cart", &explode(path, false)) {
+            Err(ConvertError::Explode { path: p, why }) => {
+                assert_eq!(p, path);
+                assert!(why.contains(says), "{path}: {why}");
+            }
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+    // A selection that leaves the list out leaves nothing to explode.
+    let options = ArrowOptions { select: Some(vec!["id".into()]), ..explode("items", false) };
+    assert!(matches!(Converter::new(&schema, "c.Cart", &options), Err(ConvertError::Explode { .. })));
+    // With the list selected, its rows.
+    let options = ArrowOptions { select: Some(vec!["id".into(), "items.sku".into()]), ..explode("items", false) };
+    let (schema2, records) = carts();
+    let batch = every_path(&schema2, "c.Cart", &options, &records, "explode a selection");
+    assert_eq!(batch.num_rows(), 3);
+}
+
+#[test]
+fn the_encoder_refuses_explode() {
+    let (schema, _) = carts();
+    for outer in [false, true] {
+        match Encoder::new(&schema, "c.Cart", &explode("items", outer)) {
+            Err(EncodeError::NotInvertible { what, .. }) => {
+                assert!(what.starts_with(if outer { "explode_outer" } else { "explode " }), "{what}");
+                assert!(what.contains("items"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// The first repeated message field (not a map) of `root`, if any.
+fn repeated_message_field(schema: &Schema, root: &str) -> Option<String> {
+    let desc = schema.pool().get_message_by_name(root)?;
+    let found = desc.fields().find(|f| f.is_list() && matches!(f.kind(), prost_reflect::Kind::Message(_)));
+    found.map(|f| f.name().to_owned())
+}
+
+/// Random records of the reflection schemas, each root's first repeated message field
+/// exploded (inner and outer, alone and with the other options): every path gives the
+/// same batch, with a row per element (and one per empty record when outer), the other
+/// columns their record's values.
+#[test]
+fn every_path_gives_the_same_exploded_batch() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0x3a99_0003);
+    let mut exploded = 0;
+    for root in common::REFLECT_ROOTS {
+        let Some(path) = repeated_message_field(&schema, root) else { continue };
+        exploded += 1;
+        let records = random_records(&schema, root, 60, &mut rng);
+        for (name, base) in option_grid().into_iter().filter(|(n, _)| ["flatten", "all", "oneof_case"].contains(n)) {
+            let default = Converter::new(&schema, root, &ArrowOptions { explode: None, ..base.clone() }).unwrap();
+            let canonical = default.convert(records.iter().map(Vec::as_slice)).unwrap();
+            for outer in [false, true] {
+                let options = ArrowOptions { explode: Some(Explode { path: path.clone(), outer }), ..base.clone() };
+                let what = format!("{root} under {name}, explode{} {path}", if outer { "_outer" } else { "" });
+                let batch = every_path(&schema, root, &options, &records, &what);
+                let converter = Converter::new(&schema, root, &options).unwrap();
+                converter.convert(records.iter().map(Vec::as_slice)).unwrap();
+                let lengths: Vec<usize> = {
+                    let plain = Converter::new(
+                        &schema,
+                        root,
+                        &ArrowOptions { flatten: false, explode: None, large: false, ..base.clone() },
+                    )
+                    .unwrap();
+                    let b = plain.convert(records.iter().map(Vec::as_slice)).unwrap();
+                    let list = b.column_by_name(&path).unwrap().as_list::<i32>();
+                    list.offsets().lengths().collect()
+                };
+                let empty = lengths.iter().filter(|&&n| n == 0).count();
+                let elements: usize = lengths.iter().sum();
+                assert_eq!(converter.unexploded_records(), empty as u64, "{what}");
+                assert_eq!(batch.num_rows(), elements + if outer { empty } else { 0 }, "{what}");
+                // A column outside the list holds its record's values on each of its rows.
+                let first = canonical.schema().field(0).name().clone();
+                if let Some(column) = batch.column_by_name(&first) {
+                    let mut rows = Vec::new();
+                    for (record, &n) in lengths.iter().enumerate() {
+                        let n = if n == 0 { usize::from(outer) } else { n };
+                        rows.extend(std::iter::repeat_n(record as u32, n));
+                    }
+                    let indices = protojit_arrow::arrow_array::UInt32Array::from(rows);
+                    let expected = arrow_select::take::take(canonical.column(0), &indices, None).unwrap();
+                    assert_eq!(column, &expected, "{what}: {first}");
+                }
+            }
+        }
+    }
+    assert!(exploded >= 2, "roots with a repeated message field: {exploded}");
+}
+
+/// Schema-registry framing: each exploded row carries its record's schema id.
+#[test]
+fn exploded_rows_keep_their_schema_ids() {
+    let (schema, records) = carts();
+    // Cart is the file's fourth message: indexes [3].
+    let framed: Vec<Vec<u8>> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut f = vec![0];
+            f.extend_from_slice(&(100 + i as i32).to_be_bytes());
+            f.extend_from_slice(&[2, 6]);
+            f.extend_from_slice(r);
+            f
+        })
+        .collect();
+    let framing = protojit_arrow::Framing::SchemaRegistry { schema_id_column: Some("sid".into()) };
+    for outer in [false, true] {
+        let options = ArrowOptions { framing: framing.clone(), ..explode("items", outer) };
+        let batch = every_path(&schema, "c.Cart", &options, &framed, "explode, framed");
+        let expected: &[i32] = if outer { &[100, 100, 101, 102] } else { &[100, 100, 102] };
+        let sid = batch.column_by_name("sid").unwrap().as_primitive::<Int32Type>();
+        assert_eq!(sid.values().to_vec(), expected);
+        assert_eq!(ints(batch.column(0)), expected.iter().map(|i| Some(i - 99)).collect::<Vec<_>>());
+    }
 }

@@ -8,7 +8,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion_proto::protobuf::{ArrowType, FileScanExecConf};
 use prost::Message;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Framing, MapColumns, StringColumns};
+use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, StringColumns};
 use protojit_sql::ProtobufFormat;
 
 /// Leads a table written by [`crate::ProtojitLogicalCodec`], so that its decoder tells it
@@ -52,7 +52,7 @@ pub(crate) struct FormatNode {
     /// path, is retired.)
     #[prost(uint32, tag = "11")]
     pub path: u32,
-    /// ArrowOptions::oneof_case. (Tags 12 to 16, the mapping options, are absent from
+    /// ArrowOptions::oneof_case. (Tags 12 to 18, the mapping options, are absent from
     /// plans written before them: false, the default mapping.)
     #[prost(bool, tag = "12")]
     pub oneof_case: bool,
@@ -68,6 +68,13 @@ pub(crate) struct FormatNode {
     /// ArrowOptions::flatten.
     #[prost(bool, tag = "16")]
     pub flatten: bool,
+    /// ArrowOptions::explode's path (absent: no explode; absent from plans written before
+    /// tags 17 and 18).
+    #[prost(string, optional, tag = "17")]
+    pub explode: Option<String>,
+    /// ArrowOptions::explode is outer (explode_outer).
+    #[prost(bool, tag = "18")]
+    pub explode_outer: bool,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -136,6 +143,8 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
         large: options.large,
         enum_strings: options.enums == EnumColumns::String,
         flatten: options.flatten,
+        explode: options.explode.as_ref().map(|e| e.path.clone()),
+        explode_outer: options.explode.as_ref().is_some_and(|e| e.outer),
     })
 }
 
@@ -159,6 +168,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         maps: if node.map_entries { MapColumns::Entries } else { MapColumns::Map },
         large: node.large,
         flatten: node.flatten,
+        explode: node.explode.clone().map(|path| Explode { path, outer: node.explode_outer }),
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
@@ -215,7 +225,7 @@ mod tests {
     fn format(options: &ArrowOptions) -> ProtobufFormat {
         let schema = Schema::from_proto_source(
             "m.proto",
-            "syntax = \"proto3\"; message M { oneof k { int32 a = 1; string b = 2; } map<string, int32> t = 3; }",
+            "syntax = \"proto3\"; message M { oneof k { int32 a = 1; string b = 2; } map<string, int32> t = 3; repeated int32 r = 4; }",
         )
         .unwrap();
         ProtobufFormat::new(&schema, "M", options).unwrap()
@@ -238,21 +248,31 @@ mod tests {
         let got = back.arrow_options();
         assert!(got.oneof_case && got.large && got.flatten);
         assert_eq!((got.maps, got.enums), (MapColumns::Entries, EnumColumns::String));
+        // Explode (a library's format: SQL tables do not take it as an option).
+        for outer in [false, true] {
+            let explode = Some(Explode { path: "r".into(), outer });
+            let node =
+                format_node(&format(&ArrowOptions { explode: explode.clone(), ..ArrowOptions::default() })).unwrap();
+            let back = format_from(Some(&FormatNode::decode(node.encode_to_vec().as_slice()).unwrap())).unwrap();
+            assert_eq!(back.arrow_options().explode, explode);
+        }
 
         let node =
             format_node(&format(&ArrowOptions { enums: EnumColumns::Number, ..ArrowOptions::default() })).unwrap();
-        // An old plan: the same message without tags 12 to 16.
+        // An old plan: the same message without tags 12 to 18.
         let old = FormatNode {
             oneof_case: false,
             map_entries: false,
             large: false,
             enum_strings: false,
             flatten: false,
+            explode: None,
+            explode_outer: false,
             ..node
         };
         let got = format_from(Some(&old)).unwrap();
         let got = got.arrow_options();
-        assert!(!got.oneof_case && !got.large && !got.flatten);
+        assert!(!got.oneof_case && !got.large && !got.flatten && got.explode.is_none());
         assert_eq!((got.maps, got.enums), (MapColumns::Map, EnumColumns::Number));
     }
 }

@@ -232,6 +232,9 @@ pub struct DecodeArgs {
     #[cfg(feature = "columns")]
     #[command(flatten)]
     pub mapping: protojit_arrow::MappingArgs,
+    #[cfg(feature = "columns")]
+    #[command(flatten)]
+    pub explode: protojit_arrow::ExplodeArgs,
     /// Print only the values at this field path, one per line (`a.b`, `list[0]`,
     /// `list[*].x`, `map["key"]`, `#7`); repeatable. With --output json the values are
     /// JSON values.
@@ -378,6 +381,9 @@ pub enum SchemaSub {
         #[cfg(feature = "columns")]
         #[command(flatten)]
         mapping: protojit_arrow::MappingArgs,
+        #[cfg(feature = "columns")]
+        #[command(flatten)]
+        explode: protojit_arrow::ExplodeArgs,
         /// text (a line per field), json, or ipc (an Arrow IPC stream holding only the schema).
         #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
         format: SchemaFormat,

@@ -12,7 +12,8 @@ use protojit_arrow::parquet::basic::Compression;
 use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{
-    ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, MappingArgs, RecordBatch, MAX_BATCH_INPUT,
+    ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, ExplodeArgs, MappingArgs, RecordBatch,
+    MAX_BATCH_INPUT,
 };
 
 use crate::args::{DecodeArgs, Output};
@@ -215,6 +216,7 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
         ..ArrowOptions::default()
     };
     mapping_options(&args.mapping, args.enum_numbers, &mut options)?;
+    args.explode.apply(&mut options);
     let converter = Converter::new(schema, &args.type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
     for n in converter.notes() {
         common::note(n);
@@ -257,6 +259,16 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             // path filled.
             if let Some(why) = converter.path_note().filter(|&why| path_note.as_deref() != Some(why)) {
                 common::note(why);
+            }
+            if let Some(explode) = &options.explode {
+                let unexploded = converter.unexploded_records();
+                if unexploded > 0 {
+                    let rows = if explode.outer { "each kept as one row, its element null" } else { "no rows" };
+                    common::note(&format!(
+                        "{unexploded} record(s) had nothing to explode at `{}`: {rows}",
+                        explode.path
+                    ));
+                }
             }
             let (code, chunked, tree) = converter.compiled_records();
             if code + chunked + tree > 0 {
@@ -493,7 +505,7 @@ pub fn print_arrow_schema(
     type_name: &str,
     select: &[String],
     enum_numbers: bool,
-    mapping: &MappingArgs,
+    (mapping, explode): (&MappingArgs, &ExplodeArgs),
     format: crate::args::SchemaFormat,
 ) -> Result<(), Failure> {
     use crate::args::SchemaFormat;
@@ -503,6 +515,7 @@ pub fn print_arrow_schema(
         ..ArrowOptions::default()
     };
     mapping_options(mapping, enum_numbers, &mut options)?;
+    explode.apply(&mut options);
     let converter = Converter::new(schema, type_name, &options).map_err(|e| Failure::usage(e.to_string()))?;
     let arrow = converter.arrow_schema();
     let mut out = Out::new();

@@ -43,9 +43,16 @@ pub fn run(sub: &SchemaSub) -> Result<(), Failure> {
             jit(&schema, type_name, *clif, &mut text)?;
         }
         #[cfg(feature = "columns")]
-        SchemaSub::Arrow { schema, type_name, select, enum_numbers, mapping, format } => {
+        SchemaSub::Arrow { schema, type_name, select, enum_numbers, mapping, explode, format } => {
             let schema = common::load_schema(schema)?;
-            return crate::columns::print_arrow_schema(&schema, type_name, select, *enum_numbers, mapping, *format);
+            return crate::columns::print_arrow_schema(
+                &schema,
+                type_name,
+                select,
+                *enum_numbers,
+                (mapping, explode),
+                *format,
+            );
         }
         #[cfg(not(feature = "columns"))]
         SchemaSub::Arrow { .. } => return Err(crate::features::left_out("schema arrow", "columns")),

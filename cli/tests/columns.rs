@@ -310,3 +310,67 @@ fn mapping_flags_shape_the_columns_and_encode_back() {
     let line = fails(&decode(&tmp, &input, &["--delimited", "--flatten"]), 2);
     assert!(line.contains("apply to --output arrow and parquet"), "{line}");
 }
+
+/// `--explode PATH` / `--explode-outer PATH`: a row per element (the schema `schema arrow`
+/// prints first), the records without one counted in a note; a path that names no list
+/// and a non-columnar output are usage errors.
+#[test]
+fn explode_flags_make_a_row_per_element() {
+    let tmp = TempDir::new("explode-flags");
+    let proto = tmp.write("sample.proto", SAMPLE_PROTO.as_bytes());
+    // Readings of 2 items, of none, of 3.
+    let readings: Vec<Vec<u8>> = [vec![1, 2], vec![], vec![3, 4, 5]]
+        .iter()
+        .map(|ids: &Vec<u32>| {
+            let mut r = Vec::new();
+            for &id in ids {
+                let m = reading(id, &format!("r{id}"), f64::from(id));
+                r.push(0x0a);
+                varint(&mut r, m.len() as u64);
+                r.extend_from_slice(&m);
+            }
+            r
+        })
+        .collect();
+    let input = tmp.write("readings.bin", &delimited(readings.iter().map(Vec::as_slice)));
+    let decode = |extra: &[&str]| {
+        run(
+            protojit()
+                .args(["decode", "--proto"])
+                .arg(&proto)
+                .args(["--type", "Readings", "--delimited", "-o", "arrow"])
+                .args(extra)
+                .arg(&input),
+            None,
+        )
+    };
+    for (flag, rows) in [("--explode", 5), ("--explode-outer", 6)] {
+        let out = decode(&[flag, "items", "--flatten", "-v"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let arrow = out.stdout.clone();
+        let batches: Vec<RecordBatch> =
+            StreamReader::try_new(arrow.as_slice(), None).unwrap().map(Result::unwrap).collect();
+        assert_eq!(batches.iter().map(RecordBatch::num_rows).sum::<usize>(), rows, "{flag}");
+        let schema = batches[0].schema();
+        assert_eq!(schema.field(0).name(), "items.id", "{flag}");
+        assert!(stderr(&out).contains("1 record(s) had nothing to explode at `items`"), "{}", stderr(&out));
+        let ipc = ok(&run(
+            protojit().args(["schema", "arrow", "--proto"]).arg(&proto).args([
+                "Readings",
+                flag,
+                "items",
+                "--flatten",
+                "--format",
+                "ipc",
+            ]),
+            None,
+        ));
+        assert_eq!(StreamReader::try_new(ipc.as_slice(), None).unwrap().schema(), schema, "{flag}");
+    }
+    let line = fails(&decode(&["--explode", "items.values"]), 2);
+    assert!(line.contains("cannot explode `items.values`"), "{line}");
+    let mut json = protojit();
+    json.args(["decode", "--proto"]).arg(&proto).args(["--type", "Readings", "--delimited", "--explode", "items"]);
+    let line = fails(&run(json.arg(&input), None), 2);
+    assert!(line.contains("apply to --output arrow and parquet"), "{line}");
+}

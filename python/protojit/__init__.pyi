@@ -91,6 +91,8 @@ class Schema:
         maps: Literal["map", "entries"] = "map",
         large: bool = False,
         flatten: bool = False,
+        explode: Optional[str] = None,
+        explode_outer: Optional[str] = None,
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
         path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
@@ -123,6 +125,14 @@ class Schema:
         - ``flatten``: singular message fields as top-level columns named by their path
           (``"a.b.c"``), null where a parent message is absent; lists and maps stay whole.
           :meth:`Converter.from_record_batch` regroups them.
+        - ``explode``: a field path (``"items"``, ``"order.lines"``: singular messages,
+          then a repeated field): one row per element, the element in the list's place
+          (a struct for messages; with ``flatten``, ``"items.sku"`` columns), the record's
+          other columns repeated on each of its rows; a record without an element (and a
+          null entry) gives no row. ``explode_outer``: the same, and a record without an
+          element keeps one row, its element null. Records without an element are counted
+          in :attr:`Converter.unexploded`; :meth:`Converter.from_record_batch` refuses
+          exploded rows (they are not records).
         - ``framing``: ``"schema_registry"`` checks and strips Kafka's schema-registry
           header; ``schema_id_column`` keeps the schema id as an ``int32`` column.
         - ``path``: how records become rows (``None``: the library's default, ``"auto"``:
@@ -169,6 +179,10 @@ class Converter:
     @property
     def skipped(self) -> int:
         """Records left out (``errors="skip"``) by every call so far, streams included."""
+    @property
+    def unexploded(self) -> int:
+        """Under ``explode`` / ``explode_outer``: the records so far that had nothing to
+        explode (an empty list, or a message on the path absent); 0 without them."""
     def to_record_batch(self, data: Any) -> Union[pa.RecordBatch, pa.Table]:
         """The records of ``data``, one row each, in order: a ``pa.RecordBatch`` for an
         array, a ``pa.Table`` (a batch per chunk) for a ``pa.ChunkedArray`` or another

@@ -12,7 +12,8 @@ use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use protojit_arrow::{
-    AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Framing, MapColumns, RecordError, StringColumns,
+    AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Explode, Framing, MapColumns, RecordError,
+    StringColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -42,12 +43,15 @@ pub enum Errors {
 }
 
 /// The mapping keywords beside `enums` and `strings` (`ArrowOptions`' fields of the same
-/// names): `oneof_case=`, `maps=`, `large=`, `flatten=`.
+/// names): `oneof_case=`, `maps=`, `large=`, `flatten=`; `explode=` and `explode_outer=`
+/// (a field path: `ArrowOptions::explode`).
 pub struct Mapping<'a> {
     pub oneof_case: bool,
     pub maps: &'a str,
     pub large: bool,
     pub flatten: bool,
+    pub explode: Option<String>,
+    pub explode_outer: Option<String>,
 }
 
 /// A converter's keywords, checked.
@@ -109,6 +113,14 @@ impl ConverterOptions {
         arrow.oneof_case = mapping.oneof_case;
         arrow.large = mapping.large;
         arrow.flatten = mapping.flatten;
+        arrow.explode = match (mapping.explode, mapping.explode_outer) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err("give explode= or explode_outer=, not both"));
+            }
+            (Some(path), None) => Some(Explode { path, outer: false }),
+            (None, Some(path)) => Some(Explode { path, outer: true }),
+            (None, None) => None,
+        };
         arrow.strings = match strings {
             "offsets" => StringColumns::Offsets,
             "views" => StringColumns::Views,
@@ -168,6 +180,8 @@ pub struct Converter {
     pub nulls: Nulls,
     pub errors: Errors,
     threads: usize,
+    /// Rows are elements (`explode=` / `explode_outer=`), not records.
+    exploded: bool,
     /// The schema of what it returns: the Rust converter's, with nullable top-level
     /// fields when null entries become null rows.
     pub schema: SchemaRef,
@@ -204,6 +218,7 @@ impl Converter {
             nulls: options.nulls,
             errors: options.errors,
             threads: options.threads,
+            exploded: options.arrow.explode.is_some(),
             schema,
             skipped: AtomicU64::new(0),
             py_schema: PyOnceLock::new(),
@@ -401,7 +416,7 @@ impl Converter {
             skipped.extend(part.skipped);
         }
         let batch = join(self.inner.arrow_schema(), batches, threads)?;
-        let columns = if nulls > 0 {
+        let columns = if nulls > 0 && !self.exploded {
             // Each input entry's row: a null entry takes row "null", a skipped one none.
             let mut take = Vec::with_capacity(n - skipped.len());
             let (mut row, mut skip) = (0u32, skipped.iter().peekable());
@@ -425,7 +440,8 @@ impl Converter {
         } else {
             batch.columns().to_vec()
         };
-        let rows = n - skipped.len();
+        // A row per record; exploded, a row per element (null entries have none).
+        let rows = if self.exploded { batch.num_rows() } else { n - skipped.len() };
         let batch = RecordBatch::try_new_with_options(
             self.schema.clone(),
             columns,
@@ -605,6 +621,13 @@ impl Converter {
     #[getter]
     fn skipped(&self) -> u64 {
         self.skipped.load(Ordering::Relaxed)
+    }
+
+    /// Under `explode=` / `explode_outer=`, the records so far that had nothing to explode
+    /// (left out, or kept as one row whose element is null); 0 without them.
+    #[getter]
+    fn unexploded(&self) -> u64 {
+        self.inner.unexploded_records()
     }
 
     /// Records into a `pyarrow.RecordBatch` (a `pyarrow.Table` for a `ChunkedArray` or

@@ -1,4 +1,4 @@
-"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=): the shapes
+"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=, explode=): the shapes
 they give, the schema known before any data, and the way back to the same records."""
 
 from __future__ import annotations
@@ -81,3 +81,41 @@ def test_bad_values_say_what_to_use(schema):
         schema.converter("m.Top", maps="list")
     with pytest.raises(ValueError, match="string"):
         schema.converter("m.Top", enums="names")
+
+
+CART_PROTO = """
+syntax = "proto3";
+package c;
+message Item { string sku = 1; int32 qty = 2; }
+message Cart { int32 id = 1; repeated Item items = 2; }
+"""
+
+# id=1 with items a (qty 1) and b (qty 2); id=2 without items.
+CARTS = [b"\x08\x01\x12\x05\x0a\x01a\x10\x01\x12\x05\x0a\x01b\x10\x02", b"\x08\x02"]
+
+
+def test_explode():
+    schema = protojit.Schema.from_proto_source(CART_PROTO, "c.proto")
+    conv = schema.converter("c.Cart", explode="items")
+    batch = conv.to_record_batch(pa.array(CARTS + [None], pa.binary()))
+    assert batch.schema == conv.schema
+    assert batch.column("id").to_pylist() == [1, 1]
+    assert batch.column("items").to_pylist() == [{"sku": "a", "qty": 1}, {"sku": "b", "qty": 2}]
+    assert conv.unexploded == 1
+    with pytest.raises(protojit.EncodeError, match="explode"):
+        conv.from_record_batch(batch)
+
+    conv = schema.converter("c.Cart", explode_outer="items", flatten=True)
+    batch = conv.to_record_batch(pa.array(CARTS, pa.binary()))
+    assert batch.schema.names == ["id", "items.sku", "items.qty"]
+    assert batch.column("id").to_pylist() == [1, 1, 2]
+    assert batch.column("items.sku").to_pylist() == ["a", "b", None]
+    assert conv.unexploded == 1
+    # Streams explode too.
+    table = conv.read_delimited(b"".join(bytes([len(r)]) + r for r in CARTS)).read_all()
+    assert table.column("items.qty").to_pylist() == [1, 2, None]
+
+    with pytest.raises(ValueError, match="not both"):
+        schema.converter("c.Cart", explode="items", explode_outer="items")
+    with pytest.raises(protojit.SchemaError, match="cannot explode `id`"):
+        schema.converter("c.Cart", explode="id")
