@@ -143,6 +143,12 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
     }
 
     fn ident(&mut self) -> Result<&'s str> {
+        // Identifiers are ASCII, so always UTF-8.
+        self.ident_bytes().map(|b| std::str::from_utf8(b).unwrap_or(""))
+    }
+
+    /// [`Parser::ident`]'s bytes, for lookups (not checked as UTF-8: they are ASCII).
+    fn ident_bytes(&mut self) -> Result<&'s [u8]> {
         if !self.peek().is_some_and(is_ident_start) {
             let found = self.found();
             return err(self.pos, format!("expected an identifier, found {found}"));
@@ -151,9 +157,8 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
         while self.pos < self.s.len() && is_ident(self.s[self.pos]) {
             self.pos += 1;
         }
-        // Identifiers are ASCII, so always UTF-8.
         let s: &'s [u8] = self.s;
-        Ok(std::str::from_utf8(&s[start..self.pos]).unwrap_or(""))
+        Ok(&s[start..self.pos])
     }
 
     /// Fields until `end` (`}` or `>`), or the end of input for the root.
@@ -215,6 +220,7 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
         let at = self.pos;
         let message = Message::new(self.layouts, self.tables, layout);
         let desc = message.layout.descriptor();
+        let mut name: &[u8] = &[];
         let mut f = if self.eat(b'[') {
             let (prefix, name) = self.bracketed(at)?;
             if !prefix.is_empty() {
@@ -231,16 +237,21 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
                 None => return err(at, format!("[{name}] is not an extension of {}", desc.full_name())),
             }
         } else {
-            let name = self.ident()?;
+            name = self.ident_bytes()?;
             // protobuf's rule (text_format.cc): a field by its own name; a group-like
             // delimited field (a proto2 group, or an editions field named as its type) also
             // by its type's name, which is how protoc prints it (the table holds both).
-            match message.table.text_slot(name.as_bytes()) {
+            match message.table.text_slot(name) {
                 Some(slot) => message.field(slot),
-                // A reserved name is skipped with its value, unread (so a field removed from
-                // the schema does not break text written before).
-                None if desc.reserved_names().any(|r| r == name) => return self.skip_reserved_value(),
-                None => return err(at, format!("no field named {name} in {}", desc.full_name())),
+                None => {
+                    let name = std::str::from_utf8(name).unwrap_or("");
+                    // A reserved name is skipped with its value, unread (so a field removed from
+                    // the schema does not break text written before).
+                    if desc.reserved_names().any(|r| r == name) {
+                        return self.skip_reserved_value();
+                    }
+                    return err(at, format!("no field named {name} in {}", desc.full_name()));
+                }
             }
         };
         // A map entry written in text keeps the key and value it is given, defaults included.
@@ -274,6 +285,22 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
             if self.eat(b']') {
                 return Ok(());
             }
+            if f.packed {
+                // One packed record for the list.
+                let start = self.w.pos();
+                self.w.tag(f.number, LEN);
+                let mark = self.w.begin_len();
+                loop {
+                    self.scalar(&f)?;
+                    if self.eat(b']') {
+                        break;
+                    }
+                    self.expect(b',')?;
+                }
+                self.w.end_len(mark);
+                self.w.field_done(f.number, start, true);
+                return Ok(());
+            }
             loop {
                 self.scalar_field(&f)?;
                 if self.eat(b']') {
@@ -282,7 +309,41 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
                 self.expect(b',')?;
             }
         }
+        if f.packed && !name.is_empty() {
+            return self.packed_run(&f, name);
+        }
         self.scalar_field(&f)
+    }
+
+    /// A packed field's value, and the values of the same field named again right after it
+    /// (`id: 1 id: 2 ...`, as text format prints a repeated scalar), into one packed record:
+    /// the separator and the name are read here, and left to [`Parser::body`] when another
+    /// field (or the same one with a list) follows.
+    fn packed_run(&mut self, f: &FieldInfo<'_>, name: &[u8]) -> Result<()> {
+        let start = self.w.pos();
+        self.w.tag(f.number, LEN);
+        let mark = self.w.begin_len();
+        loop {
+            self.scalar(f)?;
+            let save = self.pos;
+            if !self.eat(b';') {
+                self.eat(b',');
+            }
+            if self.peek().is_some_and(is_ident_start) {
+                let end = self.pos + name.len();
+                if self.s.get(self.pos..end) == Some(name) && !self.s.get(end).is_some_and(|&b| is_ident(b)) {
+                    self.pos = end;
+                    if self.eat(b':') && self.peek() != Some(b'[') {
+                        continue;
+                    }
+                }
+            }
+            self.pos = save;
+            break;
+        }
+        self.w.end_len(mark);
+        self.w.field_done(f.number, start, true);
+        Ok(())
     }
 
     /// The name inside `[...]`, after the `[` at `at`: an Any type URL split after its last
@@ -437,10 +498,13 @@ impl<'s, 'l> Parser<'s, '_, 'l> {
                 return result;
             }
             Kind::Enum(e) if self.peek().is_some_and(is_ident_start) => {
-                let name = self.ident()?;
-                match enum_by_name(self.layouts, self.tables, e, f.enum_index, name.as_bytes()) {
+                let name = self.ident_bytes()?;
+                match enum_by_name(self.layouts, self.tables, e, f.enum_index, name) {
                     Some(v) => Wire::Varint(v as i64 as u64),
-                    None => return err(at, format!("{name} is not a value of enum {}", e.full_name())),
+                    None => {
+                        let name = String::from_utf8_lossy(name);
+                        return err(at, format!("{name} is not a value of enum {}", e.full_name()));
+                    }
                 }
             }
             Kind::Enum(e) => {
