@@ -158,15 +158,15 @@ impl JitCtx {
     }
 }
 
-/// Every helper compiled code calls, in one list: the field of the lowering's helper
-/// table, the function (in the private `helpers` module), and its Rust parameter and
-/// result types. The lowering expands it (`lower::Helpers`) into both a typed function
-/// pointer — so a helper whose declaration drifts from this list does not compile — and the
-/// Cranelift signature, derived from the same Rust types. Nothing else declares a helper's
-/// signature.
+/// Every helper the tree decoder's code calls, in one list: the field of the lowering's
+/// helper table, the function (in the private `helpers` module), and its Rust parameter and
+/// result types. `foreach_helper!(m args)` calls `m! { args list }`; the lowering expands it
+/// with `wire::helper_table!` (`lower::Helpers`) into both a typed function pointer — so a
+/// helper whose declaration drifts from this list does not compile — and the Cranelift
+/// signature, derived from the same Rust types. Nothing else declares a helper's signature.
 macro_rules! foreach_helper {
-    ($m:ident) => {
-        $m! {
+    ($m:ident $($args:tt)*) => {
+        $m! { $($args)*
             slow_field: pj_slow_field(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64) -> *const u8;
             varint: pj_varint(*mut JitCtx, *const u8, *const u8, *mut u64) -> *const u8;
             utf8: pj_utf8(*mut JitCtx, *const u8, usize, *const u8) -> u32;

@@ -308,6 +308,35 @@ impl cranelift_codegen::inline::Inline for Bodies {
     }
 }
 
+/// Defines the function built in `ctx` as `id` of `module` and clears `ctx`: its
+/// machine-code bytes. `name` names it in errors and in the `PROTOJIT_DUMP_VCODE` dump (the
+/// machine code as Cranelift lowered it, after register allocation: what a
+/// per-instruction profile of compiled code is read against).
+pub(crate) fn define_built(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    id: FuncId,
+    name: &str,
+) -> Result<u32, JitError> {
+    let dump_vcode = std::env::var_os("PROTOJIT_DUMP_VCODE").is_some();
+    ctx.set_disasm(dump_vcode);
+    let defined = module.define_function(id, ctx).map_err(|e| JitError::Codegen {
+        message_type: name.to_owned(),
+        reason: clip(match e {
+            cranelift_module::ModuleError::Compilation(c) => {
+                cranelift_codegen::print_errors::pretty_error(&ctx.func, c)
+            }
+            other => other.to_string(),
+        }),
+    });
+    let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
+    if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_deref()).filter(|_| dump_vcode) {
+        eprintln!("; protojit: {name} (machine code)\n{vcode}");
+    }
+    module.clear_context(ctx);
+    defined.map(|()| code_bytes)
+}
+
 /// Lowers message type `li` and defines it as function `id` of `module` (not yet
 /// finalized). `ctx` and `fctx` are reused between functions, which saves their
 /// allocations.
@@ -320,10 +349,6 @@ pub(crate) fn define(
 ) -> Result<TypeStats, JitError> {
     let TypeFn { layouts, li, id, options, .. } = *f;
     let dump = std::env::var_os("PROTOJIT_DUMP_CLIF").is_some();
-    // The machine code as Cranelift lowered it (VCode, after register allocation): what a
-    // per-instruction profile of compiled code is read against.
-    let dump_vcode = std::env::var_os("PROTOJIT_DUMP_VCODE").is_some();
-    ctx.set_disasm(dump_vcode);
     let layout = layouts.get(li);
     let started = Instant::now();
     let fallback = match inline.get(id) {
@@ -345,21 +370,7 @@ pub(crate) fn define(
     if dump {
         eprintln!("; protojit: {}\n{}", layout.descriptor().full_name(), clif.as_deref().unwrap_or(""));
     }
-    let defined = module.define_function(id, ctx).map_err(|e| JitError::Codegen {
-        message_type: layout.descriptor().full_name().to_owned(),
-        reason: clip(match e {
-            cranelift_module::ModuleError::Compilation(c) => {
-                cranelift_codegen::print_errors::pretty_error(&ctx.func, c)
-            }
-            other => other.to_string(),
-        }),
-    });
-    let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size);
-    if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_deref()).filter(|_| dump_vcode) {
-        eprintln!("; protojit: {} (machine code)\n{vcode}", layout.descriptor().full_name());
-    }
-    module.clear_context(ctx);
-    defined?;
+    let code_bytes = define_built(module, ctx, id, layout.descriptor().full_name())?;
     Ok(TypeStats {
         message_type: layout.descriptor().full_name().to_owned(),
         engine: match fallback {

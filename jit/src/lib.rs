@@ -16,7 +16,8 @@
 //! - [`Engine`]: decodes one root message type with the chosen engine.
 //! - [`Appender`] (`columns`): compiled code that reads records straight into column
 //!   buffers ([`ColumnPlan`], [`ChunkColumns`]), for the Arrow converter's compiled path.
-//! - `reads`: the IR that reads varints, length prefixes and numbers, for the appenders.
+//! - `wire`: the wire-reading core both lowerings share (varints, lengths, fixed values,
+//!   UTF-8, tag dispatch), and `helper_table!`, which turns a helper list into signatures.
 //!
 //! Streaming walks (`Decoder::stream`) run on the interpreter's walk
 //! (`protojit_arena::stream::walk`), which is generic over the visitor and inlines its
@@ -49,8 +50,8 @@ mod engines;
 mod helpers;
 mod lower;
 mod options;
-mod reads;
 mod tier;
+mod wire;
 
 pub use columns::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
 pub use compile::{Compiled, JitError, TypeEngine, TypeStats};

@@ -15,6 +15,18 @@ fn packed_inline(layout: &MessageLayout, si: u32, slot: &FieldSlot) -> bool {
 }
 
 impl<'a> Translator<'a, '_> {
+    /// A varint of a packed run at `p < stop`, one or two bytes inline: `(value, next)`.
+    /// Anything longer (or running past `stop`) jumps to a new block left in
+    /// `self.packed_long`, where the caller hands the rest of the run to the interpreter.
+    fn packed_varint(&mut self, p: Value, stop: Value) -> (Value, Value) {
+        let long = self.b.create_block();
+        self.b.set_cold_block(long);
+        let (join, v, np) = self.short_varint(p, stop, long);
+        self.packed_long = Some(long);
+        self.b.switch_to_block(join);
+        (v, np)
+    }
+
     /// Sets the presence bit and oneof case of singular `slot`.
     pub(super) fn mark_present(&mut self, slot: &FieldSlot) {
         if slot.hasbit != NO_INDEX {
@@ -28,19 +40,6 @@ impl<'a> Translator<'a, '_> {
             let off = self.layout.oneof_case_offset(slot.oneof) as i32;
             self.b.ins().store(tree_flags(), n, self.blk, off);
         }
-    }
-
-    /// Continues in a new block when the int32 `v` is a declared value of the closed enum
-    /// in slot `si` (whose declared values are consecutive: `closed_enum_range`), else
-    /// jumps to `other` with `args`.
-    fn declared_or(&mut self, si: u32, v: Value, other: Block, args: &[BlockArg]) {
-        let (lo, hi) = closed_enum_range(self.layout, si).expect("inline only for enum ranges");
-        let off = self.b.ins().iadd_imm_s(v, -(lo as i64));
-        let span = (hi as i64 - lo as i64) as u32 as i64;
-        let inside = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, off, span);
-        let declared = self.b.create_block();
-        self.b.ins().brif(inside, declared, &[], other, args);
-        self.b.switch_to_block(declared);
     }
 
     /// Makes room in repeated slot `si`'s vector for `additional` more elements (`None`:
@@ -99,7 +98,7 @@ impl<'a> Translator<'a, '_> {
         let s = self.b.ins().iconst(types::I32, si as i64);
         // Other paths lead here too: `ctx` above does not dominate this block.
         let ctx = self.ctx();
-        let call = self.call_helper(self.helpers.reserve, &[ctx, li, s, self.blk, n]);
+        let call = self.call(self.helpers.reserve, &[ctx, li, s, self.blk, n]);
         let ok = self.b.inst_results(call)[0];
         self.b.ins().brif(ok, room, &[], self.ret_null, &[]);
         self.b.switch_to_block(room);
@@ -123,9 +122,9 @@ impl<'a> Translator<'a, '_> {
     /// one length check, one reservation (an element per byte of the run at most), then
     /// a loop of inline varints storing without per-element capacity checks; the vector's
     /// length is written once at the end. Same values and errors as `Interp::packed`: a
-    /// varint may not run past the run's end (`varint_in` is bounded by it).
+    /// varint may not run past the run's end (`read_varint` is bounded by it).
     pub(super) fn packed_varints(&mut self, si: u32, slot: &FieldSlot, p: Value) {
-        let (start, stop) = self.length(p);
+        let (start, stop) = self.read_length(p, self.end);
         let off = slot.offset as i32;
         let w = slot.elem_size as i64;
         let after = self.b.create_block();
@@ -210,7 +209,7 @@ impl<'a> Translator<'a, '_> {
             // (it keeps the value as an unknown field), as it does after a long varint.
             let long = self.packed_long.expect("packed_varint made the hand-over block");
             let v32 = self.b.ins().ireduce(types::I32, v);
-            self.declared_or(si, v32, long, &[]);
+            self.declared(self.layout, SlotIndex::new(si), v32, long, &[]);
         }
         let v = self.packed_element(slot.kind, v);
         self.b.ins().store(tree_flags(), v, dst, 0);
@@ -262,9 +261,9 @@ impl<'a> Translator<'a, '_> {
         let li = self.b.ins().iconst(types::I32, self.li.as_u32() as i64);
         let s = self.b.ins().iconst(types::I32, si as i64);
         let ctx = self.ctx();
-        let call = self.call_helper(self.helpers.packed_run, &[ctx, li, s, self.blk, start, stop]);
+        let call = self.call(self.helpers.packed_run, &[ctx, li, s, self.blk, start, stop]);
         let r = self.b.inst_results(call)[0];
-        self.null_check(r);
+        self.check(r);
     }
 
     /// Stores scalar `v` into slot `si` (singular: the slot; repeated: a pushed element).
@@ -317,9 +316,9 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().jump(join, &[BlockArg::Value(cur)]);
         self.b.switch_to_block(refill);
         let n = self.b.ins().iconst(types::I32, size as i64);
-        let call = self.call_helper(self.helpers.alloc_block, &[ctx, n]);
+        let call = self.call(self.helpers.alloc_block, &[ctx, n]);
         let fresh = self.b.inst_results(call)[0];
-        self.null_check(fresh);
+        self.check(fresh);
         self.b.ins().jump(join, &[BlockArg::Value(fresh)]);
         self.b.switch_to_block(join);
         self.zero_block(child, size);
@@ -385,10 +384,10 @@ impl<'a> Translator<'a, '_> {
         let s = self.b.ins().iconst(types::I32, si as i64);
         let h = if slot.repetition == Repetition::Singular { self.helpers.child } else { self.helpers.push_child };
         let ctx = self.ctx();
-        let call = self.call_helper(h, &[ctx, li, s, self.blk]);
+        let call = self.call(h, &[ctx, li, s, self.blk]);
         let child = self.b.inst_results(call)[0];
         // Null only if the helper met a broken invariant (an internal error it recorded).
-        self.null_check(child);
+        self.check(child);
         child
     }
 
@@ -413,14 +412,14 @@ impl<'a> Translator<'a, '_> {
         if form == Form::Packed {
             // Fixed-width runs (one copy) and closed enums (declared-value checks): the
             // interpreter's run decoder, after the length check here.
-            let (start, stop) = self.length(p);
+            let (start, stop) = self.read_length(p, self.end);
             self.call_packed_run(si, start, stop);
             self.thread(si, stop);
             return;
         }
         match slot.kind {
             FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum | FieldKind::Sint32 => {
-                let (v, np) = self.varint(p);
+                let (v, np) = self.read_varint(p, self.end);
                 let v = self.b.ins().ireduce(types::I32, v);
                 let v = if slot.kind == FieldKind::Sint32 { self.zigzag(v) } else { v };
                 if slot.kind == FieldKind::Enum && slot.closed_enum {
@@ -428,19 +427,19 @@ impl<'a> Translator<'a, '_> {
                     // a value outside them is the interpreter's (an unknown field).
                     let slow = self.slow;
                     let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
-                    self.declared_or(si, v, slow, &[BlockArg::Value(tag_pos)]);
+                    self.declared(self.layout, SlotIndex::new(si), v, slow, &[BlockArg::Value(tag_pos)]);
                 }
                 self.put(si, &slot, v);
                 self.thread(si, np);
             }
             FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64 => {
-                let (v, np) = self.varint(p);
+                let (v, np) = self.read_varint(p, self.end);
                 let v = if slot.kind == FieldKind::Sint64 { self.zigzag(v) } else { v };
                 self.put(si, &slot, v);
                 self.thread(si, np);
             }
             FieldKind::Bool => {
-                let (v, np) = self.varint(p);
+                let (v, np) = self.read_varint(p, self.end);
                 let v = self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0);
                 self.put(si, &slot, v);
                 self.thread(si, np);
@@ -451,19 +450,12 @@ impl<'a> Translator<'a, '_> {
             | FieldKind::Fixed64
             | FieldKind::Sfixed64
             | FieldKind::Double => {
-                let width = slot.kind.fixed_width();
-                let ty = if width == 4 { types::I32 } else { types::I64 };
-                let avail = self.b.ins().isub(self.end, p);
-                let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, avail, width as i64);
-                self.fail_if(short, DecodeErrorKind::Truncated, p);
-                // Little-endian hosts only (x86_64, aarch64): the wire bytes are the value.
-                let v = self.b.ins().load(ty, input_flags(), p, 0);
+                let (v, np) = self.read_fixed(slot.kind.fixed_width(), p, self.end);
                 self.put(si, &slot, v);
-                let np = self.b.ins().iadd_imm_s(p, width as i64);
                 self.thread(si, np);
             }
             FieldKind::String | FieldKind::Bytes => {
-                let (start, stop) = self.length(p);
+                let (start, stop) = self.read_length(p, self.end);
                 let len = self.b.ins().isub(stop, start);
                 if slot.kind == FieldKind::String {
                     // The policy is read at run time (compiled code is shared by decoders
@@ -477,10 +469,8 @@ impl<'a> Translator<'a, '_> {
                     let on = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mode, needed);
                     self.b.ins().brif(on, check, &[], ok, &[]);
                     self.b.switch_to_block(check);
-                    self.ascii_check(start, len, ok);
-                    let call = self.call_helper(self.helpers.utf8, &[ctx, start, len, p]);
-                    let valid = self.b.inst_results(call)[0];
-                    self.b.ins().brif(valid, ok, &[], self.ret_null, &[]);
+                    self.utf8(start, len, p);
+                    self.b.ins().jump(ok, &[]);
                     self.b.switch_to_block(ok);
                 }
                 let addr = if slot.repetition == Repetition::Singular {
@@ -499,7 +489,7 @@ impl<'a> Translator<'a, '_> {
                 self.thread(si, stop);
             }
             FieldKind::Message => {
-                let (start, stop) = self.length(p);
+                let (start, stop) = self.read_length(p, self.end);
                 let tag_pos = self.b.ins().iadd_imm_s(p, -tag_len);
                 self.depth_check(tag_pos);
                 // After the child, decoding goes on from the position its function returns:
@@ -531,7 +521,7 @@ impl<'a> Translator<'a, '_> {
                 let null = self.b.ins().iconst(self.ptr, 0);
                 let ctx = self.ctx();
                 let r = self.call_child(children, slot.child, [ctx, child, start, stop, meta, null]);
-                self.null_check(r);
+                self.check(r);
                 self.b.ins().jump(done, &[BlockArg::Value(r)]);
                 self.b.switch_to_block(done);
                 let next = self.b.block_params(done)[0];
@@ -547,7 +537,7 @@ impl<'a> Translator<'a, '_> {
                 let meta = self.b.ins().bor_imm_u(d, (slot.number as i64) << 32);
                 let ctx = self.ctx();
                 let r = self.call_child(children, slot.child, [ctx, child, p, self.end, meta, tag_pos]);
-                self.null_check(r);
+                self.check(r);
                 self.thread(si, r);
             }
         }
@@ -587,7 +577,7 @@ impl<'a> Translator<'a, '_> {
                 self.b.switch_to_block(interp);
                 let li = self.b.ins().iconst(types::I32, child as i64);
                 let [ctx, blk, p, end, meta, gtag] = args;
-                let call = self.call_helper(self.helpers.interp_message, &[ctx, li, blk, p, end, meta, gtag]);
+                let call = self.call(self.helpers.interp_message, &[ctx, li, blk, p, end, meta, gtag]);
                 let r = self.b.inst_results(call)[0];
                 self.b.ins().jump(done, &[BlockArg::Value(r)]);
 

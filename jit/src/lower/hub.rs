@@ -8,7 +8,7 @@ impl<'a> Translator<'a, '_> {
     /// hub's table is consulted.
     pub(super) fn emit_entry(&mut self) {
         let p = self.start;
-        let byte = self.peek(p);
+        let byte = self.peek(p, self.end, self.finish);
         if let Some(first) = self.layout.slots().first().copied() {
             let form = expected_form(&first);
             let tag = tag_of(&first, form);
@@ -29,21 +29,8 @@ impl<'a> Translator<'a, '_> {
         self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
     }
 
-    /// At `p`: the end of the message's bytes goes to `finish(p)`; otherwise the byte at
-    /// `p` (the next tag's first), in a new current block.
-    fn peek(&mut self, p: Value) -> Value {
-        let at_end = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, p, self.end);
-        let more = self.b.create_block();
-        self.b.ins().brif(at_end, self.finish, &[BlockArg::Value(p)], more, &[]);
-        self.b.switch_to_block(more);
-        self.b.ins().uload8(types::I32, input_flags(), p, 0)
-    }
-
     pub(super) fn emit_dispatch(&mut self) {
-        self.b.switch_to_block(self.dispatch);
-        let p = self.b.block_params(self.dispatch)[0];
-        let byte = self.peek(p);
-        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+        self.emit_head(self.dispatch, self.end, self.finish, self.table);
         // The end of the input: fine for a message, an error inside a group.
         self.b.switch_to_block(self.finish);
         let p = self.b.block_params(self.finish)[0];
@@ -83,47 +70,9 @@ impl<'a> Translator<'a, '_> {
         self.b.switch_to_block(one_byte);
         let numbers = self.layout.slots().iter().map(|s| s.number).filter(|&n| n < 16).max().unwrap_or(0);
         let miss = self.b.create_block();
-        let mut entries = Vec::with_capacity(numbers as usize + 1);
-        let mut fields = Vec::new();
-        for number in 0..=numbers {
-            let tags: Vec<(u32, Block)> = (0..8u32)
-                .filter_map(|wt| {
-                    let tag = (number << 3) | wt;
-                    if number == 0 {
-                        return None;
-                    }
-                    self.label_for_tag(tag).map(|label| (wt, label))
-                })
-                .collect();
-            if tags.is_empty() {
-                entries.push(self.b.func.dfg.block_call(miss, &[]));
-            } else {
-                let blk = self.b.create_block();
-                entries.push(self.b.func.dfg.block_call(blk, &[]));
-                fields.push((blk, tags));
-            }
-        }
-        let default = self.b.func.dfg.block_call(miss, &[]);
-        let number = self.b.ins().ushr_imm_u(byte, 3);
-        let jt = self.b.create_jump_table(JumpTableData::new(default, &entries));
-        self.b.ins().br_table(number, jt);
-        for (blk, tags) in fields {
-            self.b.switch_to_block(blk);
-            let wt = self.b.ins().band_imm_u(byte, 7);
-            let n = tags.len();
-            for (i, (t, label)) in tags.into_iter().enumerate() {
-                let args = [BlockArg::Value(p1)];
-                if i + 1 == n {
-                    let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
-                    self.b.ins().brif(hit, label, &args, miss, &[]);
-                } else {
-                    let next = self.b.create_block();
-                    let hit = self.b.ins().icmp_imm_u(IntCC::Equal, wt, t as i64);
-                    self.b.ins().brif(hit, label, &args, next, &[]);
-                    self.b.switch_to_block(next);
-                }
-            }
-        }
+        let labels: Vec<(u32, Block)> =
+            (8..(numbers + 1) << 3).filter_map(|tag| self.label_for_tag(tag).map(|label| (tag, label))).collect();
+        self.tag_table(byte, p1, &labels, miss);
         let unknown = self.b.create_block();
         self.b.set_cold_block(unknown);
         self.b.switch_to_block(miss);
@@ -166,21 +115,8 @@ impl<'a> Translator<'a, '_> {
         // b1 < 0x80 makes the tag exactly two bytes; a larger b1 yields a tag >= 2^14,
         // which matches no compared tag (all < 2^14) and falls to the slow path.
         let tag = self.b.ins().bor(lo, hi);
-        // A `Switch` makes jump tables of the dense runs of tags (fields declared in a
-        // row) and a binary search between runs, instead of one compare per tag.
-        let mut switch = cranelift_frontend::Switch::new();
         let miss = self.b.create_block();
-        let mut hits = Vec::with_capacity(two.len());
-        for (t, label) in two {
-            let hit = self.b.create_block();
-            switch.set_entry(t as u128, hit);
-            hits.push((hit, label));
-        }
-        switch.emit(&mut self.b, tag, miss);
-        for (hit, label) in hits {
-            self.b.switch_to_block(hit);
-            self.b.ins().jump(label, &[BlockArg::Value(p2)]);
-        }
+        self.switch_tags(tag, &two, p2, miss);
         self.b.switch_to_block(miss);
         self.b.ins().jump(unknown, &[]);
     }
@@ -298,9 +234,9 @@ impl<'a> Translator<'a, '_> {
         let meta = self.meta();
         let ctx = self.ctx();
         let args = [ctx, li, self.blk, p, self.end, meta];
-        let call = self.call_helper(self.helpers.slow_field, &args);
+        let call = self.call(self.helpers.slow_field, &args);
         let r = self.b.inst_results(call)[0];
-        self.null_check(r);
+        self.check(r);
         let ctx = self.ctx();
         let done = self.b.ins().load(types::I32, tree_flags(), ctx, ctx_offset::GROUP_DONE);
         let ended = self.b.create_block();
@@ -333,40 +269,14 @@ impl<'a> Translator<'a, '_> {
             }
             next += 1;
         }
-        let byte = self.peek(p);
-        let p1 = self.b.ins().iadd_imm_s(p, 1);
-        let mut two_byte: Vec<(u32, Block)> = Vec::new();
+        let byte = self.peek(p, self.end, self.finish);
+        let mut expected = Vec::new();
         for (csi, form) in candidates {
             let cslot = *self.slot(csi);
-            let tag = tag_of(&cslot, form);
-            if tag >= 0x4000 || !self.has_label(csi, &cslot, form) {
-                continue;
-            }
-            let label = self.label(csi, form);
-            if tag >= 0x80 {
-                // Two bytes on the wire: low 7 bits with the continuation bit, then the rest.
-                two_byte.push(((tag & 0x7f) | 0x80 | ((tag >> 7) << 8), label));
-                continue;
-            }
-            let hit = self.b.ins().icmp_imm_u(IntCC::Equal, byte, tag as i64);
-            let miss = self.b.create_block();
-            self.b.ins().brif(hit, label, &[BlockArg::Value(p1)], miss, &[]);
-            self.b.switch_to_block(miss);
-        }
-        if !two_byte.is_empty() {
-            let p2 = self.b.ins().iadd_imm_s(p, 2);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, p2, self.end);
-            let load = self.b.create_block();
-            self.b.ins().brif(fits, load, &[], self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
-            self.b.switch_to_block(load);
-            let word = self.b.ins().uload16(types::I32, input_flags(), p, 0);
-            for (encoded, label) in two_byte {
-                let hit = self.b.ins().icmp_imm_u(IntCC::Equal, word, encoded as i64);
-                let miss = self.b.create_block();
-                self.b.ins().brif(hit, label, &[BlockArg::Value(p2)], miss, &[]);
-                self.b.switch_to_block(miss);
+            if self.has_label(csi, &cslot, form) {
+                expected.push((tag_of(&cslot, form), self.label(csi, form)));
             }
         }
-        self.b.ins().jump(self.table, &[BlockArg::Value(p), BlockArg::Value(byte)]);
+        self.expect_tags(p, self.end, byte, &expected, self.table);
     }
 }

@@ -18,8 +18,8 @@
 //! ```
 //!
 //! By job: [`hub`] (dispatch, the table, the slow path, threading), [`fields`] (one label
-//! per slot and form, child messages and groups), [`scalars`] (varints, lengths, zigzag,
-//! the short-ASCII UTF-8 check).
+//! per slot and form, child messages and groups); the wire reads (varints, lengths, zigzag,
+//! UTF-8) are the core's (`crate::wire`), shared with the column appenders.
 //!
 //! Only bytes of the input between `ptr` and `end` are ever loaded: every load is preceded
 //! by a bounds check, and every slow case calls a helper (`helpers`), which shares the
@@ -40,10 +40,10 @@ use protojit_arena::{
 
 use crate::abi::{ctx_offset, foreach_helper, JitCtx};
 use crate::helpers;
+use crate::wire::{helper_table, input_flags, Helper, Wire};
 
 mod fields;
 mod hub;
-mod scalars;
 
 /// Message functions callable from the function being built, by layout index.
 pub(crate) trait ChildFns {
@@ -72,69 +72,7 @@ pub(crate) fn message_signature(ptr: Type, call_conv: cranelift_codegen::isa::Ca
     sig
 }
 
-/// One runtime helper as the function being built sees it: its imported signature and
-/// its address.
-#[derive(Clone, Copy)]
-struct Helper {
-    sig: SigRef,
-    addr: *const u8,
-}
-
-/// The Cranelift type of a helper parameter or result, from its Rust type.
-trait AbiType {
-    fn clif(ptr: Type) -> Type;
-}
-impl<T> AbiType for *const T {
-    fn clif(ptr: Type) -> Type {
-        ptr
-    }
-}
-impl<T> AbiType for *mut T {
-    fn clif(ptr: Type) -> Type {
-        ptr
-    }
-}
-impl AbiType for usize {
-    fn clif(ptr: Type) -> Type {
-        ptr
-    }
-}
-impl AbiType for u32 {
-    fn clif(_: Type) -> Type {
-        types::I32
-    }
-}
-impl AbiType for u64 {
-    fn clif(_: Type) -> Type {
-        types::I64
-    }
-}
-
-/// Expands `abi::foreach_helper!` into the helper table of one function.
-macro_rules! helper_table {
-    ($($field:ident: $name:ident($($arg:ty),*) -> $ret:ty;)*) => {
-        /// The runtime helpers, imported into one function.
-        struct Helpers {
-            $($field: Helper,)*
-        }
-
-        impl Helpers {
-            fn import(b: &mut FunctionBuilder<'_>, cc: cranelift_codegen::isa::CallConv, ptr: Type) -> Helpers {
-                Helpers {
-                    $($field: {
-                        // The declaration in `helpers` must have exactly the listed type.
-                        let f: unsafe extern "C" fn($($arg),*) -> $ret = helpers::$name;
-                        let mut s = Signature::new(cc);
-                        s.params.extend([$(AbiParam::new(<$arg as AbiType>::clif(ptr))),*]);
-                        s.returns.push(AbiParam::new(<$ret as AbiType>::clif(ptr)));
-                        Helper { sig: b.import_signature(s), addr: f as *const u8 }
-                    },)*
-                }
-            }
-        }
-    };
-}
-foreach_helper!(helper_table);
+foreach_helper!(helper_table Helpers, helpers;);
 
 /// The wire type a label decodes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -191,10 +129,6 @@ pub(crate) struct Translator<'a, 'b> {
 /// a helper (the zeroing stores would outweigh the call).
 const INLINE_BLOCK_MAX: u32 = 256;
 
-fn input_flags() -> MemFlagsData {
-    MemFlagsData::new().with_notrap().with_readonly()
-}
-
 fn tree_flags() -> MemFlagsData {
     MemFlagsData::trusted()
 }
@@ -240,7 +174,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     ) -> Self {
         let ptr = frontend.pointer_type();
         let cc = frontend.default_call_conv;
-        let helpers = Helpers::import(&mut b, cc, ptr);
+        let helpers = Helpers::import(&mut b, ptr);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -324,7 +258,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let gtag = if self.layout.decoded_as_group() { self.gtag() } else { self.b.ins().iconst(self.ptr, 0) };
         let ctx = self.ctx();
         let args = [ctx, li, self.blk, p, self.end, meta, gtag];
-        let call = self.call_helper(self.helpers.interp_message, &args);
+        let call = self.call(self.helpers.interp_message, &args);
         let r = self.b.inst_results(call)[0];
         self.b.ins().return_(&[r]);
         for blk in [self.table, self.slow, self.ret_null, self.finish] {
@@ -334,20 +268,6 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         self.b.seal_all_blocks();
         self.b.finalize(self.frontend);
-    }
-
-    /// Calls a runtime helper (by address: helpers live in the protojit binary, not in
-    /// the JIT module).
-    fn call_helper(&mut self, h: Helper, args: &[Value]) -> cranelift_codegen::ir::Inst {
-        let f = self.b.ins().iconst(self.ptr, h.addr as usize as i64);
-        self.b.ins().call_indirect(h.sig, f, args)
-    }
-
-    /// The context (`*mut JitCtx`), the entry's first argument: needed only where a
-    /// block is carved from the lent region, at helper calls and on errors, so it is
-    /// loaded there rather than kept in a register across the function (see `frame`).
-    fn ctx(&mut self) -> Value {
-        self.b.ins().stack_load(self.ptr, self.ptr, self.frame, 16)
     }
 
     /// The entry's `meta` argument: nesting depth (low 32 bits) and, for a group, its
@@ -442,24 +362,50 @@ impl<'a, 'b> Translator<'a, 'b> {
             self.b.ins().return_(&[null]);
         }
     }
+}
 
-    /// Branches to `fail(kind, at)` when `cond` holds, else continues in a new block.
+/// The tree decoder's side of the wire core: failing records the error in the context
+/// (or the helper did) and returns null.
+impl<'b> Wire<'b> for Translator<'_, 'b> {
+    fn b(&mut self) -> &mut FunctionBuilder<'b> {
+        &mut self.b
+    }
+
+    fn ptr(&self) -> Type {
+        self.ptr
+    }
+
+    /// The context (`*mut JitCtx`), the entry's first argument: needed only where a
+    /// block is carved from the lent region, at helper calls and on errors, so it is
+    /// loaded there rather than kept in a register across the function (see `frame`).
+    fn ctx(&mut self) -> Value {
+        self.b.ins().stack_load(self.ptr, self.ptr, self.frame, 16)
+    }
+
+    fn input_start(&mut self) -> Value {
+        let ctx = self.ctx();
+        self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_START)
+    }
+
+    fn input_end(&mut self) -> Value {
+        let ctx = self.ctx();
+        let input = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_START);
+        let input_len = self.b.ins().load(self.ptr, tree_flags(), ctx, ctx_offset::INPUT_LEN);
+        self.b.ins().iadd(input, input_len)
+    }
+
+    fn core(&self) -> (Helper, Helper, StackSlot) {
+        (self.helpers.varint, self.helpers.utf8, self.varint_out)
+    }
+
+    fn failed(&mut self) -> Block {
+        self.ret_null
+    }
+
     fn fail_if(&mut self, cond: Value, kind: DecodeErrorKind, at: Value) {
         let fail = self.fail_block(kind);
         let ok = self.b.create_block();
         self.b.ins().brif(cond, fail, &[BlockArg::Value(at)], ok, &[]);
         self.b.switch_to_block(ok);
-    }
-
-    /// Returns null when `r` is null (a helper or callee recorded an error).
-    fn null_check(&mut self, r: Value) {
-        let ok = self.b.create_block();
-        self.b.ins().brif(r, ok, &[], self.ret_null, &[]);
-        self.b.switch_to_block(ok);
-    }
-
-    #[allow(dead_code)]
-    fn layouts(&self) -> &'a Layouts {
-        self.layouts
     }
 }
