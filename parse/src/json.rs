@@ -66,6 +66,7 @@ pub fn json_to_binary(
                 None => Err(json_error(&e, ctx.error_end, json)),
             },
         };
+        ctx.w.recycle();
         result
     };
     if result.is_err() {

@@ -172,38 +172,76 @@ impl FieldData {
     }
 }
 
-/// Names to `u32`s: an open-addressed hash table (at most half full, linear probing) over
-/// the names' bytes, kept in one buffer.
+/// Names to `u32`s: an open-addressed hash table (at most half full, linear probing). Each
+/// entry holds the name's length and its first and last eight bytes (which are the whole
+/// name up to 16 bytes, so most names are compared in two words); longer names are compared
+/// in full against one buffer.
 pub(crate) struct Names {
-    /// `(hash, value, name start, name length)`; a length of `u32::MAX` marks a free entry.
-    entries: Box<[(u32, u32, u32, u32)]>,
+    entries: Box<[Entry]>,
     text: Box<[u8]>,
 }
 
+#[derive(Clone, Copy)]
+struct Entry {
+    head: u64,
+    tail: u64,
+    /// The name's length; `FREE` for a free entry.
+    len: u32,
+    value: u32,
+    /// Where the name starts in `text`.
+    start: u32,
+}
+
 const FREE: u32 = u32::MAX;
+
+/// The first and last eight bytes of `name` (zero-padded when shorter).
+#[inline]
+fn words(name: &[u8]) -> (u64, u64) {
+    let n = name.len();
+    if n >= 8 {
+        let head = u64::from_le_bytes([name[0], name[1], name[2], name[3], name[4], name[5], name[6], name[7]]);
+        let t = &name[n - 8..];
+        let tail = u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]]);
+        (head, tail)
+    } else {
+        let mut head = 0u64;
+        for (i, &b) in name.iter().enumerate() {
+            head |= u64::from(b) << (8 * i);
+        }
+        (head, head)
+    }
+}
+
+/// A hash of a name's length and words.
+#[inline]
+fn hash(len: usize, head: u64, tail: u64) -> usize {
+    let h = (head ^ tail.rotate_left(29) ^ (len as u64) << 56).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 32) as usize
+}
 
 impl Names {
     /// The table of `names`; of a name given twice, the first value is kept.
     fn new(names: impl Iterator<Item = (String, u32)>) -> Names {
         let names: Vec<(String, u32)> = names.collect();
         let capacity = (names.len() * 2).next_power_of_two().max(4);
-        let mut entries = vec![(0, 0, 0, FREE); capacity];
+        let mut entries = vec![Entry { head: 0, tail: 0, len: FREE, value: 0, start: 0 }; capacity];
         let mut text = Vec::new();
         for (name, value) in names {
-            let h = hash(name.as_bytes());
-            let mut i = h as usize & (capacity - 1);
+            let bytes = name.as_bytes();
+            let (head, tail) = words(bytes);
+            let mut i = hash(bytes.len(), head, tail) & (capacity - 1);
             let mut duplicate = false;
-            while entries[i].3 != FREE {
-                let (eh, _, start, len) = entries[i];
-                if eh == h && &text[start as usize..(start + len) as usize] == name.as_bytes() {
+            while entries[i].len != FREE {
+                let e = entries[i];
+                if e.len as usize == bytes.len() && &text[e.start as usize..e.start as usize + bytes.len()] == bytes {
                     duplicate = true;
                     break;
                 }
                 i = (i + 1) & (capacity - 1);
             }
             if !duplicate {
-                entries[i] = (h, value, text.len() as u32, name.len() as u32);
-                text.extend_from_slice(name.as_bytes());
+                entries[i] = Entry { head, tail, len: bytes.len() as u32, value, start: text.len() as u32 };
+                text.extend_from_slice(bytes);
             }
         }
         Names { entries: entries.into_boxed_slice(), text: text.into_boxed_slice() }
@@ -212,39 +250,24 @@ impl Names {
     /// The value of `name`.
     #[inline]
     pub(crate) fn get(&self, name: &[u8]) -> Option<u32> {
-        let h = hash(name);
+        let (head, tail) = words(name);
         let mask = self.entries.len() - 1;
-        let mut i = h as usize & mask;
+        let mut i = hash(name.len(), head, tail) & mask;
         loop {
-            let (eh, value, start, len) = self.entries[i];
-            if len == FREE {
+            let e = &self.entries[i];
+            if e.len == FREE {
                 return None;
             }
-            if eh == h && len as usize == name.len() && &self.text[start as usize..(start + len) as usize] == name {
-                return Some(value);
+            if e.head == head
+                && e.tail == tail
+                && e.len as usize == name.len()
+                && (name.len() <= 16 || &self.text[e.start as usize..e.start as usize + name.len()] == name)
+            {
+                return Some(e.value);
             }
             i = (i + 1) & mask;
         }
     }
-}
-
-/// A hash of a name from its length and four of its bytes (first, middle, last two): cheap
-/// to take, and field names that share all five are rare (the probe then compares names).
-#[inline]
-fn hash(name: &[u8]) -> u32 {
-    let n = name.len();
-    let key = match name {
-        [] => 0,
-        [a] => u64::from(*a),
-        _ => {
-            u64::from(name[0])
-                | u64::from(name[n / 2]) << 8
-                | u64::from(name[n - 2]) << 16
-                | u64::from(name[n - 1]) << 24
-                | (n as u64) << 32
-        }
-    };
-    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
 }
 
 #[cfg(test)]

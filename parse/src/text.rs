@@ -56,6 +56,7 @@ pub fn text_to_binary(
     if result.is_ok() && p.w.too_large() {
         result = err(text.len(), "the encoded message exceeds 4 GiB");
     }
+    p.w.recycle();
     let pos = p.pos;
     result.map_err(|(at, message)| {
         out.truncate(start);

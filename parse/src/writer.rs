@@ -94,6 +94,10 @@ pub(crate) struct Writer<'o> {
     too_large: bool,
 }
 
+thread_local! {
+    static SPARE_RUNS: std::cell::Cell<Vec<Run>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// A reserved one-byte length prefix (its position), patched by [`Writer::end_len`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LenMark(usize);
@@ -101,7 +105,18 @@ pub(crate) struct LenMark(usize);
 impl<'o> Writer<'o> {
     pub(crate) fn new(buf: &'o mut Vec<u8>) -> Writer<'o> {
         let start = buf.len();
-        Writer { buf, runs: Vec::new(), open: Open { start, runs: 0, rebuild: false }, too_large: false }
+        // The runs list of this thread's last parse, so that small parses allocate nothing.
+        let runs = SPARE_RUNS.take();
+        Writer { buf, runs, open: Open { start, runs: 0, rebuild: false }, too_large: false }
+    }
+
+    /// Hands the runs list back for the thread's next parse (unless it grew large).
+    pub(crate) fn recycle(&mut self) {
+        if self.runs.capacity() <= 1 << 12 {
+            let mut runs = std::mem::take(&mut self.runs);
+            runs.clear();
+            SPARE_RUNS.set(runs);
+        }
     }
 
     /// Whether a message outgrew what the writer indexes (its bytes are then unordered).
