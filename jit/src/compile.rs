@@ -89,9 +89,8 @@ pub struct TypeStats {
 /// root type: it writes at those layouts' offsets and sizes.
 /// An engine checks both before it runs the code ([`Compiled::check`]).
 pub struct Compiled {
-    /// Owns the code; taken and freed on drop. Behind a mutex only so that `Compiled`
-    /// is `Sync` (the module is never used after finalization).
-    module: Mutex<Option<JITModule>>,
+    /// Owns the code.
+    _code: Code,
     root_fn: MessageFn,
     root: LayoutIndex,
     root_name: String,
@@ -105,12 +104,27 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-impl Drop for Compiled {
+/// The memory of finalized code, its `JITModule`, freed on drop (behind a mutex only so
+/// that its owner, [`Compiled`] or an `Appender`, is `Sync`: the module is never used
+/// after finalization). The owner keeps the function pointers, which die with it.
+pub(crate) struct Code(Mutex<Option<JITModule>>);
+
+impl Code {
+    /// Finalizes `module` (named `name` in errors): its code and function `root`'s address.
+    pub(crate) fn finalize(mut module: JITModule, root: FuncId, name: &str) -> Result<(Code, *const u8), JitError> {
+        (module.finalize_definitions())
+            .map_err(|e| JitError::Codegen { message_type: name.to_owned(), reason: e.to_string() })?;
+        let root = module.get_finalized_function(root);
+        Ok((Code(Mutex::new(Some(module))), root))
+    }
+}
+
+impl Drop for Code {
     fn drop(&mut self) {
-        let module = self.module.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let module = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(module) = module {
-            // SAFETY: `&mut self` proves no decode is running, and the function pointers
-            // die with `self`.
+            // SAFETY: `&mut self` proves its owner is being dropped, so no call into the
+            // code is running, and the function pointers die with the owner.
             unsafe { module.free_memory() };
         }
     }
@@ -405,22 +419,12 @@ impl Compiled {
             let s = define(&mut module, &mut ctx, &mut fctx, &f, &mut bodies)?;
             stats.push(s);
         }
-        module.finalize_definitions().map_err(|e| JitError::Codegen {
-            message_type: layouts.get(root).descriptor().full_name().to_owned(),
-            reason: e.to_string(),
-        })?;
-        let code = module.get_finalized_function(ids[root.index()].unwrap());
+        let root_name = layouts.get(root).descriptor().full_name().to_owned();
+        let (code, f) = Code::finalize(module, ids[root.index()].unwrap(), &root_name)?;
         // SAFETY: the function was defined with `message_signature`, which is `MessageFn`'s
         // ABI (the host's default C calling convention, pointer-sized arguments).
-        let root_fn = unsafe { std::mem::transmute::<*const u8, MessageFn>(code) };
-        Ok(Compiled {
-            module: Mutex::new(Some(module)),
-            root_fn,
-            root,
-            root_name: layouts.get(root).descriptor().full_name().to_owned(),
-            layouts_id: layouts.id(),
-            stats,
-        })
+        let root_fn = unsafe { std::mem::transmute::<*const u8, MessageFn>(f) };
+        Ok(Compiled { _code: code, root_fn, root, root_name, layouts_id: layouts.id(), stats })
     }
 
     /// The root message type's function.

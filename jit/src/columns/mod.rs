@@ -23,17 +23,20 @@
 //! clears the other members of its oneof from the row (a message member already there
 //! declines the record: its fields would have to leave the row too); fields the plan does
 //! not name (and numbers the message does not declare) are skipped.
+//!
+//! By job: `plan` (the plan and its check), `buffers` (the chunk's buffers, the context
+//! compiled code runs with and its helpers), `lower` (a plan message to IR, through the
+//! wire core `crate::wire` that the tree decoder's lowering shares); this file compiles a
+//! plan and runs its code.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::JITModule;
 use cranelift_module::{Linkage, Module};
 use protojit_arena::Layouts;
 
-use crate::compile::{define_built, new_module, JitError};
+use crate::compile::{define_built, new_module, Code, JitError};
 use crate::options::CompileOptions;
 
 mod buffers;
@@ -47,24 +50,13 @@ pub use plan::{ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
 
 /// Compiled code that appends records of one [`ColumnPlan`] to [`ChunkColumns`].
 pub struct Appender {
-    /// Owns the code; freed on drop (behind a mutex only so that `Appender` is `Sync`).
-    module: Mutex<Option<JITModule>>,
+    /// Owns the code.
+    _code: Code,
     root: AppendFn,
     id: u64,
     shape: Shape,
     code_bytes: u32,
     compile_time: std::time::Duration,
-}
-
-impl Drop for Appender {
-    fn drop(&mut self) {
-        let module = self.module.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(module) = module {
-            // SAFETY: `&mut self` proves no append is running; the function pointers die
-            // with `self`.
-            unsafe { module.free_memory() };
-        }
-    }
 }
 
 impl std::fmt::Debug for Appender {
@@ -116,14 +108,11 @@ impl Appender {
             b.finalize(frontend);
             code_bytes += define_built(&mut module, &mut ctx, id, &format!("column appender of {}", name(i)))?;
         }
-        module.finalize_definitions().map_err(|e| {
-            PlanError::Jit(JitError::Codegen { message_type: "column appender".into(), reason: e.to_string() })
-        })?;
-        let code = module.get_finalized_function(ids[0]);
+        let (code, f) = Code::finalize(module, ids[0], "column appender")?;
         // SAFETY: every function was defined with `sig`, `AppendFn`'s ABI.
-        let root = unsafe { std::mem::transmute::<*const u8, AppendFn>(code) };
+        let root = unsafe { std::mem::transmute::<*const u8, AppendFn>(f) };
         Ok(Appender {
-            module: Mutex::new(Some(module)),
+            _code: code,
             root,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             shape,
