@@ -3,8 +3,9 @@
 //! Ballista ships a query's logical plan from the client to the scheduler, and each
 //! stage's physical plan from the scheduler to the executors, as datafusion-proto
 //! messages. DataFusion's serializer knows its built-in file formats only: a protobuf
-//! table ([`ProtobufClusterTable`]) and its scan (a `DataSourceExec` over protojit's
-//! `FileSource`) reach these codecs, which write the format whole (message type, options
+//! table ([`ProtobufClusterTable`]), its scan (a `DataSourceExec` over protojit's
+//! `FileSource`) and a write of protobuf files (`COPY … TO`: a `DataSinkExec` over a
+//! `ProtobufSink`) reach these codecs, which write the format whole (message type, options
 //! and the schema as FileDescriptorSet bytes) so that the other side rebuilds the same
 //! `ProtobufFormat` without any schema file. Everything else goes to Ballista's own codecs.
 
@@ -17,9 +18,10 @@ use datafusion::common::TableReference;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
-use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, FileSink, FileSinkConfig};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{Extension, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
@@ -29,11 +31,13 @@ use datafusion_proto::physical_plan::to_proto::serialize_file_scan_config;
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
-use protojit_sql::ProtobufFormat;
+use protojit::Schema;
+use protojit_sql::{ProtobufFormat, ProtobufFormatFactory, ProtobufSink};
 
 use crate::table::ProtobufClusterTable;
 use crate::wire::{
-    decode_tagged, encode_tagged, format_from, format_node, malformed, ScanNode, TableNode, SCAN_TAG, TABLE_TAG,
+    decode_tagged, encode_tagged, format_from, format_node, malformed, FactoryNode, ScanNode, SinkNode, TableNode,
+    FACTORY_TAG, SCAN_TAG, SINK_TAG, TABLE_TAG,
 };
 
 /// The logical codec: [`ProtobufClusterTable`]s, and Ballista's nodes through its own codec.
@@ -128,11 +132,31 @@ impl LogicalExtensionCodec for ProtojitLogicalCodec {
     }
 
     fn try_decode_file_format(&self, buf: &[u8], ctx: &TaskContext) -> DfResult<Arc<dyn FileFormatFactory>> {
-        self.inner.try_decode_file_format(buf, ctx)
+        let Some(node) = decode_tagged::<FactoryNode>(buf, FACTORY_TAG) else {
+            return self.inner.try_decode_file_format(buf, ctx);
+        };
+        let node = node?;
+        let factory = match node.descriptor_set {
+            Some(bytes) => ProtobufFormatFactory::with_schema(
+                Schema::from_descriptor_set(&bytes).map_err(|e| DataFusionError::External(Box::new(e)))?,
+            ),
+            None => ProtobufFormatFactory::new(),
+        };
+        Ok(Arc::new(factory.with_table_options(node.table_options)))
     }
 
     fn try_encode_file_format(&self, buf: &mut Vec<u8>, node: Arc<dyn FileFormatFactory>) -> DfResult<()> {
-        self.inner.try_encode_file_format(buf, node)
+        // Ballista's own codec would write an unknown format as one it knows (its last,
+        // which takes anything): `COPY … STORED AS PROTOBUF` would write other files.
+        let Some(factory) = node.downcast_ref::<ProtobufFormatFactory>() else {
+            return self.inner.try_encode_file_format(buf, node);
+        };
+        let message = FactoryNode {
+            descriptor_set: factory.schema().map(|s| s.pool().encode_to_vec()),
+            table_options: factory.table_options().clone(),
+        };
+        encode_tagged(&message, FACTORY_TAG, buf);
+        Ok(())
     }
 }
 
@@ -169,6 +193,24 @@ fn protobuf_scan(plan: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &Protobuf
     Some((conf, format))
 }
 
+/// The sink of `plan`, if it is a `DataSinkExec` writing protobuf files.
+fn protobuf_sink(plan: &dyn ExecutionPlan) -> Option<(&DataSinkExec, &ProtobufSink)> {
+    let exec = plan.downcast_ref::<DataSinkExec>()?;
+    Some((exec, exec.sink().downcast_ref::<ProtobufSink>()?))
+}
+
+/// The write a [`SinkNode`] describes, of `inputs`' one plan's rows.
+fn sink_from(node: SinkNode, inputs: &[Arc<dyn ExecutionPlan>]) -> DfResult<Arc<dyn ExecutionPlan>> {
+    let format = format_from(node.format.as_ref())?
+        .with_ignore_extra_columns(node.ignore_extra_columns)
+        .with_allow_missing_columns(node.allow_missing_columns);
+    let config = node.config.as_ref().ok_or_else(|| malformed("a protobuf write without its files"))?;
+    let [input] = inputs else { return Err(malformed("a protobuf write without its one input")) };
+    let sink = ProtobufSink::new(FileSinkConfig::try_from(config)?, format)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    Ok(Arc::new(DataSinkExec::new(input.clone(), Arc::new(sink), None)))
+}
+
 impl PhysicalExtensionCodec for ProtojitPhysicalCodec {
     fn try_decode(
         &self,
@@ -177,6 +219,9 @@ impl PhysicalExtensionCodec for ProtojitPhysicalCodec {
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if let Some(node) = decode_tagged::<SinkNode>(buf, SINK_TAG) {
+            return sink_from(node?, inputs);
+        }
         let Some(node) = decode_tagged::<ScanNode>(buf, SCAN_TAG) else {
             return self.inner.try_decode(buf, inputs, ctx, proto_converter);
         };
@@ -199,6 +244,19 @@ impl PhysicalExtensionCodec for ProtojitPhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<()> {
+        if let Some((exec, sink)) = protobuf_sink(node.as_ref()) {
+            if exec.sort_order().is_some() {
+                return Err(DataFusionError::NotImplemented("an ordered write of protobuf files on a cluster".into()));
+            }
+            let message = SinkNode {
+                format: Some(format_node(sink.format())?),
+                config: Some(sink.config().try_into()?),
+                ignore_extra_columns: sink.format().ignores_extra_columns(),
+                allow_missing_columns: sink.format().allows_missing_columns(),
+            };
+            encode_tagged(&message, SINK_TAG, buf);
+            return Ok(());
+        }
         let Some((conf, format)) = protobuf_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);
         };

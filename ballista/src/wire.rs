@@ -5,7 +5,7 @@ use std::str::FromStr;
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::FileFormat;
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion_proto::protobuf::{ArrowType, FileScanExecConf};
+use datafusion_proto::protobuf::{ArrowType, FileScanExecConf, FileSinkConfig};
 use prost::Message;
 use protojit::Schema;
 use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, StringColumns};
@@ -16,6 +16,10 @@ use protojit_sql::ProtobufFormat;
 pub(crate) const TABLE_TAG: &[u8] = b"protojit.table\0";
 /// Leads a scan written by [`crate::ProtojitPhysicalCodec`].
 pub(crate) const SCAN_TAG: &[u8] = b"protojit.scan\0";
+/// Marks a [`FactoryNode`] in a logical plan.
+pub(crate) const FACTORY_TAG: &[u8] = b"protojit.format\0";
+/// Marks a [`SinkNode`] in a physical plan.
+pub(crate) const SINK_TAG: &[u8] = b"protojit.sink\0";
 
 /// A [`ProtobufFormat`]: everything an executor needs to rebuild it, the schema included
 /// (as a FileDescriptorSet), so that no process but the client reads schema files.
@@ -104,6 +108,35 @@ pub(crate) struct ScanNode {
     pub format: Option<FormatNode>,
     #[prost(message, optional, tag = "2")]
     pub conf: Option<FileScanExecConf>,
+}
+
+/// `STORED AS PROTOBUF` in a logical plan (`COPY … TO`): the session's schema, if it has
+/// one (its tables name their types in it), as FileDescriptorSet bytes, and the table
+/// options bound to it (a `COPY`'s). The session's default mapping options are not
+/// carried: writing reads every mapping's columns.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct FactoryNode {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    pub descriptor_set: Option<Vec<u8>>,
+    /// ProtobufFormatFactory::table_options (a `COPY`'s `OPTIONS (…)`).
+    #[prost(map = "string, string", tag = "2")]
+    pub table_options: std::collections::HashMap<String, String>,
+}
+
+/// A write of protobuf files (`COPY … TO`, `INSERT INTO`): the format, how columns missing
+/// or extra are taken, and DataFusion's own description of the files to write.
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct SinkNode {
+    #[prost(message, optional, tag = "1")]
+    pub format: Option<FormatNode>,
+    #[prost(message, optional, tag = "2")]
+    pub config: Option<FileSinkConfig>,
+    /// ProtobufFormat::ignores_extra_columns.
+    #[prost(bool, tag = "3")]
+    pub ignore_extra_columns: bool,
+    /// ProtobufFormat::allows_missing_columns.
+    #[prost(bool, tag = "4")]
+    pub allow_missing_columns: bool,
 }
 
 /// The wire form of `format`. Fails for decode options other than the default, which

@@ -29,6 +29,16 @@ async fn run(ctx: &SessionContext, query: &str) -> datafusion::error::Result<Vec
     }
 }
 
+fn csv_text(batches: &[RecordBatch]) -> String {
+    let mut out = Vec::new();
+    let mut w = csv::WriterBuilder::new().with_header(true).build(&mut out);
+    for b in batches {
+        w.write(b).expect("CSV");
+    }
+    drop(w);
+    String::from_utf8(out).expect("UTF-8")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protobuf_tables_on_a_two_executor_cluster() {
     let temp = TempDir::new("cluster");
@@ -125,6 +135,34 @@ async fn protobuf_tables_on_a_two_executor_cluster() {
     }
     assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&want), "stderr: {stderr}");
     assert!(want.len() > 200, "the local CSV is too short to compare: {}", String::from_utf8_lossy(&want));
+
+    // COPY … TO … STORED AS PROTOBUF on the cluster: the executors write the rows as
+    // records (its options reach the scheduler bound to the format: without
+    // 'ignore_extra_columns' the partition column `day` would be an error), which a table
+    // over the output reads back.
+    let copied = dir.join("copied");
+    let statements = [
+        format!(
+            "COPY (SELECT * FROM t WHERE day = 1) TO '{}/' STORED AS PROTOBUF \
+             OPTIONS ('message_type' 'protojit.samples.Batch', 'ignore_extra_columns' 'true')",
+            copied.display()
+        ),
+        format!(
+            "CREATE EXTERNAL TABLE c STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'protojit.samples.Batch')",
+            copied.display()
+        ),
+        "SELECT COUNT(*) AS records, COUNT(DISTINCT device) AS devices FROM c".to_owned(),
+    ];
+    let mut command = Command::new(env!("CARGO_BIN_EXE_protojit-ballista"));
+    command.args(["sql", "--cluster", &url, "--proto"]).arg(&proto).args(["--table", &table, "-o", "csv"]);
+    command.arg(statements.join("; "));
+    let out = tokio::task::spawn_blocking(move || run_bounded(&mut command, QUERY_LIMIT)).await.expect("sql runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "COPY on the cluster: {}: {stderr}\n{}", out.status, cluster.logs());
+    let devices = run(&local, "SELECT COUNT(DISTINCT device) AS d FROM telemetry WHERE day = 1").await.expect("local");
+    let devices = csv_text(&devices);
+    let devices = devices.lines().nth(1).expect("a count");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("count\n1200\nrecords,devices\n1200,{devices}\n"));
 
     fs::remove_dir_all(&schema_dir).expect("remove the schema");
 

@@ -13,14 +13,16 @@ use clap::{Args, ValueEnum};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::{csv, json, util::pretty};
+use datafusion::datasource::file_format::{file_type_to_format, format_as_file_type};
 use datafusion::error::DataFusionError;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use protojit::{EngineKind, Schema};
 use protojit_arrow::{ArrowOptions, MappingArgs};
 
-use crate::{ProtobufFormat, ScanPaths, SqlError};
+use crate::{ProtobufFormat, ProtobufFormatFactory, ScanPaths, SqlError};
 
 /// The arguments of the `sql` command, after its name.
 #[derive(Args, Clone, Debug)]
@@ -269,7 +271,7 @@ pub async fn run_statements_with_paths(
     let mut paths = ScanPaths::default();
     for statement in statements {
         let result = async {
-            let plan = ctx.state().statement_to_plan(statement).await?;
+            let plan = bind_copy_options(ctx.state().statement_to_plan(statement).await?);
             let frame = ctx.execute_logical_plan(plan).await?;
             let schema = Arc::new(frame.schema().as_arrow().clone());
             // What `DataFrame::collect` does, keeping the physical plan: its scans' metrics
@@ -288,6 +290,20 @@ pub async fn run_statements_with_paths(
         }
     }
     Ok((results, paths))
+}
+
+/// `plan` with a `COPY … STORED AS PROTOBUF`'s options bound to its format's factory, so
+/// that they reach the planner wherever the plan is sent (DataFusion's plan serializer keeps
+/// the factory, not the options: a Ballista scheduler would plan the write without them).
+fn bind_copy_options(plan: LogicalPlan) -> LogicalPlan {
+    let LogicalPlan::Copy(mut copy) = plan else { return plan };
+    if let Ok(factory) = file_type_to_format(&copy.file_type) {
+        if let Some(protobuf) = factory.downcast_ref::<ProtobufFormatFactory>() {
+            let bound = protobuf.clone().with_table_options(copy.options.clone());
+            copy.file_type = format_as_file_type(Arc::new(bound));
+        }
+    }
+    LogicalPlan::Copy(copy)
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
 use protojit::compression::{decompressed, Compression};
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Encoder, Framing};
+use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
 
 use crate::memory::MemoryRecords;
 use crate::paths::PathMetrics;
@@ -143,6 +143,16 @@ impl ProtobufFormat {
     pub fn with_allow_missing_columns(mut self, allow: bool) -> ProtobufFormat {
         self.writing.allow_missing_columns = allow;
         self
+    }
+
+    /// Whether writing skips columns that are not fields ([`with_ignore_extra_columns`](Self::with_ignore_extra_columns)).
+    pub fn ignores_extra_columns(&self) -> bool {
+        self.writing.ignore_extra_columns
+    }
+
+    /// Whether writing leaves fields without a column unset ([`with_allow_missing_columns`](Self::with_allow_missing_columns)).
+    pub fn allows_missing_columns(&self) -> bool {
+        self.writing.allow_missing_columns
     }
 
     /// The same format for files compressed with `compression`.
@@ -235,11 +245,8 @@ impl FileFormat for ProtobufFormat {
                 conf.insert_op
             )));
         }
-        let encoder = Encoder::new(&self.schema, &self.message, &self.options)
-            .map_err(|e| DataFusionError::Plan(e.to_string()))?
-            .ignore_extra_columns(self.writing.ignore_extra_columns)
-            .allow_missing_columns(self.writing.allow_missing_columns);
-        let sink = Arc::new(ProtobufSink::new(conf, encoder, self.compression));
+        let sink = ProtobufSink::new(conf, self.clone()).map_err(|e| DataFusionError::Plan(e.to_string()))?;
+        let sink = Arc::new(sink);
         Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)))
     }
 
@@ -269,9 +276,13 @@ impl FileFormat for ProtobufFormat {
 /// Keys may carry DataFusion's `format.` prefix. One of `descriptor_set` and `proto` is
 /// required unless the factory was made [`with_schema`](Self::with_schema), in which case
 /// they are refused (one schema per session keeps type names unambiguous).
+#[derive(Clone)]
 pub struct ProtobufFormatFactory {
     schema: Option<Schema>,
     options: ArrowOptions,
+    /// Table options bound to the factory, under those a statement gives
+    /// ([`with_table_options`](Self::with_table_options)).
+    bound: HashMap<String, String>,
 }
 
 impl fmt::Debug for ProtobufFormatFactory {
@@ -289,12 +300,32 @@ impl Default for ProtobufFormatFactory {
 impl ProtobufFormatFactory {
     /// A factory whose tables name their schema in their options.
     pub fn new() -> ProtobufFormatFactory {
-        ProtobufFormatFactory { schema: None, options: ArrowOptions::default() }
+        ProtobufFormatFactory { schema: None, options: ArrowOptions::default(), bound: HashMap::new() }
     }
 
     /// A factory whose tables' types come from `schema`.
     pub fn with_schema(schema: Schema) -> ProtobufFormatFactory {
-        ProtobufFormatFactory { schema: Some(schema), options: ArrowOptions::default() }
+        ProtobufFormatFactory { schema: Some(schema), options: ArrowOptions::default(), bound: HashMap::new() }
+    }
+
+    /// The same factory with `options` (as `OPTIONS (…)` gives them) bound: the formats it
+    /// makes take them, under the options of the statement that asks. A `COPY … TO …
+    /// STORED AS PROTOBUF OPTIONS (…)` carries its options so to where it is planned
+    /// (the `sql` command's `run_statements` binds them), since DataFusion's plan serializer
+    /// keeps a format's factory but not the statement's options.
+    pub fn with_table_options(mut self, options: HashMap<String, String>) -> ProtobufFormatFactory {
+        self.bound = options;
+        self
+    }
+
+    /// The table options bound by [`with_table_options`](Self::with_table_options).
+    pub fn table_options(&self) -> &HashMap<String, String> {
+        &self.bound
+    }
+
+    /// The schema its tables' types come from, if it was made [`with_schema`](Self::with_schema).
+    pub fn schema(&self) -> Option<&Schema> {
+        self.schema.as_ref()
     }
 
     /// The same factory mapping columns by `options` (`select` must be `None`).
@@ -305,9 +336,9 @@ impl ProtobufFormatFactory {
 
     fn format(&self, options: &HashMap<String, String>) -> Result<ProtobufFormat, String> {
         let mut given: HashMap<&str, &str> = HashMap::new();
-        for (key, value) in options {
+        for (key, value) in self.bound.iter().chain(options) {
             let name = key.strip_prefix("format.").unwrap_or(key);
-            if name.starts_with("execution.") {
+            if name.starts_with("execution.") || name == "single_file_output" {
                 // `COPY`'s own options (`execution.keep_partition_by_columns`), which
                 // DataFusion hands every format along with the format's.
                 continue;

@@ -17,25 +17,38 @@ use datafusion::datasource::file_format::file_compression_type::FileCompressionT
 use datafusion::datasource::file_format::write::demux::DemuxedStreamReceiver;
 use datafusion::datasource::file_format::write::orchestration::spawn_writer_tasks_and_join;
 use datafusion::datasource::file_format::write::BatchSerializer;
+use datafusion::datasource::file_format::FileFormat;
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
 use datafusion::datasource::sink::DataSink;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::object_store::ObjectStore;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
-use protojit_arrow::Encoder;
+use protojit_arrow::{EncodeError, Encoder};
+
+use crate::ProtobufFormat;
 
 /// Writes the rows DataFusion hands it as files of delimited messages (see the module docs).
 pub struct ProtobufSink {
     config: FileSinkConfig,
+    format: ProtobufFormat,
     encoder: Encoder,
-    compression: FileCompressionType,
 }
 
 impl ProtobufSink {
-    /// A sink writing where `config` says, each row a message made by `encoder`.
-    pub fn new(config: FileSinkConfig, encoder: Encoder, compression: FileCompressionType) -> ProtobufSink {
-        ProtobufSink { config, encoder, compression }
+    /// A sink writing where `config` says, each row a message of `format`'s type (mapped by
+    /// its options, compressed as it says). Fails when the type cannot be written from
+    /// columns mapped so.
+    pub fn new(config: FileSinkConfig, format: ProtobufFormat) -> Result<ProtobufSink, EncodeError> {
+        let encoder = Encoder::new(format.schema(), format.message(), format.arrow_options())?
+            .ignore_extra_columns(format.ignores_extra_columns())
+            .allow_missing_columns(format.allows_missing_columns());
+        Ok(ProtobufSink { config, format, encoder })
+    }
+
+    /// The format the files are written in.
+    pub fn format(&self) -> &ProtobufFormat {
+        &self.format
     }
 }
 
@@ -88,16 +101,9 @@ impl FileSink for ProtobufSink {
         object_store: Arc<dyn ObjectStore>,
     ) -> DfResult<u64> {
         let serializer = Arc::new(Serializer(self.encoder.clone()));
-        spawn_writer_tasks_and_join(
-            context,
-            serializer,
-            self.compression,
-            None,
-            object_store,
-            demux_task,
-            file_stream_rx,
-        )
-        .await
+        let compression = self.format.compression_type().unwrap_or(FileCompressionType::UNCOMPRESSED);
+        spawn_writer_tasks_and_join(context, serializer, compression, None, object_store, demux_task, file_stream_rx)
+            .await
     }
 }
 
