@@ -172,7 +172,7 @@ impl Scalar<'_, '_, '_> {
     fn integer_text<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
         // The common case: a short decimal integer, bare or in a string, in the field's range.
         if let Some(v) = short_integer(raw) {
-            if let Ok(wire) = int_wire(self.kind, v.into()) {
+            if let Ok(wire) = int_wire(self.kind, v) {
                 return Ok(self.put(wire));
             }
         }
@@ -335,30 +335,37 @@ pub(super) fn parse_int_str(s: &str) -> Option<i128> {
     s.parse().ok()
 }
 
-/// An optional `-` and 1 to 18 decimal digits, bare or in double quotes (with nothing else
+/// An optional `-` and 1 to 19 decimal digits, bare or in double quotes (with nothing else
 /// in them): the value.
 #[inline]
-fn short_integer(raw: &str) -> Option<i64> {
+fn short_integer(raw: &str) -> Option<i128> {
     let b = raw.as_bytes();
     let b = match b {
         [b'"', inner @ .., b'"'] => inner,
         _ => b,
     };
+    short_decimal(b)
+}
+
+/// An optional `-` and 1 to 19 decimal digits (below 10^19, so read in a u64): the value.
+#[inline]
+fn short_decimal(b: &[u8]) -> Option<i128> {
     let (negative, digits) = match b {
         [b'-', rest @ ..] => (true, rest),
         _ => (false, b),
     };
-    if digits.is_empty() || digits.len() > 18 {
+    if digits.is_empty() || digits.len() > 19 {
         return None;
     }
-    let mut v: i64 = 0;
+    let mut v: u64 = 0;
     for &d in digits {
         let d = d.wrapping_sub(b'0');
         if d > 9 {
             return None;
         }
-        v = v * 10 + i64::from(d);
+        v = v * 10 + u64::from(d);
     }
+    let v = i128::from(v);
     Some(if negative { -v } else { v })
 }
 
@@ -394,24 +401,11 @@ impl IntError {
 /// is not an integer.
 #[inline]
 fn exact_integer(text: &str) -> Result<i128, IntError> {
-    // The common case, an optional `-` and at most 18 digits, read in an i64 at once.
-    let b = text.as_bytes();
-    let (negative, digits) = match b {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, b),
-    };
-    if !digits.is_empty() && digits.len() <= 18 {
-        let mut v: i64 = 0;
-        for &d in digits {
-            let d = d.wrapping_sub(b'0');
-            if d > 9 {
-                return exact_integer_general(text);
-            }
-            v = v * 10 + i64::from(d);
-        }
-        return Ok(i128::from(if negative { -v } else { v }));
+    // The common case, an optional `-` and at most 19 digits, read in a u64 at once.
+    match short_decimal(text.as_bytes()) {
+        Some(v) => Ok(v),
+        None => exact_integer_general(text),
     }
-    exact_integer_general(text)
 }
 
 /// [`exact_integer`] for any text: fractions, exponents, long digit strings.
