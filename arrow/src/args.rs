@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::{ArrowOptions, EnumColumns, Explode, MapColumns};
+use crate::{AnyColumns, ArrowOptions, EnumColumns, Explode, MapColumns};
 
 /// How protobuf fields become columns: each flag sets one [`ArrowOptions`] mapping option;
 /// a flag left out keeps the default mapping.
@@ -27,6 +27,10 @@ pub struct MappingArgs {
     /// Columns: singular message fields as top-level columns named by their path (`a.b.c`).
     #[arg(long)]
     pub flatten: bool,
+    /// Columns: google.protobuf.Any fields as a `struct` (type_url, value: the default) or
+    /// as `json` text of the packed message (resolved through the schema).
+    #[arg(long, value_enum, value_name = "AS")]
+    pub any: Option<AnyColumns>,
 }
 
 impl MappingArgs {
@@ -41,6 +45,9 @@ impl MappingArgs {
             options.enums = enums;
         }
         options.flatten |= self.flatten;
+        if let Some(any) = self.any {
+            options.any = any;
+        }
     }
 
     /// Whether any flag is given (they apply to columnar output only).
@@ -105,13 +112,27 @@ mod tests {
 
     #[test]
     fn flags_set_their_options() {
-        let o = options(&["--oneof-case", "--maps", "entries", "--large", "--enums", "string", "--flatten"]).unwrap();
+        let o = options(&[
+            "--oneof-case",
+            "--maps",
+            "entries",
+            "--large",
+            "--enums",
+            "string",
+            "--flatten",
+            "--any",
+            "json",
+        ])
+        .unwrap();
         assert!(o.oneof_case && o.large && o.flatten);
+        assert_eq!(o.any, AnyColumns::Json);
         assert_eq!((o.maps, o.enums), (MapColumns::Entries, EnumColumns::String));
         let o = options(&[]).unwrap();
         assert!(!o.oneof_case && !o.large && !o.flatten);
         assert_eq!((o.maps, o.enums), (MapColumns::Map, EnumColumns::Dictionary));
         assert!(options(&["--maps", "list"]).is_err());
+        assert!(options(&["--any", "text"]).is_err());
+        assert_eq!(options(&[]).unwrap().any, AnyColumns::Struct);
         assert_eq!(o.explode, None);
     }
 

@@ -54,6 +54,8 @@ pub struct Converter {
     rows: AtomicU64,
     /// Records with nothing to explode ([`ArrowOptions::explode`]), over every batch.
     unexploded: AtomicU64,
+    /// `Any` values whose type was not resolved ([`ArrowOptions::any`]), over every batch.
+    unresolved_any: AtomicU64,
     /// The arenas and appender buffers of dropped builders, for the next builders.
     spare: Mutex<Spare>,
 }
@@ -207,6 +209,8 @@ impl Converter {
             }
         };
         let selection = Selection::parse(&root, options.select.as_deref(), &options)?;
+        // (`Any` values printed as JSON are resolved through the whole schema.)
+        let full_schema = schema.clone();
         let schema = match &selection {
             Selection::All => schema.clone(),
             sel => Schema::from_pool(&pruned_pool(&root, sel)?)?,
@@ -263,7 +267,8 @@ impl Converter {
         let notes = mapper.notes.cuts;
         // The paths fill the canonical columns; the mapping options' shape is made from them
         // when a batch is finished, and is the schema of every batch.
-        let reshape = options.reshapes().then(|| Reshape::new(&root, &columns.fields(), &options)).transpose()?;
+        let reshape =
+            options.reshapes().then(|| Reshape::new(&full_schema, &root, &columns.fields(), &options)).transpose()?;
         let mut fields: Vec<arrow_schema::FieldRef> = match &reshape {
             Some(r) => r.fields().iter().cloned().collect(),
             None => columns.fields().iter().cloned().collect(),
@@ -301,6 +306,7 @@ impl Converter {
             path_note,
             rows: AtomicU64::new(0),
             unexploded: AtomicU64::new(0),
+            unresolved_any: AtomicU64::new(0),
             spare: Mutex::new(Spare::default()),
         })
     }
@@ -396,6 +402,14 @@ impl Converter {
     /// element is null. 0 without the option.
     pub fn unexploded_records(&self) -> u64 {
         self.unexploded.load(Ordering::Relaxed)
+    }
+
+    /// Under [`AnyColumns::Json`](crate::AnyColumns::Json), the `Any` values of every
+    /// batch finished so far whose type URL the schema does not resolve (or whose payload
+    /// does not decode): written as `{"@type": url, "value": "<base64>"}`. 0 without the
+    /// option.
+    pub fn unresolved_any(&self) -> u64 {
+        self.unresolved_any.load(Ordering::Relaxed)
     }
 
     /// The compiled appender, once it is there.
@@ -916,6 +930,7 @@ impl BatchBuilder<'_> {
             Some(reshape) => {
                 let reshaped = reshape.apply(columns, rows)?;
                 self.converter.unexploded.fetch_add(reshaped.unexploded, Ordering::Relaxed);
+                self.converter.unresolved_any.fetch_add(reshaped.unresolved_any, Ordering::Relaxed);
                 (reshaped.columns, reshaped.rows, reshaped.records)
             }
             None => (columns, rows, None),

@@ -13,7 +13,12 @@
 //! into the structs they were flattened from before anything else (a regrouped message is
 //! absent in the rows where all its columns are null); a `<oneof>_case` column
 //! ([`ArrowOptions::oneof_case`]) is accepted and not read: the member columns say which
-//! member is set.
+//! member is set. A message field's column of text (`Utf8`, `LargeUtf8`, `Utf8View`) is
+//! its proto3 JSON ([`AnyColumns::Json`](crate::AnyColumns::Json)), parsed by protojit's
+//! JSON parser (an `Any` in the converter's form of an unresolved type,
+//! `{"@type":"<url>","value":"<base64>"}`, from its bytes); JSON that does not parse is
+//! [`EncodeError::Json`]. Proto3 JSON holds a `NullValue` field as `null` whatever its
+//! number, so an undeclared number there comes back as `NULL_VALUE`.
 //!
 //! Messages come out canonical, as protoc's and prost's encoders write them: fields by
 //! number; a field with presence written when its value is not null (even at its default),
@@ -41,7 +46,7 @@ use protojit_arena::wire::{
     patch_length, reserve_length, varint_len, write_varint, zigzag_encode32, zigzag_encode64, EGROUP, FIXED32, FIXED64,
     LEN, SGROUP, VARINT,
 };
-use protojit_arena::{FieldPresence, Layouts};
+use protojit_arena::{FieldPresence, LayoutIndex, Layouts};
 
 use crate::error::EncodeError;
 use crate::framing::{Framing, FramingCheck};
@@ -453,6 +458,13 @@ impl Planner<'_> {
             }
             // (After the wrappers: a BoolValue's column is Boolean too.)
             (DataType::Boolean, _) => Ok(Value::Marker(column.as_boolean().clone(), group)),
+            // A message as proto3 JSON text (`any = json`), parsed back through the schema.
+            (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, _) => {
+                let texts = Texts::of(column.as_ref(), false).expect("a text column");
+                let root = self.encoder.layouts.index_of(m.full_name()).expect("every message type has a layout");
+                let any = m.full_name() == crate::reshape::ANY;
+                Ok(Value::Json(Box::new(JsonValue { texts, layouts: self.encoder.layouts.clone(), root, any, group })))
+            }
             _ => Err(EncodeError::column_type(path, &format!("a struct of {}", m.full_name()), found)),
         }
     }
@@ -795,6 +807,118 @@ enum Value {
     },
     /// A wrapper (`google.protobuf.*Value`) from a column of the wrapped type.
     Wrapper(Box<Value>),
+    /// A message from a column of its proto3 JSON.
+    Json(Box<JsonValue>),
+}
+
+/// A message column of proto3 JSON text ([`AnyColumns::Json`](crate::AnyColumns::Json)).
+struct JsonValue {
+    texts: Texts,
+    layouts: Arc<Layouts>,
+    root: LayoutIndex,
+    /// `google.protobuf.Any`: the converter's form of an unresolved type is read too.
+    any: bool,
+    group: bool,
+}
+
+impl JsonValue {
+    /// The message at `i`, its canonical binary encoding appended to `out`.
+    fn write(&self, i: usize, at: Site, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        let json = self.texts.get(i);
+        let options = protojit::ParseOptions::default();
+        match protojit::json_to_binary(&self.layouts, self.root, json, &options, out) {
+            Ok(()) => Ok(()),
+            Err(e) => match self.any.then(|| unresolved_any(json)).flatten() {
+                Some((url, value)) => {
+                    if !url.is_empty() {
+                        tag(out, 1, LEN);
+                        write_varint(out, url.len() as u64);
+                        out.extend_from_slice(url.as_bytes());
+                    }
+                    if !value.is_empty() {
+                        tag(out, 2, LEN);
+                        write_varint(out, value.len() as u64);
+                        out.extend_from_slice(&value);
+                    }
+                    Ok(())
+                }
+                None => Err(EncodeError::Json { column: at.path.to_owned(), row: at.row, why: e.to_string() }),
+            },
+        }
+    }
+}
+
+/// The type URL and value of the JSON the converter writes for an `Any` whose type it
+/// could not resolve, `{"@type":"<url>","value":"<base64>"}` (exactly so).
+fn unresolved_any(json: &[u8]) -> Option<(String, Vec<u8>)> {
+    let rest = json.strip_prefix(b"{\"@type\":\"")?;
+    let mut url = String::new();
+    let mut i = 0;
+    loop {
+        match *rest.get(i)? {
+            b'"' => break,
+            b'\\' => {
+                let c = match *rest.get(i + 1)? {
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'u' => {
+                        let hex = std::str::from_utf8(rest.get(i + 2..i + 6)?).ok()?;
+                        i += 4;
+                        char::from_u32(u32::from_str_radix(hex, 16).ok()?)?
+                    }
+                    _ => return None,
+                };
+                url.push(c);
+                i += 2;
+            }
+            _ => {
+                // The next character, whole.
+                let len = match rest[i] {
+                    b if b < 0x80 => 1,
+                    b if b >= 0xf0 => 4,
+                    b if b >= 0xe0 => 3,
+                    _ => 2,
+                };
+                url.push_str(std::str::from_utf8(rest.get(i..i + len)?).ok()?);
+                i += len;
+            }
+        }
+    }
+    let b64 = rest.get(i + 1..)?.strip_prefix(b",\"value\":\"")?.strip_suffix(b"\"}")?;
+    Some((url, base64_decode(b64)?))
+}
+
+/// Standard base64 with padding, as the converter writes it.
+fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
+    if text.len() % 4 != 0 {
+        return None;
+    }
+    let sextet = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    for (n, quad) in text.chunks(4).enumerate() {
+        let last = n + 1 == text.len() / 4;
+        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut v = 0u32;
+        for &c in &quad[..4 - pad] {
+            v = v << 6 | sextet(c)?;
+        }
+        v <<= 6 * pad as u32;
+        let bytes = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    Some(out)
 }
 
 impl Value {
@@ -853,6 +977,17 @@ impl Value {
                     tag(out, 2, VARINT);
                     write_varint(out, nanos as i64 as u64);
                 }
+            }
+            Value::Json(json) if json.group => {
+                tag(out, number, SGROUP);
+                json.write(i, at, out)?;
+                tag(out, number, EGROUP);
+            }
+            Value::Json(json) => {
+                tag(out, number, LEN);
+                let mark = reserve_length(out);
+                json.write(i, at, out)?;
+                patch_length(out, mark);
             }
             Value::Wrapper(inner) => {
                 tag(out, number, LEN);

@@ -107,6 +107,17 @@ pub enum EncodeError {
         /// Why not, and what to do.
         why: String,
     },
+    /// A message's JSON text (a column of [`AnyColumns::Json`](crate::AnyColumns::Json))
+    /// does not parse as that message.
+    #[error("column `{column}`, row {row}: {why}")]
+    Json {
+        /// The column (its path).
+        column: String,
+        /// The row.
+        row: usize,
+        /// The parser's message.
+        why: String,
+    },
     /// A column names no field.
     #[error("column `{column}` names no field of {message}: drop it, or ignore extra columns")]
     ExtraColumn {

@@ -56,13 +56,15 @@
 //! | [`large`](ArrowOptions::large) | `LargeUtf8`, `LargeBinary`, `LargeList` (view strings stay views, enum dictionaries keep `Utf8` names, a `Map` stays a `Map`) |
 //! | [`enums`](ArrowOptions::enums) = [`EnumColumns::String`] | `Utf8` value names instead of a dictionary |
 //! | [`flatten`](ArrowOptions::flatten) | singular message fields as top-level columns named by path (`a.b.c`), null where a parent is absent; lists and maps stay whole |
+//! | [`any`](ArrowOptions::any) = [`AnyColumns::Json`] | a `google.protobuf.Any` as `Utf8` proto3 JSON of the packed message (`{"@type": url, ...}`, resolved through the schema; `{"@type": url, "value": "<base64>"}` when it is not, counted in [`Converter::unresolved_any`]), the field marked with the canonical `arrow.json` extension type |
 //! | [`explode`](ArrowOptions::explode) | one row per element of a repeated field ([`Explode::path`]), the element in the list's place and the record's other columns repeated; a record without an element gives no row, or one row with the element null ([`Explode::outer`]), counted in [`Converter::unexploded_records`] |
 //!
 //! Every path fills the default mapping's columns; [`BatchBuilder::finish`] reshapes them
 //! (sharing child arrays, value and null buffers; widening offsets; copying enum names),
 //! so every path gives the same batch, and [`Converter::arrow_schema`] is known before any
 //! data. The [`Encoder`] reads every shape back: flattened columns are regrouped by path,
-//! case columns are accepted and not read; exploded rows are elements, not records, and it
+//! case columns are accepted and not read; JSON text is parsed back (an unresolved `Any`
+//! from its base64 value); exploded rows are elements, not records, and it
 //! refuses them.
 //!
 //! Timestamps and durations beyond 64-bit nanoseconds (before 1677 or after 2262) become
@@ -131,7 +133,7 @@ pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use encode::Encoder;
 pub use error::{AppendError, ConvertError, EncodeError, RecordError};
 pub use framing::{Framing, FramingError};
-pub use options::{ArrowOptions, ConvertPath, EnumColumns, Explode, MapColumns, StringColumns};
+pub use options::{AnyColumns, ArrowOptions, ConvertPath, EnumColumns, Explode, MapColumns, StringColumns};
 pub use protojit::delimited::{DelimitedRecords, Record, StreamError};
 pub use values::BatchStats;
 

@@ -1,4 +1,4 @@
-//! What a converter is asked for: which fields, how enums, strings, maps, oneofs and well-known types become columns (and whether nested ones are flattened), which path turns records into rows, and the decoder's options.
+//! What a converter is asked for: which fields, how enums, strings, maps, oneofs, `Any` and well-known types become columns (and whether nested ones are flattened), which path turns records into rows, and the decoder's options.
 
 use protojit::{EngineOptions, Utf8Check};
 
@@ -31,6 +31,22 @@ pub enum MapColumns {
     /// entries as a repeated entry message would be, for engines and warehouses without a
     /// map type. The same offsets and entries as the map (no copy).
     Entries,
+}
+
+/// How `google.protobuf.Any` fields become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum AnyColumns {
+    /// `Struct<type_url: Utf8, value: Binary>`: the message as it is (the default).
+    #[default]
+    Struct,
+    /// `Utf8` (`LargeUtf8` with [`ArrowOptions::large`]) holding the proto3 JSON of the
+    /// packed message, `{"@type": url, ...its fields}`, resolved through the converter's
+    /// schema; the field carries Arrow's canonical `arrow.json` extension type
+    /// (`ARROW:extension:name`). A type URL the schema does not resolve (or a payload that
+    /// does not decode) gives `{"@type": url, "value": "<base64>"}`, counted
+    /// ([`Converter::unresolved_any`](crate::Converter::unresolved_any)).
+    Json,
 }
 
 /// One row per element of a repeated field ([`ArrowOptions::explode`]).
@@ -191,6 +207,11 @@ pub struct ArrowOptions {
     /// not among [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS), the options SQL tables take
     /// (their scans count a row per record).
     pub explode: Option<Explode>,
+    /// `google.protobuf.Any` columns (default: the `type_url` / `value` struct;
+    /// [`AnyColumns::Json`]: the packed message as proto3 JSON text). The conversion paths
+    /// fill the struct; the JSON is written when a batch is finished, so every path gives
+    /// the same text. The [`Encoder`](crate::Encoder) parses it back.
+    pub any: AnyColumns,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
@@ -215,6 +236,7 @@ impl Default for ArrowOptions {
             large: false,
             flatten: false,
             explode: None,
+            any: AnyColumns::Struct,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }
@@ -225,7 +247,7 @@ impl ArrowOptions {
     /// `STORED AS PROTOBUF OPTIONS (...)`, the CLI, Python keywords): `oneof_case`,
     /// `large` and `flatten` take `true` / `false`; `maps` takes `map` or `entries`;
     /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`);
-    /// `explode` and `explode_outer` take a field path ([`EXPLODE_OPTIONS`](Self::EXPLODE_OPTIONS);
+    /// `any` takes `struct` or `json`; `explode` and `explode_outer` take a field path ([`EXPLODE_OPTIONS`](Self::EXPLODE_OPTIONS);
     /// an empty path sets none). Names and values are matched without regard to case. An unknown name or value is
     /// an `Err` saying what is accepted.
     ///
@@ -267,6 +289,13 @@ impl ArrowOptions {
                     _ => return Err(format!("option `enums`: `{value}` is not `dictionary`, `number` or `string`")),
                 }
             }
+            "any" => {
+                self.any = match value_lower.as_str() {
+                    "struct" => AnyColumns::Struct,
+                    "json" => AnyColumns::Json,
+                    _ => return Err(format!("option `any`: `{value}` is not `struct` or `json`")),
+                }
+            }
             "explode" | "explode_outer" => {
                 let path = value.trim();
                 self.explode =
@@ -285,7 +314,7 @@ impl ArrowOptions {
 
     /// The option names [`set`](Self::set) takes that keep one row per record (what SQL
     /// tables take as options).
-    pub const MAPPING_OPTIONS: [&'static str; 5] = ["oneof_case", "maps", "large", "enums", "flatten"];
+    pub const MAPPING_OPTIONS: [&'static str; 6] = ["oneof_case", "maps", "large", "enums", "flatten", "any"];
 
     /// The option names [`set`](Self::set) takes besides [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS):
     /// those that make rows of a record's elements ([`explode`](Self::explode)).
@@ -300,5 +329,6 @@ impl ArrowOptions {
             || self.flatten
             || self.enums == EnumColumns::String
             || self.explode.is_some()
+            || self.any == AnyColumns::Json
     }
 }

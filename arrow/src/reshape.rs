@@ -1,4 +1,4 @@
-//! The mapping options' reshaping stage: a finished batch's canonical columns turned into the shape the options ask for (oneof cases, map entries, large offsets, enum names, exploded rows, flattening).
+//! The mapping options' reshaping stage: a finished batch's canonical columns turned into the shape the options ask for (oneof cases, map entries, large offsets, enum names, `Any` as JSON, exploded rows, flattening).
 //!
 //! Every conversion path (compiled appenders, chunked, direct, tree) fills the same
 //! canonical columns: messages as structs, maps as `Map`, `Utf8` / `Binary` / `List` with
@@ -8,7 +8,8 @@
 //! path honours the options by construction. The stage reuses what it can: child arrays,
 //! value buffers and null buffers are shared; 32-bit offsets are widened into new buffers
 //! (`large`); enum names are copied out of their dictionaries (`enums = string`); oneof
-//! case columns are made from the member columns' validity. Exploding (one row per element
+//! case columns are made from the member columns' validity; an `Any` struct's rows are
+//! printed as proto3 JSON (`any = json`), its payload decoded through the schema. Exploding (one row per element
 //! of a repeated field) takes the other columns' rows with repeated indices and puts the
 //! list's items, taken in order, in the list's place; it runs after the other options and
 //! before flattening, so the element's struct flattens like any other.
@@ -31,11 +32,22 @@ use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
+use protojit::{Arena, Decoder, JsonOptions, Schema};
+use protojit_arena::wire::write_varint;
+
 use crate::error::ConvertError;
-use crate::options::{ArrowOptions, EnumColumns, Explode, MapColumns};
+use crate::options::{AnyColumns, ArrowOptions, EnumColumns, Explode, MapColumns};
 
 /// The suffix of a oneof's case column.
 pub(crate) const CASE_SUFFIX: &str = "_case";
+
+/// The field metadata key of an Arrow extension type's name.
+pub(crate) const EXTENSION_NAME: &str = "ARROW:extension:name";
+/// Arrow's canonical extension type of JSON text columns.
+pub(crate) const JSON_EXTENSION: &str = "arrow.json";
+
+/// `google.protobuf.Any`'s full name.
+pub(crate) const ANY: &str = "google.protobuf.Any";
 
 /// A converter's reshaping stage: the plan of its root message's columns.
 #[derive(Debug)]
@@ -43,6 +55,8 @@ pub(crate) struct Reshape {
     root: StructPlan,
     flatten: bool,
     explode: Option<ExplodePlan>,
+    /// `any = json`, where the columns hold an `Any`: its printer.
+    any: Option<AnyPrinter>,
     /// The columns of every reshaped batch (before the schema-id column, if any).
     fields: Fields,
 }
@@ -57,6 +71,107 @@ pub(crate) struct Reshaped {
     pub(crate) records: Option<UInt32Array>,
     /// Exploded: the records without an element.
     pub(crate) unexploded: u64,
+    /// `any = json`: the `Any` values whose type the schema does not resolve.
+    pub(crate) unresolved_any: u64,
+}
+
+/// Prints `Any` values as proto3 JSON: each `(type_url, value)` re-encoded as an `Any`
+/// message, decoded by the full schema's decoder, written by protojit's JSON writer (which
+/// resolves the payload's type through the schema).
+pub(crate) struct AnyPrinter {
+    decoder: Decoder,
+}
+
+impl std::fmt::Debug for AnyPrinter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AnyPrinter")
+    }
+}
+
+impl AnyPrinter {
+    fn new(schema: &Schema) -> Result<AnyPrinter, ConvertError> {
+        Ok(AnyPrinter { decoder: schema.decoder(ANY)? })
+    }
+
+    /// Appends the JSON of the `Any` of `url` and `value` to `out`; `false` when the type
+    /// is not resolved (then `{"@type": url, "value": "<base64>"}` is appended).
+    fn print(&self, url: &str, value: &[u8], arena: &mut Arena, out: &mut Vec<u8>) -> bool {
+        let mut message = Vec::with_capacity(url.len() + value.len() + 12);
+        if !url.is_empty() {
+            message.push(0x0a);
+            write_varint(&mut message, url.len() as u64);
+            message.extend_from_slice(url.as_bytes());
+        }
+        if !value.is_empty() {
+            message.push(0x12);
+            write_varint(&mut message, value.len() as u64);
+            message.extend_from_slice(value);
+        }
+        arena.reset();
+        let start = out.len();
+        let printed = match self.decoder.decode(&message, arena) {
+            Ok(m) => m.write_json(out, &JsonOptions::default()).is_ok(),
+            Err(_) => false,
+        };
+        if printed {
+            return true;
+        }
+        out.truncate(start);
+        out.extend_from_slice(b"{\"@type\":");
+        json_string(url, out);
+        out.extend_from_slice(b",\"value\":\"");
+        base64(value, out);
+        out.extend_from_slice(b"\"}");
+        false
+    }
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// `bytes` in standard base64 with padding (as proto3 JSON writes `bytes`).
+pub(crate) fn base64(bytes: &[u8], out: &mut Vec<u8>) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        out.push(ALPHABET[(n >> 18) as usize & 63]);
+        out.push(ALPHABET[(n >> 12) as usize & 63]);
+        out.push(if chunk.len() > 1 { ALPHABET[(n >> 6) as usize & 63] } else { b'=' });
+        out.push(if chunk.len() > 2 { ALPHABET[n as usize & 63] } else { b'=' });
+    }
+}
+
+/// A field of `data_type`, marked as JSON text (`arrow.json`) where `node` writes JSON.
+fn new_field(name: &str, node: &Node, data_type: DataType, nullable: bool) -> FieldRef {
+    let field = Field::new(name, data_type, nullable);
+    Arc::new(if matches!(node, Node::AnyJson { .. }) {
+        field.with_metadata([(EXTENSION_NAME.to_owned(), JSON_EXTENSION.to_owned())].into())
+    } else {
+        field
+    })
+}
+
+/// What applying a plan needs besides the arrays: the `Any` printer, an arena for it,
+/// and the counts it keeps.
+struct Cx<'r> {
+    any: Option<&'r AnyPrinter>,
+    arena: Option<Arena>,
+    unresolved_any: u64,
 }
 
 /// [`ArrowOptions::explode`]: the list column's place, and the columns after.
@@ -85,6 +200,9 @@ enum Node {
     Map(Box<MapPlan>),
     /// A message: its columns reshaped, then its oneof case columns.
     Struct(StructPlan),
+    /// A `google.protobuf.Any` struct (its `type_url` and `value` columns at these
+    /// indexes) as proto3 JSON text: `Utf8`, or `LargeUtf8` (`large`).
+    AnyJson { url: usize, value: usize, large: bool },
 }
 
 #[derive(Debug)]
@@ -127,16 +245,18 @@ struct Case {
 impl Reshape {
     /// The stage for the canonical columns `fields` of message `root` under `options`.
     pub(crate) fn new(
+        schema: &Schema,
         root: &MessageDescriptor,
         fields: &Fields,
         options: &ArrowOptions,
     ) -> Result<Reshape, ConvertError> {
-        let planner = Planner { options };
+        let planner = Planner { options, any: std::cell::Cell::new(false) };
         let root = planner.message(root, fields)?;
+        let any = if planner.any.get() { Some(AnyPrinter::new(schema)?) } else { None };
         let explode = options.explode.as_ref().map(|e| ExplodePlan::new(e, &root.fields)).transpose()?;
         let unflat = explode.as_ref().map_or(&root.fields, |e| &e.fields);
         let fields = if options.flatten { flat_fields(unflat) } else { unflat.clone() };
-        Ok(Reshape { root, flatten: options.flatten, explode, fields })
+        Ok(Reshape { root, flatten: options.flatten, explode, any, fields })
     }
 
     /// The reshaped columns.
@@ -146,7 +266,8 @@ impl Reshape {
 
     /// The root's canonical columns (`rows` rows) reshaped.
     pub(crate) fn apply(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<Reshaped, ArrowError> {
-        let columns = struct_columns(&self.root, columns, rows, None)?;
+        let mut cx = Cx { any: self.any.as_ref(), arena: None, unresolved_any: 0 };
+        let columns = struct_columns(&self.root, columns, rows, None, &mut cx)?;
         let (columns, rows, records, unexploded, fields) = match &self.explode {
             None => (columns, rows, None, 0, &self.root.fields),
             Some(plan) => {
@@ -163,7 +284,7 @@ impl Reshape {
         } else {
             columns
         };
-        Ok(Reshaped { columns, rows, records, unexploded })
+        Ok(Reshaped { columns, rows, records, unexploded, unresolved_any: cx.unresolved_any })
     }
 }
 
@@ -275,7 +396,8 @@ fn exploded_fields(fields: &Fields, steps: &[usize], outer: bool) -> Fields {
             let data_type = match (field.data_type(), rest.is_empty()) {
                 (DataType::Struct(children), false) => DataType::Struct(exploded_fields(children, rest, outer)),
                 (DataType::List(item) | DataType::LargeList(item), true) => {
-                    return Arc::new(Field::new(field.name(), item.data_type().clone(), outer || item.is_nullable()))
+                    let nullable = outer || item.is_nullable();
+                    return Arc::new(item.as_ref().clone().with_name(field.name()).with_nullable(nullable));
                 }
                 (other, _) => other.clone(),
             };
@@ -321,6 +443,8 @@ fn take_exploded(
 /// Builds the plan from the canonical schema and the message descriptors.
 struct Planner<'o> {
     options: &'o ArrowOptions,
+    /// Whether a column holds an `Any` printed as JSON.
+    any: std::cell::Cell<bool>,
 }
 
 impl Planner<'_> {
@@ -333,7 +457,7 @@ impl Planner<'_> {
             let (node, data_type) = self.node(field.data_type(), fd.as_ref().and_then(message_of).as_ref())?;
             out.push(match node {
                 Node::Keep => field.clone(),
-                _ => Arc::new(Field::new(field.name(), data_type, field.is_nullable())),
+                _ => new_field(field.name(), &node, data_type, field.is_nullable()),
             });
             children.push(node);
         }
@@ -388,7 +512,7 @@ impl Planner<'_> {
                 if matches!(node, Node::Keep) && !o.large {
                     return Ok((Node::Keep, data_type.clone()));
                 }
-                let field = Arc::new(Field::new(item.name(), item_type, item.is_nullable()));
+                let field = new_field(item.name(), &node, item_type, item.is_nullable());
                 let large = o.large;
                 let data_type = if large { DataType::LargeList(field.clone()) } else { DataType::List(field.clone()) };
                 (Node::List { item: Box::new(node), field, large }, data_type)
@@ -408,7 +532,7 @@ impl Planner<'_> {
                 }
                 let entries: Fields = vec![
                     Arc::new(Field::new(key_field.name(), key_type, key_field.is_nullable())),
-                    Arc::new(Field::new(value_field.name(), value_type, value_field.is_nullable())),
+                    new_field(value_field.name(), &value, value_type, value_field.is_nullable()),
                 ]
                 .into();
                 let (shape, data_type) = if entries_as_list {
@@ -425,6 +549,22 @@ impl Planner<'_> {
                     (MapShape::Map(field.clone()), DataType::Map(field, *sorted))
                 };
                 (Node::Map(Box::new(MapPlan { key, value, entries, shape })), data_type)
+            }
+            DataType::Struct(fields) if o.any == AnyColumns::Json && msg.is_some_and(|m| m.full_name() == ANY) => {
+                let at = |name: &str, types: [DataType; 2]| {
+                    fields.iter().position(|f| f.name() == name && types.contains(f.data_type()))
+                };
+                let (Some(url), Some(value)) = (
+                    at("type_url", [DataType::Utf8, DataType::Utf8View]),
+                    at("value", [DataType::Binary, DataType::BinaryView]),
+                ) else {
+                    return Err(ConvertError::Schema(format!(
+                        "any = json prints whole Any messages: select both type_url and value (the columns: {data_type})"
+                    )));
+                };
+                self.any.set(true);
+                let large = o.large;
+                (Node::AnyJson { url, value, large }, if large { DataType::LargeUtf8 } else { DataType::Utf8 })
             }
             DataType::Struct(fields) => {
                 let Some(msg) = msg else {
@@ -462,9 +602,11 @@ fn unexpected(what: &str, found: &DataType) -> ArrowError {
 }
 
 /// Reshapes one canonical column.
-fn apply(node: &Node, array: ArrayRef) -> Result<ArrayRef, ArrowError> {
+fn apply(node: &Node, array: ArrayRef, cx: &mut Cx<'_>) -> Result<ArrayRef, ArrowError> {
     Ok(match node {
         Node::Keep => array,
+        Node::AnyJson { url, value, large: false } => any_json::<i32>(&array, *url, *value, cx)?,
+        Node::AnyJson { url, value, large: true } => any_json::<i64>(&array, *url, *value, cx)?,
         Node::LargeText => match array.data_type() {
             DataType::Utf8 => {
                 let a = array.as_string::<i32>();
@@ -488,7 +630,7 @@ fn apply(node: &Node, array: ArrayRef) -> Result<ArrayRef, ArrowError> {
         Node::EnumNames { large: true } => enum_names::<i64>(&array)?,
         Node::List { item, field, large } => {
             let list = array.as_list_opt::<i32>().ok_or_else(|| unexpected("a List", array.data_type()))?;
-            let values = apply(item, list.values().clone())?;
+            let values = apply(item, list.values().clone(), cx)?;
             let nulls = list.nulls().cloned();
             if *large {
                 Arc::new(GenericListArray::<i64>::try_new(field.clone(), widen(list.offsets()), values, nulls)?)
@@ -499,8 +641,8 @@ fn apply(node: &Node, array: ArrayRef) -> Result<ArrayRef, ArrowError> {
         Node::Map(plan) => {
             let map = array.as_map_opt().ok_or_else(|| unexpected("a Map", array.data_type()))?;
             let entries = map.entries();
-            let key = apply(&plan.key, entries.column(0).clone())?;
-            let value = apply(&plan.value, entries.column(1).clone())?;
+            let key = apply(&plan.key, entries.column(0).clone(), cx)?;
+            let value = apply(&plan.value, entries.column(1).clone(), cx)?;
             let entries = StructArray::try_new(plan.entries.clone(), vec![key, value], entries.nulls().cloned())?;
             let nulls = map.nulls().cloned();
             match &plan.shape {
@@ -524,7 +666,7 @@ fn apply(node: &Node, array: ArrayRef) -> Result<ArrayRef, ArrowError> {
         Node::Struct(plan) => {
             let s = array.as_struct_opt().ok_or_else(|| unexpected("a Struct", array.data_type()))?;
             let nulls = s.nulls().cloned();
-            let columns = struct_columns(plan, s.columns().to_vec(), s.len(), nulls.as_ref())?;
+            let columns = struct_columns(plan, s.columns().to_vec(), s.len(), nulls.as_ref(), cx)?;
             Arc::new(StructArray::try_new(plan.fields.clone(), columns, nulls)?)
         }
     })
@@ -537,6 +679,7 @@ fn struct_columns(
     columns: Vec<ArrayRef>,
     len: usize,
     nulls: Option<&NullBuffer>,
+    cx: &mut Cx<'_>,
 ) -> Result<Vec<ArrayRef>, ArrowError> {
     if columns.len() != plan.children.len() {
         return Err(ArrowError::InvalidArgumentError(format!(
@@ -550,7 +693,7 @@ fn struct_columns(
         plan.cases.iter().map(|case| case_column(case, &columns, len, nulls)).collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(plan.fields.len());
     for (node, column) in plan.children.iter().zip(columns) {
-        out.push(apply(node, column)?);
+        out.push(apply(node, column, cx)?);
     }
     out.extend(cases);
     Ok(out)
@@ -600,6 +743,49 @@ fn case_column(
         let keys = PrimitiveArray::<Int8Type>::try_new(ScalarBuffer::from(narrow), validity)?;
         Arc::new(DictionaryArray::try_new(keys, case.names.clone())?)
     })
+}
+
+/// An `Any` struct column's values as proto3 JSON text (null where the message is absent).
+fn any_json<'a, O: OffsetSizeTrait>(
+    array: &'a ArrayRef,
+    url: usize,
+    value: usize,
+    cx: &mut Cx<'_>,
+) -> Result<ArrayRef, ArrowError> {
+    let s = array.as_struct_opt().ok_or_else(|| unexpected("an Any struct", array.data_type()))?;
+    let (Some(urls), Some(values)) = (s.columns().get(url), s.columns().get(value)) else {
+        return Err(unexpected("an Any struct", array.data_type()));
+    };
+    // Offsets or views, as the converter's strings are.
+    let url_at: Box<dyn Fn(usize) -> &'a str + 'a> = match (urls.as_string_opt::<i32>(), urls.as_string_view_opt()) {
+        (Some(u), _) => Box::new(|row| u.value(row)),
+        (None, Some(u)) => Box::new(|row| u.value(row)),
+        _ => return Err(unexpected("an Any's type_url as text", urls.data_type())),
+    };
+    let value_at: Box<dyn Fn(usize) -> &'a [u8] + 'a> =
+        match (values.as_binary_opt::<i32>(), values.as_binary_view_opt()) {
+            (Some(v), _) => Box::new(|row| v.value(row)),
+            (None, Some(v)) => Box::new(|row| v.value(row)),
+            _ => return Err(unexpected("an Any's value as bytes", values.data_type())),
+        };
+    let printer = cx.any.ok_or_else(|| ArrowError::InvalidArgumentError("reshaping: no Any printer".into()))?;
+    let arena = cx.arena.get_or_insert_with(Arena::default);
+    let mut out = GenericStringBuilder::<O>::with_capacity(s.len(), s.len() * 64);
+    let mut json = Vec::new();
+    for row in 0..s.len() {
+        if s.is_null(row) {
+            out.append_null();
+            continue;
+        }
+        json.clear();
+        if !printer.print(url_at(row), value_at(row), arena, &mut json) {
+            cx.unresolved_any += 1;
+        }
+        let text = std::str::from_utf8(&json)
+            .map_err(|_| ArrowError::InvalidArgumentError("reshaping: the JSON writer wrote invalid UTF-8".into()))?;
+        out.append_value(text);
+    }
+    Ok(Arc::new(out.finish()))
 }
 
 /// 32-bit offsets as 64-bit ones.
@@ -659,7 +845,7 @@ fn flat_field(field: &FieldRef, prefix: &str, parent_nullable: bool, out: &mut V
                 flat_field(child, &name, nullable, out);
             }
         }
-        data_type => out.push(Arc::new(Field::new(name, data_type.clone(), nullable))),
+        _ => out.push(Arc::new(field.as_ref().clone().with_name(name).with_nullable(nullable))),
     }
 }
 
@@ -703,13 +889,16 @@ mod tests {
         o
     }
 
-    fn message() -> MessageDescriptor {
-        let schema = protojit::Schema::from_proto_source(
+    fn schema() -> Schema {
+        Schema::from_proto_source(
             "t.proto",
             "syntax = \"proto3\"; message In { string s = 1; } message T { In a = 1; repeated string l = 2; }",
         )
-        .unwrap();
-        schema.pool().get_message_by_name("T").unwrap()
+        .unwrap()
+    }
+
+    fn message() -> MessageDescriptor {
+        schema().pool().get_message_by_name("T").unwrap()
     }
 
     /// `large` shares the value buffers of strings and the items of lists; `flatten`
@@ -736,14 +925,14 @@ mod tests {
         ]);
         let msg = message();
 
-        let large = Reshape::new(&msg, &fields, &options(&[("large", "true")])).unwrap();
+        let large = Reshape::new(&schema(), &msg, &fields, &options(&[("large", "true")])).unwrap();
         let out = large.apply(vec![a.clone(), l.clone()], 3).unwrap().columns;
         let s_large = out[0].as_struct().column(0).as_string::<i64>().clone();
         assert_eq!(s_large.values().as_ptr(), s.as_string::<i32>().values().as_ptr());
         assert_eq!(s_large.iter().collect::<Vec<_>>(), [Some("x"), Some("yy"), None]);
         assert_eq!(out[1].data_type(), large.fields()[1].data_type());
 
-        let flat = Reshape::new(&msg, &fields, &options(&[("flatten", "true")])).unwrap();
+        let flat = Reshape::new(&schema(), &msg, &fields, &options(&[("flatten", "true")])).unwrap();
         assert_eq!(flat.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["a.s", "l"]);
         let out = flat.apply(vec![a, l.clone()], 3).unwrap().columns;
         let s_flat = out[0].as_string::<i32>();
@@ -761,7 +950,8 @@ mod tests {
             Field::new("a", DataType::Struct(in_fields), true),
             Field::new("l", DataType::List(item), false),
         ]);
-        let r = Reshape::new(&message(), &fields, &options(&[("large", "true"), ("flatten", "true")])).unwrap();
+        let r =
+            Reshape::new(&schema(), &message(), &fields, &options(&[("large", "true"), ("flatten", "true")])).unwrap();
         let wrong: Vec<ArrayRef> = vec![Arc::new(Int32Array::from(vec![1])), Arc::new(BooleanArray::from(vec![true]))];
         assert!(r.apply(wrong, 1).is_err());
         assert!(r.apply(vec![], 0).is_err());

@@ -8,7 +8,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion_proto::protobuf::{ArrowType, FileScanExecConf, FileSinkConfig};
 use prost::Message;
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, StringColumns};
+use protojit_arrow::{AnyColumns, ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, StringColumns};
 use protojit_sql::ProtobufFormat;
 
 /// Leads a table written by [`crate::ProtojitLogicalCodec`], so that its decoder tells it
@@ -56,7 +56,7 @@ pub(crate) struct FormatNode {
     /// path, is retired.)
     #[prost(uint32, tag = "11")]
     pub path: u32,
-    /// ArrowOptions::oneof_case. (Tags 12 to 18, the mapping options, are absent from
+    /// ArrowOptions::oneof_case. (Tags 12 to 19, the mapping options, are absent from
     /// plans written before them: false, the default mapping.)
     #[prost(bool, tag = "12")]
     pub oneof_case: bool,
@@ -79,6 +79,9 @@ pub(crate) struct FormatNode {
     /// ArrowOptions::explode is outer (explode_outer).
     #[prost(bool, tag = "18")]
     pub explode_outer: bool,
+    /// ArrowOptions::any is AnyColumns::Json.
+    #[prost(bool, tag = "19")]
+    pub any_json: bool,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -178,6 +181,7 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
         flatten: options.flatten,
         explode: options.explode.as_ref().map(|e| e.path.clone()),
         explode_outer: options.explode.as_ref().is_some_and(|e| e.outer),
+        any_json: options.any == AnyColumns::Json,
     })
 }
 
@@ -202,6 +206,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         large: node.large,
         flatten: node.flatten,
         explode: node.explode.clone().map(|path| Explode { path, outer: node.explode_outer }),
+        any: if node.any_json { AnyColumns::Json } else { AnyColumns::Struct },
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
@@ -274,13 +279,14 @@ mod tests {
             large: true,
             enums: EnumColumns::String,
             flatten: true,
+            any: AnyColumns::Json,
             ..ArrowOptions::default()
         };
         let node = format_node(&format(&options)).unwrap();
         let back = format_from(Some(&FormatNode::decode(node.encode_to_vec().as_slice()).unwrap())).unwrap();
         let got = back.arrow_options();
         assert!(got.oneof_case && got.large && got.flatten);
-        assert_eq!((got.maps, got.enums), (MapColumns::Entries, EnumColumns::String));
+        assert_eq!((got.maps, got.enums, got.any), (MapColumns::Entries, EnumColumns::String, AnyColumns::Json));
         // Explode (a library's format: SQL tables do not take it as an option).
         for outer in [false, true] {
             let explode = Some(Explode { path: "r".into(), outer });
@@ -292,7 +298,7 @@ mod tests {
 
         let node =
             format_node(&format(&ArrowOptions { enums: EnumColumns::Number, ..ArrowOptions::default() })).unwrap();
-        // An old plan: the same message without tags 12 to 18.
+        // An old plan: the same message without tags 12 to 19.
         let old = FormatNode {
             oneof_case: false,
             map_entries: false,
@@ -301,11 +307,13 @@ mod tests {
             flatten: false,
             explode: None,
             explode_outer: false,
+            any_json: false,
             ..node
         };
         let got = format_from(Some(&old)).unwrap();
         let got = got.arrow_options();
         assert!(!got.oneof_case && !got.large && !got.flatten && got.explode.is_none());
+        assert_eq!(got.any, AnyColumns::Struct);
         assert_eq!((got.maps, got.enums), (MapColumns::Map, EnumColumns::Number));
     }
 }

@@ -260,6 +260,12 @@ pub fn run(args: &DecodeArgs, schema: &Schema) -> Result<(), Failure> {
             if let Some(why) = converter.path_note().filter(|&why| path_note.as_deref() != Some(why)) {
                 common::note(why);
             }
+            if converter.unresolved_any() > 0 {
+                common::note(&format!(
+                    "{} Any value(s) of a type the schema does not resolve: written as {{\"@type\": url, \"value\": base64}}",
+                    converter.unresolved_any()
+                ));
+            }
             if let Some(explode) = &options.explode {
                 let unexploded = converter.unexploded_records();
                 if unexploded > 0 {

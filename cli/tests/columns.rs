@@ -374,3 +374,42 @@ fn explode_flags_make_a_row_per_element() {
     let line = fails(&run(json.arg(&input), None), 2);
     assert!(line.contains("apply to --output arrow and parquet"), "{line}");
 }
+
+/// `--any json`: an `Any` as the JSON of the packed message (`arrow.json`), read back by
+/// `encode --from arrow`.
+#[test]
+fn any_json_flag_prints_the_packed_message() {
+    let tmp = TempDir::new("any-json");
+    let proto = tmp.write(
+        "env.proto",
+        br#"syntax = "proto3";
+package a;
+import "google/protobuf/any.proto";
+message Payload { string name = 1; }
+message Env { int32 id = 1; google.protobuf.Any body = 2; }
+"#,
+    );
+    let url = b"type.googleapis.com/a.Payload";
+    let mut body = vec![0x0a, url.len() as u8];
+    body.extend_from_slice(url);
+    body.extend_from_slice(b"\x12\x03\x0a\x01x");
+    let mut record = vec![0x08, 0x01, 0x12, body.len() as u8];
+    record.extend_from_slice(&body);
+    let records = delimited([record.as_slice(), b"\x08\x02"]);
+    let input = tmp.write("env.bin", &records);
+    let mut decode = protojit();
+    decode.args(["decode", "--proto"]).arg(&proto);
+    decode.args(["--type", "Env", "--delimited", "-o", "arrow", "--any", "json"]).arg(&input);
+    let arrow = ok(&run(&mut decode, None));
+    let batches: Vec<RecordBatch> =
+        StreamReader::try_new(arrow.as_slice(), None).unwrap().map(Result::unwrap).collect();
+    let schema = batches[0].schema();
+    let field = schema.field_with_name("body").unwrap();
+    assert_eq!(field.metadata().get("ARROW:extension:name").map(String::as_str), Some("arrow.json"));
+    let text = batches[0].column(1).as_string::<i32>();
+    assert_eq!(text.value(0), r#"{"@type":"type.googleapis.com/a.Payload","name":"x"}"#);
+    assert_eq!(text.iter().nth(1), Some(None));
+    let mut encode = protojit();
+    encode.arg("encode").arg("--proto").arg(&proto).args(["--type", "Env", "--from", "arrow"]);
+    assert!(ok(&run(&mut encode, Some(&arrow))) == records, "the JSON column encodes back");
+}

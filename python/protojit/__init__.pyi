@@ -93,6 +93,7 @@ class Schema:
         flatten: bool = False,
         explode: Optional[str] = None,
         explode_outer: Optional[str] = None,
+        any: Literal["struct", "json"] = "struct",
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
         path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
@@ -125,6 +126,12 @@ class Schema:
         - ``flatten``: singular message fields as top-level columns named by their path
           (``"a.b.c"``), null where a parent message is absent; lists and maps stay whole.
           :meth:`Converter.from_record_batch` regroups them.
+        - ``any``: ``google.protobuf.Any`` fields as a ``struct`` (``type_url``,
+          ``value``) or as ``"json"``: ``utf8`` proto3 JSON of the packed message
+          (``{"@type": url, ...}``, resolved through the schema; an unresolved type gives
+          ``{"@type": url, "value": "<base64>"}``, counted in
+          :attr:`Converter.unresolved_any`), of the ``arrow.json`` extension type
+          (``pa.json_()``); :meth:`Converter.from_record_batch` parses it back.
         - ``explode``: a field path (``"items"``, ``"order.lines"``: singular messages,
           then a repeated field): one row per element, the element in the list's place
           (a struct for messages; with ``flatten``, ``"items.sku"`` columns), the record's
@@ -179,6 +186,10 @@ class Converter:
     @property
     def skipped(self) -> int:
         """Records left out (``errors="skip"``) by every call so far, streams included."""
+    @property
+    def unresolved_any(self) -> int:
+        """Under ``any="json"``: the ``Any`` values so far whose type the schema does not
+        resolve; 0 without it."""
     @property
     def unexploded(self) -> int:
         """Under ``explode`` / ``explode_outer``: the records so far that had nothing to

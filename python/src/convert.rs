@@ -12,8 +12,8 @@ use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use protojit_arrow::{
-    AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Explode, Framing, MapColumns, RecordError,
-    StringColumns,
+    AnyColumns, AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Explode, Framing, MapColumns,
+    RecordError, StringColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -44,7 +44,7 @@ pub enum Errors {
 
 /// The mapping keywords beside `enums` and `strings` (`ArrowOptions`' fields of the same
 /// names): `oneof_case=`, `maps=`, `large=`, `flatten=`; `explode=` and `explode_outer=`
-/// (a field path: `ArrowOptions::explode`).
+/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`).
 pub struct Mapping<'a> {
     pub oneof_case: bool,
     pub maps: &'a str,
@@ -52,6 +52,7 @@ pub struct Mapping<'a> {
     pub flatten: bool,
     pub explode: Option<String>,
     pub explode_outer: Option<String>,
+    pub any: &'a str,
 }
 
 /// A converter's keywords, checked.
@@ -113,6 +114,17 @@ impl ConverterOptions {
         arrow.oneof_case = mapping.oneof_case;
         arrow.large = mapping.large;
         arrow.flatten = mapping.flatten;
+        arrow.any = match mapping.any {
+            "struct" => AnyColumns::Struct,
+            "json" => AnyColumns::Json,
+            other => {
+                return Err(bad(
+                    "any",
+                    other,
+                    "'struct' (type_url and value, the default) or 'json' (the packed message)",
+                ))
+            }
+        };
         arrow.explode = match (mapping.explode, mapping.explode_outer) {
             (Some(_), Some(_)) => {
                 return Err(PyValueError::new_err("give explode= or explode_outer=, not both"));
@@ -628,6 +640,13 @@ impl Converter {
     #[getter]
     fn unexploded(&self) -> u64 {
         self.inner.unexploded_records()
+    }
+
+    /// Under `any="json"`, the `Any` values so far whose type the schema does not resolve
+    /// (written as `{"@type": url, "value": base64}`); 0 without it.
+    #[getter]
+    fn unresolved_any(&self) -> u64 {
+        self.inner.unresolved_any()
     }
 
     /// Records into a `pyarrow.RecordBatch` (a `pyarrow.Table` for a `ChunkedArray` or

@@ -1,4 +1,4 @@
-"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=, explode=): the shapes
+"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=, any=, explode=): the shapes
 they give, the schema known before any data, and the way back to the same records."""
 
 from __future__ import annotations
@@ -119,3 +119,40 @@ def test_explode():
         schema.converter("c.Cart", explode="items", explode_outer="items")
     with pytest.raises(protojit.SchemaError, match="cannot explode `id`"):
         schema.converter("c.Cart", explode="id")
+
+
+ANY_PROTO = """
+syntax = "proto3";
+package a;
+import "google/protobuf/any.proto";
+message Payload { string name = 1; int64 n = 2; }
+message Env { int32 id = 1; google.protobuf.Any body = 2; }
+"""
+
+
+def test_any_as_json():
+    schema = protojit.Schema.from_proto_source(ANY_PROTO, "a.proto")
+    url = b"type.googleapis.com/a.Payload"
+    payload = b"\x0a\x01x\x10\x05"
+    body = b"\x0a" + bytes([len(url)]) + url + b"\x12" + bytes([len(payload)]) + payload
+    unknown = b"\x0a\x09x/no.Type\x12\x02\x08\x01"
+    records = [
+        b"\x08\x01\x12" + bytes([len(body)]) + body,
+        b"\x08\x02\x12" + bytes([len(unknown)]) + unknown,
+        b"\x08\x03",
+    ]
+    conv = schema.converter("a.Env", any="json")
+    batch = conv.to_record_batch(pa.array(records, pa.binary()))
+    assert batch.schema == conv.schema
+    # The canonical JSON extension type, as pyarrow knows it.
+    assert batch.schema.field("body").type == pa.json_(pa.utf8())
+    body_json = [None if v is None else str(v) for v in batch.column("body").to_pylist()]
+    assert body_json == [
+        '{"@type":"type.googleapis.com/a.Payload","name":"x","n":"5"}',
+        '{"@type":"x/no.Type","value":"CAE="}',
+        None,
+    ]
+    assert conv.unresolved_any == 1
+    assert conv.from_record_batch(batch).to_pylist() == records
+    with pytest.raises(ValueError, match="json"):
+        schema.converter("a.Env", any="text")
