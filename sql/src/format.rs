@@ -55,12 +55,13 @@ use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan, PhysicalExpr};
 use futures::{Stream, StreamExt, TryStreamExt};
 use protojit::compression::{decompressed, Compression};
 use protojit::Schema;
-use protojit_arrow::{ArrowOptions, ConvertPath, Converter, Framing};
+use protojit_arrow::{ArrowOptions, Converter, Framing};
 
 use crate::memory::MemoryRecords;
 use crate::paths::PathMetrics;
 use crate::scan::{RecordScanner, ScanError};
 use crate::sink::ProtobufSink;
+use crate::table_format::ProtobufFormat;
 
 /// The name of the format in `STORED AS PROTOBUF` (and the extension of a single file's
 /// name that selects it when `STORED AS` is left out).
@@ -83,104 +84,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("allow_missing_columns", "writing: 'true' leaves fields without a column unset (default: an error for fields the columns always carry)"),
 ];
 
-/// A file format of varint-delimited records of one message type (see the module docs).
-#[derive(Clone)]
-pub struct ProtobufFormat {
-    schema: Schema,
-    message: String,
-    options: ArrowOptions,
-    arrow: SchemaRef,
-    compression: FileCompressionType,
-    writing: Writing,
-}
-
-/// How rows become messages when the format writes files (`COPY TO`, `INSERT INTO`).
-#[derive(Clone, Copy, Debug, Default)]
-struct Writing {
-    ignore_extra_columns: bool,
-    allow_missing_columns: bool,
-}
-
-impl fmt::Debug for ProtobufFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProtobufFormat")
-            .field("message", &self.message)
-            .field("compression", &self.compression)
-            .finish()
-    }
-}
-
 impl ProtobufFormat {
-    /// Records of `message` in `schema`, mapped to columns by `options` (whose `select` must
-    /// be `None`: scans select the columns their queries read).
-    pub fn new(schema: &Schema, message: &str, options: &ArrowOptions) -> Result<ProtobufFormat, crate::SqlError> {
-        if options.select.is_some() {
-            return Err(crate::SqlError::Select);
-        }
-        // For the type's name and columns only (scans make their own converters): no
-        // compiled appenders.
-        let converter =
-            Converter::new(schema, message, &ArrowOptions { path: ConvertPath::Chunked, ..options.clone() })?;
-        Ok(ProtobufFormat {
-            schema: schema.clone(),
-            message: converter.decoder().descriptor().full_name().to_owned(),
-            options: options.clone(),
-            arrow: converter.arrow_schema().clone(),
-            compression: FileCompressionType::UNCOMPRESSED,
-            writing: Writing::default(),
-        })
-    }
-
-    /// The same format writing rows whose columns are not fields (`ignore`), or skipping
-    /// them with an error (the default); see [`Encoder::ignore_extra_columns`].
-    pub fn with_ignore_extra_columns(mut self, ignore: bool) -> ProtobufFormat {
-        self.writing.ignore_extra_columns = ignore;
-        self
-    }
-
-    /// The same format writing rows that lack columns of fields the columns always carry,
-    /// leaving those fields unset (`allow`); see [`Encoder::allow_missing_columns`].
-    pub fn with_allow_missing_columns(mut self, allow: bool) -> ProtobufFormat {
-        self.writing.allow_missing_columns = allow;
-        self
-    }
-
-    /// Whether writing skips columns that are not fields ([`with_ignore_extra_columns`](Self::with_ignore_extra_columns)).
-    pub fn ignores_extra_columns(&self) -> bool {
-        self.writing.ignore_extra_columns
-    }
-
-    /// Whether writing leaves fields without a column unset ([`with_allow_missing_columns`](Self::with_allow_missing_columns)).
-    pub fn allows_missing_columns(&self) -> bool {
-        self.writing.allow_missing_columns
-    }
-
-    /// The same format for files compressed with `compression`.
-    pub fn with_compression(mut self, compression: FileCompressionType) -> ProtobufFormat {
-        self.compression = compression;
-        self
-    }
-
-    /// The full name of the records' message type.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// The table's Arrow schema (every field of the message type).
-    pub fn arrow_schema(&self) -> &SchemaRef {
-        &self.arrow
-    }
-
-    /// The schema the message type comes from.
-    pub fn schema(&self) -> &Schema {
-        &self.schema
-    }
-
-    /// How records map to columns (`select` is always `None`).
-    pub fn arrow_options(&self) -> &ArrowOptions {
-        &self.options
-    }
-
     /// The format a scan's `FileSource` reads, when it is this format's source (`None` for
     /// other sources), so that plan serializers can carry it to other processes.
     pub fn of_source(source: &dyn FileSource) -> Option<&ProtobufFormat> {

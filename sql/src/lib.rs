@@ -88,13 +88,15 @@ mod paths;
 mod scan;
 mod sink;
 mod table;
+mod table_format;
 
 /// The DataFusion this crate is built on, for callers that need the same version.
 pub use datafusion;
 
 pub use error::SqlError;
-pub use format::{listing_table, register_protobuf_format, ProtobufFormat, ProtobufFormatFactory, FORMAT_NAME};
+pub use format::{listing_table, register_protobuf_format, ProtobufFormatFactory, FORMAT_NAME};
 pub use paths::{ScanPaths, NOTE_LABEL, PATH_NOTE, ROWS_CHUNKED, ROWS_COMPILED, ROWS_OTHER, ROWS_TREE};
 pub use scan::{ScanError, MAX_RECORD};
 pub use sink::ProtobufSink;
 pub use table::{ProtobufTable, TableOptions};
+pub use table_format::ProtobufFormat;

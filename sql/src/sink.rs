@@ -26,7 +26,7 @@ use datafusion::object_store::ObjectStore;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
 use protojit_arrow::{EncodeError, Encoder};
 
-use crate::ProtobufFormat;
+use crate::table_format::ProtobufFormat;
 
 /// Writes the rows DataFusion hands it as files of delimited messages (see the module docs).
 pub struct ProtobufSink {
