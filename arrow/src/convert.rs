@@ -475,7 +475,8 @@ impl Converter {
         Ok(b.finish()?)
     }
 
-    /// Batches of at most `batch_size` rows from a delimited stream held in memory.
+    /// Batches of at most `batch_size` records from a delimited stream held in memory (a row
+    /// each, unless [`ArrowOptions::explode`] makes a row of each element).
     pub fn convert_delimited<'c, 'd>(&'c self, data: &'d [u8], batch_size: usize) -> DelimitedBatches<'c, 'd> {
         DelimitedBatches {
             builder: self.builder(),
