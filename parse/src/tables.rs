@@ -11,10 +11,8 @@
 use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 
-use prost_reflect::Kind;
+use prost_reflect::{Kind, MessageDescriptor};
 use protojit_arena::{LayoutIndex, Layouts, MessageLayout, Repetition, SlotDescriptor, SlotIndex, NO_INDEX};
-
-use crate::wkt::Wkt;
 
 /// How many [`Layouts`] a thread keeps tables for (the most recently used).
 const CACHED_LAYOUTS: usize = 8;
@@ -267,6 +265,38 @@ impl Names {
             }
             i = (i + 1) & mask;
         }
+    }
+}
+
+/// A well-known type with its own JSON form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wkt {
+    Any,
+    Timestamp,
+    Duration,
+    FieldMask,
+    Struct,
+    Value,
+    ListValue,
+    /// `google.protobuf.*Value`: the bare scalar of field 1.
+    Wrapper,
+}
+
+impl Wkt {
+    pub(crate) fn of(desc: &MessageDescriptor) -> Option<Wkt> {
+        let name = desc.full_name().strip_prefix("google.protobuf.")?;
+        Some(match name {
+            "Any" => Wkt::Any,
+            "Timestamp" => Wkt::Timestamp,
+            "Duration" => Wkt::Duration,
+            "FieldMask" => Wkt::FieldMask,
+            "Struct" => Wkt::Struct,
+            "Value" => Wkt::Value,
+            "ListValue" => Wkt::ListValue,
+            "DoubleValue" | "FloatValue" | "Int64Value" | "UInt64Value" | "Int32Value" | "UInt32Value"
+            | "BoolValue" | "StringValue" | "BytesValue" => Wkt::Wrapper,
+            _ => return None,
+        })
     }
 }
 

@@ -13,39 +13,8 @@ use serde::Deserialize as _;
 use serde_json::value::RawValue;
 
 use super::json_value::{Bodies, BodySeed, Ctx, Got, Scalar};
+use super::tables::Wkt;
 use super::{any_type, Wire};
-
-/// A well-known type with its own JSON form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Wkt {
-    Any,
-    Timestamp,
-    Duration,
-    FieldMask,
-    Struct,
-    Value,
-    ListValue,
-    /// `google.protobuf.*Value`: the bare scalar of field 1.
-    Wrapper,
-}
-
-impl Wkt {
-    pub(super) fn of(desc: &MessageDescriptor) -> Option<Wkt> {
-        let name = desc.full_name().strip_prefix("google.protobuf.")?;
-        Some(match name {
-            "Any" => Wkt::Any,
-            "Timestamp" => Wkt::Timestamp,
-            "Duration" => Wkt::Duration,
-            "FieldMask" => Wkt::FieldMask,
-            "Struct" => Wkt::Struct,
-            "Value" => Wkt::Value,
-            "ListValue" => Wkt::ListValue,
-            "DoubleValue" | "FloatValue" | "Int64Value" | "UInt64Value" | "Int32Value" | "UInt32Value"
-            | "BoolValue" | "StringValue" | "BytesValue" => Wkt::Wrapper,
-            _ => return None,
-        })
-    }
-}
 
 /// Whether a message's JSON form inside an `Any` is `{"@type": ..., "value": <form>}`.
 fn wrapped_in_any(desc: &MessageDescriptor) -> bool {
