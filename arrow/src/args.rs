@@ -56,11 +56,13 @@ impl MappingArgs {
     }
 }
 
-/// Rows of a record's elements: `--explode PATH` / `--explode-outer PATH` set
-/// [`ArrowOptions::explode`]. Apart from [`MappingArgs`] because SQL tables, whose scans
-/// count a row per record, do not take them.
+/// The mapping options SQL tables do not take ([`ArrowOptions::OTHER_OPTIONS`]): rows of a
+/// record's elements (`--explode PATH` / `--explode-outer PATH`,
+/// [`ArrowOptions::explode`]: a scan counts a row per record) and extension columns
+/// (`--extensions`, [`ArrowOptions::extensions`]: a scan's projection cannot name them).
+/// Apart from [`MappingArgs`], flattened only into the commands that write a table.
 #[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
-pub struct ExplodeArgs {
+pub struct OtherMappingArgs {
     /// Rows: one per element of the repeated field at PATH (`items`, `order.lines`), the
     /// record's other columns repeated on each; records without an element give no row.
     #[arg(long, value_name = "PATH", conflicts_with = "explode_outer")]
@@ -68,9 +70,13 @@ pub struct ExplodeArgs {
     /// Rows: as --explode, and a record without an element keeps one row, its element null.
     #[arg(long, value_name = "PATH")]
     pub explode_outer: Option<String>,
+    /// Columns: extensions declared in the schema for the converted types, named
+    /// `[pkg.ext]`, after each message's fields.
+    #[arg(long)]
+    pub extensions: bool,
 }
 
-impl ExplodeArgs {
+impl OtherMappingArgs {
     /// Sets the option the flags give on `options`.
     pub fn apply(&self, options: &mut ArrowOptions) {
         if let Some(path) = &self.explode {
@@ -79,11 +85,12 @@ impl ExplodeArgs {
         if let Some(path) = &self.explode_outer {
             options.explode = Some(Explode { path: path.clone(), outer: true });
         }
+        options.extensions |= self.extensions;
     }
 
     /// Whether a flag is given (they apply to columnar output only).
     pub fn any(&self) -> bool {
-        *self != ExplodeArgs::default()
+        *self != OtherMappingArgs::default()
     }
 }
 
@@ -98,7 +105,7 @@ mod tests {
         #[command(flatten)]
         mapping: MappingArgs,
         #[command(flatten)]
-        explode: ExplodeArgs,
+        explode: OtherMappingArgs,
     }
 
     fn options(args: &[&str]) -> Result<ArrowOptions, String> {
@@ -144,5 +151,7 @@ mod tests {
         assert_eq!(o.explode, Some(Explode { path: "items".into(), outer: true }));
         assert!(o.flatten);
         assert!(options(&["--explode", "a", "--explode-outer", "b"]).is_err());
+        assert!(options(&["--extensions"]).unwrap().extensions);
+        assert!(!options(&[]).unwrap().extensions);
     }
 }

@@ -91,6 +91,12 @@ impl Encoder {
     /// `max_recursion` may be missing from the batch. [`ArrowOptions::explode`] cannot be
     /// inverted (its rows are elements, not records): [`EncodeError::NotInvertible`].
     pub fn new(schema: &Schema, message: &str, options: &ArrowOptions) -> Result<Encoder, EncodeError> {
+        if options.extensions {
+            return Err(EncodeError::NotInvertible {
+                what: "extensions".into(),
+                why: "extension columns are not encoded back: encode a batch converted without them".into(),
+            });
+        }
         if let Some(explode) = &options.explode {
             let option = if explode.outer { "explode_outer" } else { "explode" };
             return Err(EncodeError::NotInvertible {

@@ -57,6 +57,7 @@
 //! | [`enums`](ArrowOptions::enums) = [`EnumColumns::String`] | `Utf8` value names instead of a dictionary |
 //! | [`flatten`](ArrowOptions::flatten) | singular message fields as top-level columns named by path (`a.b.c`), null where a parent is absent; lists and maps stay whole |
 //! | [`any`](ArrowOptions::any) = [`AnyColumns::Json`] | a `google.protobuf.Any` as `Utf8` proto3 JSON of the packed message (`{"@type": url, ...}`, resolved through the schema; `{"@type": url, "value": "<base64>"}` when it is not, counted in [`Converter::unresolved_any`]), the field marked with the canonical `arrow.json` extension type |
+//! | [`extensions`](ArrowOptions::extensions) | extensions declared in the schema for a converted type as columns named `[pkg.ext]` after its fields (not encoded back) |
 //! | [`explode`](ArrowOptions::explode) | one row per element of a repeated field ([`Explode::path`]), the element in the list's place and the record's other columns repeated; a record without an element gives no row, or one row with the element null ([`Explode::outer`]), counted in [`Converter::unexploded_records`] |
 //!
 //! Every path fills the default mapping's columns; [`BatchBuilder::finish`] reshapes them
@@ -68,8 +69,8 @@
 //! refuses them.
 //!
 //! Timestamps and durations beyond 64-bit nanoseconds (before 1677 or after 2262) become
-//! nulls, counted in [`BatchStats::time_out_of_range`]. Unknown fields and extensions are
-//! not converted.
+//! nulls, counted in [`BatchStats::time_out_of_range`]. Unknown fields are not converted;
+//! extensions only with [`ArrowOptions::extensions`].
 //!
 //! # The way back
 //!
@@ -128,7 +129,7 @@ mod values;
 mod wkt;
 
 #[cfg(feature = "clap")]
-pub use args::{ExplodeArgs, MappingArgs};
+pub use args::{MappingArgs, OtherMappingArgs};
 pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
 pub use encode::Encoder;
 pub use error::{AppendError, ConvertError, EncodeError, RecordError};

@@ -212,6 +212,16 @@ pub struct ArrowOptions {
     /// fill the struct; the JSON is written when a batch is finished, so every path gives
     /// the same text. The [`Encoder`](crate::Encoder) parses it back.
     pub any: AnyColumns,
+    /// Extensions declared in the schema for a converted message type as columns named
+    /// `[pkg.ext]`, after the message's fields, by number (default `false`: extensions are
+    /// not converted). Mapped as the fields they are (a message extension as a struct,
+    /// `repeated` as a list), null when absent. Only where the whole message is converted
+    /// (not under a [`select`](Self::select)ion naming its fields); the
+    /// [`Encoder`](crate::Encoder) refuses it
+    /// ([`EncodeError::NotInvertible`](crate::EncodeError::NotInvertible)). Not among
+    /// [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS): a SQL scan's projection cannot name
+    /// them.
+    pub extensions: bool,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
@@ -237,6 +247,7 @@ impl Default for ArrowOptions {
             flatten: false,
             explode: None,
             any: AnyColumns::Struct,
+            extensions: false,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }
@@ -245,9 +256,9 @@ impl Default for ArrowOptions {
 impl ArrowOptions {
     /// Sets one mapping option by name from its text, as option lists spell them (SQL's
     /// `STORED AS PROTOBUF OPTIONS (...)`, the CLI, Python keywords): `oneof_case`,
-    /// `large` and `flatten` take `true` / `false`; `maps` takes `map` or `entries`;
+    /// `large`, `flatten` and `extensions` take `true` / `false`; `maps` takes `map` or `entries`;
     /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`);
-    /// `any` takes `struct` or `json`; `explode` and `explode_outer` take a field path ([`EXPLODE_OPTIONS`](Self::EXPLODE_OPTIONS);
+    /// `any` takes `struct` or `json`; `explode` and `explode_outer` take a field path ([`OTHER_OPTIONS`](Self::OTHER_OPTIONS);
     /// an empty path sets none). Names and values are matched without regard to case. An unknown name or value is
     /// an `Err` saying what is accepted.
     ///
@@ -274,6 +285,7 @@ impl ArrowOptions {
             "oneof_case" => self.oneof_case = flag("oneof_case")?,
             "large" => self.large = flag("large")?,
             "flatten" => self.flatten = flag("flatten")?,
+            "extensions" => self.extensions = flag("extensions")?,
             "maps" => {
                 self.maps = match value_lower.as_str() {
                     "map" => MapColumns::Map,
@@ -305,7 +317,7 @@ impl ArrowOptions {
                 return Err(format!(
                     "unknown mapping option `{key}` (the options are {}, {})",
                     Self::MAPPING_OPTIONS.join(", "),
-                    Self::EXPLODE_OPTIONS.join(", ")
+                    Self::OTHER_OPTIONS.join(", ")
                 ))
             }
         }
@@ -316,9 +328,11 @@ impl ArrowOptions {
     /// tables take as options).
     pub const MAPPING_OPTIONS: [&'static str; 6] = ["oneof_case", "maps", "large", "enums", "flatten", "any"];
 
-    /// The option names [`set`](Self::set) takes besides [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS):
-    /// those that make rows of a record's elements ([`explode`](Self::explode)).
-    pub const EXPLODE_OPTIONS: [&'static str; 2] = ["explode", "explode_outer"];
+    /// The option names [`set`](Self::set) takes besides [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS),
+    /// which SQL tables do not take: those that make rows of a record's elements
+    /// ([`explode`](Self::explode); a scan counts a row per record) and
+    /// [`extensions`](Self::extensions) (a scan's projection cannot name them yet).
+    pub const OTHER_OPTIONS: [&'static str; 3] = ["explode", "explode_outer", "extensions"];
 
     /// Whether any option changes the shape of the columns the conversion paths fill
     /// (the reshaping stage runs when a batch is finished).

@@ -453,8 +453,11 @@ impl Planner<'_> {
         let mut children = Vec::with_capacity(fields.len());
         let mut out: Vec<FieldRef> = Vec::with_capacity(fields.len());
         for field in fields {
-            let fd = msg.get_field_by_name(field.name());
-            let (node, data_type) = self.node(field.data_type(), fd.as_ref().and_then(message_of).as_ref())?;
+            let values = match msg.get_field_by_name(field.name()) {
+                Some(fd) => message_of(&fd),
+                None => extension_message(msg, field.name()),
+            };
+            let (node, data_type) = self.node(field.data_type(), values.as_ref())?;
             out.push(match node {
                 Node::Keep => field.clone(),
                 _ => new_field(field.name(), &node, data_type, field.is_nullable()),
@@ -593,6 +596,16 @@ fn message_of(fd: &FieldDescriptor) -> Option<MessageDescriptor> {
         }
     } else {
         Some(m)
+    }
+}
+
+/// The message type of extension column `name` (`[full.name]`, [`ArrowOptions::extensions`])
+/// of `msg`, if it is a message extension.
+fn extension_message(msg: &MessageDescriptor, name: &str) -> Option<MessageDescriptor> {
+    let full = name.strip_prefix('[')?.strip_suffix(']')?;
+    match msg.extensions().find(|e| e.full_name() == full)?.kind() {
+        Kind::Message(m) => Some(m),
+        _ => None,
     }
 }
 

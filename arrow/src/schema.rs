@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
-use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{ExtensionDescriptor, FieldDescriptor, Kind, MessageDescriptor};
 use protojit_arena::stream::WireValue;
 use protojit_arena::{LayoutIndex, Layouts, SlotIndex};
 
@@ -17,6 +17,42 @@ use crate::wkt::{wkt, Wkt};
 #[derive(Default)]
 pub(crate) struct Notes {
     pub(crate) cuts: Vec<String>,
+}
+
+/// A field or an extension, as the mapping reads it.
+struct Desc {
+    /// The column's name: the field's, or `[full.name]` for an extension.
+    name: String,
+    number: u32,
+    kind: Kind,
+    list: bool,
+    map: bool,
+    /// Null when absent: the field has presence.
+    presence: bool,
+}
+
+impl Desc {
+    fn field(fd: &FieldDescriptor, layouts: &Layouts) -> Desc {
+        Desc {
+            name: fd.name().to_owned(),
+            number: fd.number(),
+            kind: fd.kind(),
+            list: fd.is_list(),
+            map: fd.is_map(),
+            presence: layouts.features().field(fd).is_none_or(|f| f.has_presence()),
+        }
+    }
+
+    fn extension(ext: &ExtensionDescriptor, layouts: &Layouts) -> Desc {
+        Desc {
+            name: format!("[{}]", ext.full_name()),
+            number: ext.number(),
+            kind: ext.kind(),
+            list: ext.is_list(),
+            map: ext.is_map(),
+            presence: layouts.features().extension(ext).is_none_or(|f| f.has_presence()),
+        }
+    }
 }
 
 /// Builds the columns (and their Arrow fields) of message type `msg` for `sel`.
@@ -49,18 +85,26 @@ impl<'s> Mapper<'s> {
         self.stack.push(msg.full_name().to_owned());
         let layouts: &'s Layouts = self.layouts;
         let layout = layouts.get(self.layout_of(msg));
-        let fields: Vec<FieldDescriptor> = match sel {
-            Selection::All => msg.fields().collect(),
-            Selection::Some(list) => list.iter().filter_map(|(n, _)| msg.get_field_by_name(n)).collect(),
+        let mut fields: Vec<Desc> = match sel {
+            Selection::All => msg.fields().map(|f| Desc::field(&f, layouts)).collect(),
+            Selection::Some(list) => {
+                list.iter().filter_map(|(n, _)| msg.get_field_by_name(n)).map(|f| Desc::field(&f, layouts)).collect()
+            }
         };
+        if self.options.extensions && matches!(sel, Selection::All) {
+            // Extensions of the type declared in the schema, by number, after its fields.
+            let mut extensions: Vec<ExtensionDescriptor> = msg.extensions().collect();
+            extensions.sort_by_key(|e| e.number());
+            fields.extend(extensions.iter().map(|e| Desc::extension(e, layouts)));
+        }
         let mut columns = Vec::new();
         for fd in fields {
-            let Some(sub) = sel.child(fd.name()) else { continue };
-            let si = layout.slot_by_number(fd.number()).expect("every field has a slot");
-            let field_path = if path.is_empty() { fd.name().to_owned() } else { format!("{path}.{}", fd.name()) };
+            let Some(sub) = sel.child(&fd.name) else { continue };
+            let Some(si) = layout.slot_by_number(fd.number) else { continue };
+            let field_path = if path.is_empty() { fd.name.clone() } else { format!("{path}.{}", fd.name) };
             if let Some((field, cell)) = self.field(&fd, sub, &field_path) {
                 let read = match &cell {
-                    Cell::Values(values) if !fd.is_list() && !fd.is_map() => Read::new(layout, si, values),
+                    Cell::Values(values) if !fd.list && !fd.map => Read::new(layout, si, values),
                     _ => None,
                 };
                 columns.push(Column { si, field, cell, read, present: false });
@@ -71,15 +115,15 @@ impl<'s> Mapper<'s> {
     }
 
     /// One field's column, or `None` where the recursion cut leaves it out.
-    fn field(&mut self, fd: &FieldDescriptor, sel: &Selection, path: &str) -> Option<(Arc<Field>, Cell)> {
-        let name = fd.name();
-        if fd.is_map() {
-            let Kind::Message(entry) = fd.kind() else { unreachable!("map fields hold entries") };
+    fn field(&mut self, fd: &Desc, sel: &Selection, path: &str) -> Option<(Arc<Field>, Cell)> {
+        let name = fd.name.as_str();
+        if fd.map {
+            let Kind::Message(entry) = fd.kind.clone() else { unreachable!("map fields hold entries") };
             let key_fd = entry.map_entry_key_field();
             let value_fd = entry.map_entry_value_field();
-            let key = self.values(&key_fd);
+            let key = self.values(&key_fd.kind());
             let (value_field, value) =
-                self.element(&value_fd, &Selection::All, &format!("{path}.value"), "value", false)?;
+                self.element(value_fd.kind(), &Selection::All, &format!("{path}.value"), "value", false)?;
             let key_field = Arc::new(Field::new("key", key.data_type(), false));
             let entries = Fields::from(vec![key_field, value_field]);
             let entries_field = Arc::new(Field::new("entries", DataType::Struct(entries.clone()), false));
@@ -95,16 +139,16 @@ impl<'s> Mapper<'s> {
             let map = MapCol::new(entries_field, entries, key, value, value_default);
             return Some((field, Cell::Map(Box::new(map))));
         }
-        if fd.is_list() {
-            let (item_field, item) = self.element(fd, sel, path, "item", false)?;
+        if fd.list {
+            let (item_field, item) = self.element(fd.kind.clone(), sel, path, "item", false)?;
             let field = Arc::new(Field::new(name, DataType::List(item_field.clone()), false));
             return Some((field, Cell::List(Box::new(ListCol::new(item_field, item)))));
         }
         // Singular: nullable where protobuf tracks presence (the resolved `field_presence`:
         // proto2, `optional`, oneof members, messages, editions EXPLICIT); implicit-presence
         // fields (proto3, editions IMPLICIT) read as their values.
-        let nullable = self.layouts.features().field(fd).is_none_or(|f| f.has_presence());
-        let (field, cell) = self.element(fd, sel, path, name, nullable)?;
+        let nullable = fd.presence;
+        let (field, cell) = self.element(fd.kind.clone(), sel, path, name, nullable)?;
         Some((field, cell))
     }
 
@@ -112,13 +156,13 @@ impl<'s> Mapper<'s> {
     /// value), named `name`.
     fn element(
         &mut self,
-        fd: &FieldDescriptor,
+        kind: Kind,
         sel: &Selection,
         path: &str,
         name: &str,
         nullable: bool,
     ) -> Option<(Arc<Field>, Cell)> {
-        match fd.kind() {
+        match kind {
             Kind::Message(m) => {
                 if self.options.well_known_types {
                     if let Some(w) = wkt(&m) {
@@ -137,7 +181,7 @@ impl<'s> Mapper<'s> {
                             }
                             Wkt::Wrapper => {
                                 let value_fd = m.get_field(1).expect("wrappers have field 1");
-                                let values = self.values(&value_fd);
+                                let values = self.values(&value_fd.kind());
                                 let si = layout.slot_by_number(1).expect("wrappers have field 1");
                                 (
                                     Arc::new(Field::new(name, values.data_type(), true)),
@@ -169,7 +213,7 @@ impl<'s> Mapper<'s> {
                 Some((Arc::new(Field::new(name, DataType::Struct(col.fields()), nullable)), Cell::Struct(col)))
             }
             _ => {
-                let values = self.values(fd);
+                let values = self.values(&kind);
                 let values = if nullable { values.nullable() } else { values };
                 Some((Arc::new(Field::new(name, values.data_type(), nullable)), Cell::Values(values)))
             }
@@ -177,8 +221,8 @@ impl<'s> Mapper<'s> {
     }
 
     /// The leaf builder of a scalar field.
-    fn values(&self, fd: &FieldDescriptor) -> Values {
-        match fd.kind() {
+    fn values(&self, kind: &Kind) -> Values {
+        match kind {
             Kind::Bool => Values::bool(),
             Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Values::new(Data::I32(Vec::new())),
             Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Values::new(Data::I64(Vec::new())),

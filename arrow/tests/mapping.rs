@@ -420,7 +420,7 @@ fn options_are_set_by_name() {
     assert_eq!(o.explode, Some(Explode { path: "order.lines".into(), outer: true }));
     o.set("explode", "").unwrap();
     assert_eq!(o.explode, None);
-    for key in ArrowOptions::MAPPING_OPTIONS.iter().chain(&ArrowOptions::EXPLODE_OPTIONS) {
+    for key in ArrowOptions::MAPPING_OPTIONS.iter().chain(&ArrowOptions::OTHER_OPTIONS) {
         let value = if key.starts_with("explode") {
             "items"
         } else if *key == "maps" {
@@ -858,4 +858,76 @@ fn any_as_json_is_the_packed_message() {
     .unwrap();
     let e = Encoder::new(&schema, "a.Env", &options).unwrap().allow_missing_columns(true).encode(&bad).unwrap_err();
     assert!(matches!(e, EncodeError::Json { ref column, row: 0, .. } if column == "body"), "{e}");
+}
+
+/// `extensions`: the extensions of `everything.Everything` as `[everything.ext_*]` columns
+/// after its fields, null where absent, every path equal (alone, flattened, large); the
+/// Encoder refuses them.
+#[test]
+fn extensions_are_columns_named_by_their_full_name() {
+    let schema = reflect_schema();
+    let desc = schema.pool().get_message_by_name("everything.Everything").unwrap();
+    let mut rng = common::Rng(0x3a99_0004);
+    let ext = |name: &str| schema.pool().get_extension_by_name(&format!("everything.{name}")).unwrap();
+    let nested = schema.pool().get_message_by_name("everything.Nested").unwrap();
+    let records: Vec<Vec<u8>> = (0..40)
+        .map(|i| {
+            let mut m = common::random_message(&desc, 2, &mut rng);
+            // (Random messages may hold extensions already: these are set or cleared.)
+            for name in ["ext_int32", "ext_packed", "ext_nested", "ext_string"] {
+                m.clear_extension(&ext(name));
+            }
+            if i % 3 != 0 {
+                m.set_extension(&ext("ext_int32"), Value::I32(i));
+                m.set_extension(&ext("ext_packed"), Value::List(vec![Value::I32(-1), Value::I32(i)]));
+                let mut n = DynamicMessage::new(nested.clone());
+                n.set_field_by_name("id", Value::I32(i * 10));
+                m.set_extension(&ext("ext_nested"), Value::Message(n));
+            }
+            if i % 2 == 0 {
+                m.set_extension(&ext("ext_string"), Value::String(format!("s{i}")));
+            }
+            m.encode_to_vec()
+        })
+        .collect();
+    let options = ArrowOptions { extensions: true, max_recursion: 2, ..jit() };
+    let batch = every_path(&schema, "everything.Everything", &options, &records, "extensions");
+    let arrow = batch.schema();
+    let names: Vec<&str> = arrow.fields().iter().map(|f| f.name().as_str()).collect();
+    let first = names.iter().position(|n| n.starts_with('[')).unwrap();
+    assert_eq!(
+        &names[first..],
+        [
+            "[everything.ext_int32]",
+            "[everything.ext_string]",
+            "[everything.ext_nested]",
+            "[everything.ext_packed]",
+            "[everything.ext_repeated]",
+            "[everything.ext_color]",
+            "[everything.extgroup]",
+            "[everything.ext_bytes]"
+        ]
+    );
+    let column = |name: &str| batch.column_by_name(name).unwrap().clone();
+    let ints: Vec<Option<i32>> = column("[everything.ext_int32]").as_primitive::<Int32Type>().iter().collect();
+    assert_eq!(ints, (0..40).map(|i| (i % 3 != 0).then_some(i)).collect::<Vec<_>>());
+    let strings: Vec<Option<String>> =
+        column("[everything.ext_string]").as_string::<i32>().iter().map(|s| s.map(str::to_owned)).collect();
+    assert_eq!(strings, (0..40).map(|i| (i % 2 == 0).then(|| format!("s{i}"))).collect::<Vec<_>>());
+    let packed = column("[everything.ext_packed]");
+    assert_eq!(packed.as_list::<i32>().value(1).as_primitive::<Int32Type>().values().to_vec(), [-1, 1]);
+    let nested_ids = column("[everything.ext_nested]");
+    assert_eq!(nested_ids.as_struct().column_by_name("id").unwrap().as_primitive::<Int32Type>().value(1), 10);
+    assert!(nested_ids.is_null(0));
+    // Reshaped like any field.
+    let flat = ArrowOptions { flatten: true, large: true, ..options.clone() };
+    let batch = every_path(&schema, "everything.Everything", &flat, &records, "extensions, flat");
+    assert!(batch.column_by_name("[everything.ext_nested].id").is_some());
+    // Without the option, none; the way back refuses them.
+    let plain = Converter::new(&schema, "everything.Everything", &ArrowOptions { max_recursion: 2, ..jit() }).unwrap();
+    assert!(plain.arrow_schema().fields().iter().all(|f| !f.name().starts_with('[')));
+    match Encoder::new(&schema, "everything.Everything", &options) {
+        Err(EncodeError::NotInvertible { what, .. }) => assert_eq!(what, "extensions"),
+        other => panic!("{other:?}"),
+    }
 }

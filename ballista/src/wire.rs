@@ -56,7 +56,7 @@ pub(crate) struct FormatNode {
     /// path, is retired.)
     #[prost(uint32, tag = "11")]
     pub path: u32,
-    /// ArrowOptions::oneof_case. (Tags 12 to 19, the mapping options, are absent from
+    /// ArrowOptions::oneof_case. (Tags 12 to 20, the mapping options, are absent from
     /// plans written before them: false, the default mapping.)
     #[prost(bool, tag = "12")]
     pub oneof_case: bool,
@@ -82,6 +82,9 @@ pub(crate) struct FormatNode {
     /// ArrowOptions::any is AnyColumns::Json.
     #[prost(bool, tag = "19")]
     pub any_json: bool,
+    /// ArrowOptions::extensions (a library's format: SQL tables do not take it).
+    #[prost(bool, tag = "20")]
+    pub extensions: bool,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -182,6 +185,7 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
         explode: options.explode.as_ref().map(|e| e.path.clone()),
         explode_outer: options.explode.as_ref().is_some_and(|e| e.outer),
         any_json: options.any == AnyColumns::Json,
+        extensions: options.extensions,
     })
 }
 
@@ -207,6 +211,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         flatten: node.flatten,
         explode: node.explode.clone().map(|path| Explode { path, outer: node.explode_outer }),
         any: if node.any_json { AnyColumns::Json } else { AnyColumns::Struct },
+        extensions: node.extensions,
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
@@ -295,10 +300,13 @@ mod tests {
             let back = format_from(Some(&FormatNode::decode(node.encode_to_vec().as_slice()).unwrap())).unwrap();
             assert_eq!(back.arrow_options().explode, explode);
         }
+        let node = format_node(&format(&ArrowOptions { extensions: true, ..ArrowOptions::default() })).unwrap();
+        let back = format_from(Some(&FormatNode::decode(node.encode_to_vec().as_slice()).unwrap())).unwrap();
+        assert!(back.arrow_options().extensions);
 
         let node =
             format_node(&format(&ArrowOptions { enums: EnumColumns::Number, ..ArrowOptions::default() })).unwrap();
-        // An old plan: the same message without tags 12 to 19.
+        // An old plan: the same message without tags 12 to 20.
         let old = FormatNode {
             oneof_case: false,
             map_entries: false,
@@ -308,12 +316,14 @@ mod tests {
             explode: None,
             explode_outer: false,
             any_json: false,
+            extensions: false,
             ..node
         };
         let got = format_from(Some(&old)).unwrap();
         let got = got.arrow_options();
         assert!(!got.oneof_case && !got.large && !got.flatten && got.explode.is_none());
         assert_eq!(got.any, AnyColumns::Struct);
+        assert!(!got.extensions);
         assert_eq!((got.maps, got.enums), (MapColumns::Map, EnumColumns::Number));
     }
 }

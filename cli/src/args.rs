@@ -234,7 +234,7 @@ pub struct DecodeArgs {
     pub mapping: protojit_arrow::MappingArgs,
     #[cfg(feature = "columns")]
     #[command(flatten)]
-    pub explode: protojit_arrow::ExplodeArgs,
+    pub explode: protojit_arrow::OtherMappingArgs,
     /// Print only the values at this field path, one per line (`a.b`, `list[0]`,
     /// `list[*].x`, `map["key"]`, `#7`); repeatable. With --output json the values are
     /// JSON values.
@@ -383,7 +383,7 @@ pub enum SchemaSub {
         mapping: protojit_arrow::MappingArgs,
         #[cfg(feature = "columns")]
         #[command(flatten)]
-        explode: protojit_arrow::ExplodeArgs,
+        explode: protojit_arrow::OtherMappingArgs,
         /// text (a line per field), json, or ipc (an Arrow IPC stream holding only the schema).
         #[arg(long, value_enum, default_value_t = SchemaFormat::Text)]
         format: SchemaFormat,

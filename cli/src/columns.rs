@@ -12,7 +12,7 @@ use protojit_arrow::parquet::basic::Compression;
 use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{
-    ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, ExplodeArgs, MappingArgs, RecordBatch,
+    ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, MappingArgs, OtherMappingArgs, RecordBatch,
     MAX_BATCH_INPUT,
 };
 
@@ -511,7 +511,7 @@ pub fn print_arrow_schema(
     type_name: &str,
     select: &[String],
     enum_numbers: bool,
-    (mapping, explode): (&MappingArgs, &ExplodeArgs),
+    (mapping, explode): (&MappingArgs, &OtherMappingArgs),
     format: crate::args::SchemaFormat,
 ) -> Result<(), Failure> {
     use crate::args::SchemaFormat;

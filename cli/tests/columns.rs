@@ -413,3 +413,31 @@ message Env { int32 id = 1; google.protobuf.Any body = 2; }
     encode.arg("encode").arg("--proto").arg(&proto).args(["--type", "Env", "--from", "arrow"]);
     assert!(ok(&run(&mut encode, Some(&arrow))) == records, "the JSON column encodes back");
 }
+
+/// `--extensions`: the schema's extensions of the type as `[pkg.ext]` columns, in `schema
+/// arrow` and in `decode -o arrow`'s batches; with another output, a usage error.
+#[test]
+fn extensions_flag_adds_extension_columns() {
+    let tmp = TempDir::new("extensions");
+    let proto = tmp.write(
+        "e.proto",
+        b"syntax = \"proto2\"; package e; message M { optional int32 id = 1; extensions 100 to 199; }\n\
+          extend M { optional string tag = 100; }\n",
+    );
+    let input = tmp.write("m.bin", &delimited([&b"\x08\x01\xa2\x06\x01x"[..], b"\x08\x02"]));
+    let mut schema = protojit();
+    schema.args(["schema", "arrow", "--proto"]).arg(&proto).args(["M", "--extensions"]);
+    let text = String::from_utf8(ok(&run(&mut schema, None))).unwrap();
+    assert!(text.contains("[e.tag]: Utf8"), "{text}");
+    let mut decode = protojit();
+    decode.args(["decode", "--proto"]).arg(&proto).args(["--type", "M", "--delimited", "-o", "arrow", "--extensions"]);
+    let arrow = ok(&run(decode.arg(&input), None));
+    let batches: Vec<RecordBatch> =
+        StreamReader::try_new(arrow.as_slice(), None).unwrap().map(Result::unwrap).collect();
+    let tags = batches[0].column_by_name("[e.tag]").unwrap().as_string::<i32>().iter().collect::<Vec<_>>();
+    assert_eq!(tags, [Some("x"), None]);
+    let mut json = protojit();
+    json.args(["decode", "--proto"]).arg(&proto).args(["--type", "M", "--delimited", "--extensions"]);
+    let line = fails(&run(json.arg(&input), None), 2);
+    assert!(line.contains("--extensions"), "{line}");
+}

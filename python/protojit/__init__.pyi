@@ -94,6 +94,7 @@ class Schema:
         explode: Optional[str] = None,
         explode_outer: Optional[str] = None,
         any: Literal["struct", "json"] = "struct",
+        extensions: bool = False,
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
         path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
@@ -132,6 +133,9 @@ class Schema:
           ``{"@type": url, "value": "<base64>"}``, counted in
           :attr:`Converter.unresolved_any`), of the ``arrow.json`` extension type
           (``pa.json_()``); :meth:`Converter.from_record_batch` parses it back.
+        - ``extensions``: extensions declared in the schema for a converted message as
+          columns named ``"[pkg.ext]"`` after its fields (null when absent);
+          :meth:`Converter.from_record_batch` refuses them.
         - ``explode``: a field path (``"items"``, ``"order.lines"``: singular messages,
           then a repeated field): one row per element, the element in the list's place
           (a struct for messages; with ``flatten``, ``"items.sku"`` columns), the record's

@@ -44,7 +44,7 @@ pub enum Errors {
 
 /// The mapping keywords beside `enums` and `strings` (`ArrowOptions`' fields of the same
 /// names): `oneof_case=`, `maps=`, `large=`, `flatten=`; `explode=` and `explode_outer=`
-/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`).
+/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`); `extensions=`.
 pub struct Mapping<'a> {
     pub oneof_case: bool,
     pub maps: &'a str,
@@ -53,6 +53,7 @@ pub struct Mapping<'a> {
     pub explode: Option<String>,
     pub explode_outer: Option<String>,
     pub any: &'a str,
+    pub extensions: bool,
 }
 
 /// A converter's keywords, checked.
@@ -114,6 +115,7 @@ impl ConverterOptions {
         arrow.oneof_case = mapping.oneof_case;
         arrow.large = mapping.large;
         arrow.flatten = mapping.flatten;
+        arrow.extensions = mapping.extensions;
         arrow.any = match mapping.any {
             "struct" => AnyColumns::Struct,
             "json" => AnyColumns::Json,

@@ -156,3 +156,24 @@ def test_any_as_json():
     assert conv.from_record_batch(batch).to_pylist() == records
     with pytest.raises(ValueError, match="json"):
         schema.converter("a.Env", any="text")
+
+
+EXT_PROTO = """
+syntax = "proto2";
+package e;
+message M { optional int32 id = 1; extensions 100 to 199; }
+extend M { optional string tag = 100; repeated int32 nums = 101; }
+"""
+
+
+def test_extensions():
+    schema = protojit.Schema.from_proto_source(EXT_PROTO, "e.proto")
+    records = [b"\x08\x01\xa2\x06\x01x\xa8\x06\x05", b"\x08\x02"]
+    conv = schema.converter("e.M", extensions=True)
+    batch = conv.to_record_batch(pa.array(records, pa.binary()))
+    assert batch.schema.names == ["id", "[e.tag]", "[e.nums]"]
+    assert batch.column("[e.tag]").to_pylist() == ["x", None]
+    assert batch.column("[e.nums]").to_pylist() == [[5], []]
+    assert schema.converter("e.M").schema.names == ["id"]
+    with pytest.raises(protojit.EncodeError, match="extensions"):
+        conv.from_record_batch(batch)
