@@ -292,7 +292,7 @@ impl ExplodePlan {
     /// The plan of `explode` over the root's reshaped columns `fields`.
     fn new(explode: &Explode, fields: &Fields) -> Result<ExplodePlan, ConvertError> {
         let fail = |why: String| ConvertError::Explode { path: explode.path.clone(), why };
-        let names: Vec<&str> = explode.path.split('.').map(str::trim).collect();
+        let names = path_names(&explode.path);
         let mut steps = Vec::with_capacity(names.len());
         let mut level = fields.clone();
         for (depth, name) in names.iter().enumerate() {
@@ -380,6 +380,26 @@ impl ExplodePlan {
         let columns = take_exploded(columns, &self.fields, &self.steps, &records, &elements, &items)?;
         Ok((columns, records, unexploded))
     }
+}
+
+/// The column names of a path, split at the dots outside brackets (an extension column,
+/// `[pkg.ext]`, is one name).
+fn path_names(path: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let (mut start, mut depth) = (0, 0usize);
+    for (i, c) in path.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '.' if depth == 0 => {
+                names.push(path[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    names.push(path[start..].trim());
+    names
 }
 
 /// The columns `fields` with the list at `steps` replaced by its items (nullable where

@@ -923,6 +923,15 @@ fn extensions_are_columns_named_by_their_full_name() {
     let flat = ArrowOptions { flatten: true, large: true, ..options.clone() };
     let batch = every_path(&schema, "everything.Everything", &flat, &records, "extensions, flat");
     assert!(batch.column_by_name("[everything.ext_nested].id").is_some());
+    // An extension list explodes (its name is one step of the path).
+    let exploded = ArrowOptions {
+        explode: Some(Explode { path: "[everything.ext_packed]".into(), outer: false }),
+        ..options.clone()
+    };
+    let batch = every_path(&schema, "everything.Everything", &exploded, &records, "extensions, exploded");
+    let values = batch.column_by_name("[everything.ext_packed]").unwrap().as_primitive::<Int32Type>().clone();
+    assert_eq!(batch.num_rows(), 2 * (0..40).filter(|i| i % 3 != 0).count());
+    assert_eq!(values.values()[..2], [-1, 1]);
     // Without the option, none; the way back refuses them.
     let plain = Converter::new(&schema, "everything.Everything", &ArrowOptions { max_recursion: 2, ..jit() }).unwrap();
     assert!(plain.arrow_schema().fields().iter().all(|f| !f.name().starts_with('[')));
