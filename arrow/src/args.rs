@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::{AnyColumns, ArrowOptions, EnumColumns, Explode, MapColumns};
+use crate::{AnyColumns, ArrowOptions, EnumColumns, Explode, MapColumns, RecursionColumns};
 
 /// How protobuf fields become columns: each flag sets one [`ArrowOptions`] mapping option;
 /// a flag left out keeps the default mapping.
@@ -31,6 +31,10 @@ pub struct MappingArgs {
     /// as `json` text of the packed message (resolved through the schema).
     #[arg(long, value_enum, value_name = "AS")]
     pub any: Option<AnyColumns>,
+    /// Columns: where a recursive type is cut, the field is left out (`cut`, the default)
+    /// or holds the subtree as `json` text.
+    #[arg(long, value_enum, value_name = "AS")]
+    pub recursion: Option<RecursionColumns>,
 }
 
 impl MappingArgs {
@@ -47,6 +51,9 @@ impl MappingArgs {
         options.flatten |= self.flatten;
         if let Some(any) = self.any {
             options.any = any;
+        }
+        if let Some(recursion) = self.recursion {
+            options.recursion = recursion;
         }
     }
 
@@ -133,6 +140,8 @@ mod tests {
         .unwrap();
         assert!(o.oneof_case && o.large && o.flatten);
         assert_eq!(o.any, AnyColumns::Json);
+        assert_eq!(options(&["--recursion", "json"]).unwrap().recursion, RecursionColumns::Json);
+        assert_eq!(options(&[]).unwrap().recursion, RecursionColumns::Cut);
         assert_eq!((o.maps, o.enums), (MapColumns::Entries, EnumColumns::String));
         let o = options(&[]).unwrap();
         assert!(!o.oneof_case && !o.large && !o.flatten);

@@ -44,6 +44,8 @@ pub(crate) enum Cell {
     List(Box<ListCol>),
     /// A map field.
     Map(Box<MapCol>),
+    /// A message as proto3 JSON text ([`RecursionColumns::Json`](crate::RecursionColumns::Json)).
+    Json(Values),
 }
 
 impl Cell {
@@ -60,7 +62,7 @@ impl Cell {
             }
             Cell::List(l) => l.push(m.value(si), cx),
             Cell::Map(map) => map.push(m.value(si), cx),
-            Cell::Struct(_) | Cell::Time(_) | Cell::Wrapper(..) | Cell::Marker(_) => {
+            Cell::Struct(_) | Cell::Time(_) | Cell::Wrapper(..) | Cell::Marker(_) | Cell::Json(_) => {
                 if m.is_present(si) {
                     match m.value(si) {
                         Value::Message(child) => self.push_message(&child, cx),
@@ -81,6 +83,23 @@ impl Cell {
             Cell::Time(t) => t.push_message(m, cx),
             Cell::Wrapper(v, si) => v.push_value(&m.value(*si), cx),
             Cell::Marker(v) => v.push_value(&Value::Bool(true), cx),
+            Cell::Json(v) => {
+                // (A JSON column is nullable: a message without a JSON form is null.)
+                let mut json = std::mem::take(&mut cx.scratch);
+                json.clear();
+                match m
+                    .write_json(&mut json, &protojit::JsonOptions::default())
+                    .ok()
+                    .and(std::str::from_utf8(&json).ok())
+                {
+                    Some(text) => v.push_value(&Value::String(text), cx),
+                    None => {
+                        v.push_null();
+                        cx.stats.json_unprintable += 1;
+                    }
+                }
+                cx.scratch = json;
+            }
             Cell::Values(_) | Cell::List(_) | Cell::Map(_) => unreachable!("not a message cell"),
         }
     }
@@ -99,8 +118,8 @@ impl Cell {
     pub(crate) fn push_absent(&mut self) {
         match self {
             // Under a null struct: a non-nullable child holds its default there.
-            Cell::Values(v) if !v.is_nullable() => v.push_default(),
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.push_null(),
+            Cell::Values(v) | Cell::Json(v) if !v.is_nullable() => v.push_default(),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) | Cell::Json(v) => v.push_null(),
             Cell::Struct(s) => s.push_absent(),
             Cell::Time(t) => t.push_null(),
             Cell::List(l) => l.push_empty(),
@@ -111,7 +130,7 @@ impl Cell {
     /// Makes room for `rows` more rows (lists and maps: for their offsets only).
     fn reserve(&mut self, rows: usize) {
         match self {
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.reserve(rows),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) | Cell::Json(v) => v.reserve(rows),
             Cell::Struct(s) => s.reserve(rows),
             Cell::Time(t) => t.values.reserve(rows),
             Cell::List(l) => l.offsets.reserve(rows),
@@ -121,7 +140,7 @@ impl Cell {
 
     fn finish(&mut self, shared: &[Buffer]) -> ArrayRef {
         match self {
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.finish(shared),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) | Cell::Json(v) => v.finish(shared),
             Cell::Struct(s) => Arc::new(s.finish(shared)),
             Cell::Time(t) => t.finish(),
             Cell::List(l) => l.finish(shared),

@@ -416,6 +416,7 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
                 _ => return Err(what("a list of values read another way")),
             },
             Cell::Values(_) => return Err(what("a value read another way")),
+            Cell::Json(_) => return Err(what("a message as JSON text, written from a tree")),
             Cell::Map(m) => PlanCell::Messages(add_entry(layouts, LayoutIndex::new(slot.child), m, plan)?),
         };
         fields.push(PlanField { slot: c.si, cell });
@@ -514,6 +515,7 @@ fn add_entry(layouts: &Layouts, li: LayoutIndex, m: &MapCol, plan: &mut ColumnPl
         Cell::Time(t) => PlanCell::Message(add_time(child, t, plan)),
         Cell::Wrapper(v, si) => PlanCell::Message(add_wrapper(child, v, *si, plan)),
         Cell::Marker(_) => PlanCell::Message(add_marker(layouts, child, plan)),
+        Cell::Json(_) => return Err("a map's message values as JSON text, written from a tree".to_owned()),
         Cell::List(_) | Cell::Map(_) => unreachable!("a map's value is not repeated"),
     };
     plan.messages[j].fields =

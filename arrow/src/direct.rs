@@ -50,6 +50,8 @@ impl<'a> MessageSink<'a> for Cell {
     fn value(&mut self, cx: &mut DirectCx<'a>, si: SlotIndex, value: WireValue<'a>) -> ControlFlow<()> {
         match self {
             Cell::Struct(s) => s.value(cx, si, value),
+            // JSON text is written from a tree: the tree takes the record.
+            Cell::Json(_) => ControlFlow::Break(()),
             Cell::Time(t) => {
                 match value {
                     WireValue::I64(x) if si == t.seconds => t.pending.0 = x,
@@ -86,6 +88,7 @@ impl<'a> MessageSink<'a> for Cell {
     fn begin(&mut self, _: &mut DirectCx<'a>, si: SlotIndex) -> ControlFlow<(), Option<&mut Cell>> {
         match self {
             Cell::Struct(s) => s.begin(si),
+            Cell::Json(_) => ControlFlow::Break(()),
             // A message-valued map entry's value: merged like a singular field.
             Cell::Map(m) if si.index() == 1 && !matches!(m.value, Cell::Values(_)) => {
                 m.has_value = true;
@@ -99,6 +102,7 @@ impl<'a> MessageSink<'a> for Cell {
     fn end(&mut self, cx: &mut DirectCx<'a>, si: SlotIndex) -> ControlFlow<()> {
         match self {
             Cell::Struct(s) => s.end(cx, si),
+            Cell::Json(_) => ControlFlow::Break(()),
             _ => GO,
         }
     }
@@ -202,6 +206,14 @@ impl StructCol {
         let ci = self.column_of[si.index()];
         if ci == NO_COLUMN {
             return ControlFlow::Continue(None);
+        }
+        // JSON text is written from a tree: the tree takes the record.
+        let json = |c: &Cell| matches!(c, Cell::Json(_));
+        match &self.columns[ci as usize].cell {
+            Cell::Json(_) => return ControlFlow::Break(()),
+            Cell::List(l) if json(&l.item) => return ControlFlow::Break(()),
+            Cell::Map(m) if json(&m.value) => return ControlFlow::Break(()),
+            _ => {}
         }
         let row = self.len;
         self.touch(ci as usize);
@@ -349,7 +361,7 @@ impl Cell {
     /// Rows (or items) appended so far.
     fn len(&self) -> usize {
         match self {
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.len(),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) | Cell::Json(v) => v.len(),
             Cell::Struct(s) => s.len,
             Cell::Time(t) => t.values.len(),
             Cell::List(l) => l.offsets.len() - 1,
@@ -377,14 +389,15 @@ impl Cell {
             // A wrapper without its value holds the default.
             Cell::Wrapper(v, _) => v.set_pending_at(row, cx.record, &cx.row),
             Cell::Marker(v) => v.set_at(row, WireValue::Bool(true), &cx.row),
-            Cell::Values(_) | Cell::List(_) | Cell::Map(_) => unreachable!("not a message cell"),
+            // (A JSON cell hands its record to the tree before it is entered.)
+            Cell::Values(_) | Cell::List(_) | Cell::Map(_) | Cell::Json(_) => unreachable!("not a message cell"),
         }
     }
 
     /// Fills this column up to `rows` rows.
     fn pad_to(&mut self, rows: usize) {
         match self {
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.pad_to(rows),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) | Cell::Json(v) => v.pad_to(rows),
             Cell::Struct(s) => s.pad_to(rows),
             Cell::Time(t) => {
                 if t.values.len() < rows {
@@ -411,7 +424,7 @@ impl Cell {
     /// Drops rows from `rows` on, and every pending value.
     fn truncate(&mut self, rows: usize) {
         match self {
-            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) => v.truncate(rows),
+            Cell::Values(v) | Cell::Wrapper(v, _) | Cell::Marker(v) | Cell::Json(v) => v.truncate(rows),
             Cell::Struct(s) => s.truncate(rows),
             Cell::Time(t) => {
                 t.pending = (0, 0);

@@ -49,6 +49,24 @@ pub enum AnyColumns {
     Json,
 }
 
+/// What becomes of a field where a recursive type is cut ([`ArrowOptions::max_recursion`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum RecursionColumns {
+    /// Left out, with a note (the default).
+    #[default]
+    Cut,
+    /// One `Utf8` column holding the proto3 JSON of the subtree there (of the `arrow.json`
+    /// extension type, nullable even as a list item), null where the message is absent or
+    /// has no JSON form (an `Any` of a type the schema lacks, a non-finite number in a
+    /// `google.protobuf.Value`: counted in
+    /// [`BatchStats::json_unprintable`](crate::BatchStats::json_unprintable)). The compiled column appenders
+    /// do not write JSON: the converter takes the chunked path, saying so in
+    /// [`Converter::path_note`](crate::Converter::path_note); the streaming decoder's
+    /// direct path hands such records to the tree.
+    Json,
+}
+
 /// One row per element of a repeated field ([`ArrowOptions::explode`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Explode {
@@ -222,6 +240,10 @@ pub struct ArrowOptions {
     /// [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS): a SQL scan's projection cannot name
     /// them.
     pub extensions: bool,
+    /// Fields where [`max_recursion`](Self::max_recursion) cuts a recursive type (default
+    /// [`RecursionColumns::Cut`]: left out; [`RecursionColumns::Json`]: the subtree as
+    /// JSON text). The [`Encoder`](crate::Encoder) parses the JSON back.
+    pub recursion: RecursionColumns,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
@@ -248,6 +270,7 @@ impl Default for ArrowOptions {
             explode: None,
             any: AnyColumns::Struct,
             extensions: false,
+            recursion: RecursionColumns::Cut,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }
@@ -258,7 +281,7 @@ impl ArrowOptions {
     /// `STORED AS PROTOBUF OPTIONS (...)`, the CLI, Python keywords): `oneof_case`,
     /// `large`, `flatten` and `extensions` take `true` / `false`; `maps` takes `map` or `entries`;
     /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`);
-    /// `any` takes `struct` or `json`; `explode` and `explode_outer` take a field path ([`OTHER_OPTIONS`](Self::OTHER_OPTIONS);
+    /// `any` takes `struct` or `json`; `recursion` takes `cut` or `json`; `explode` and `explode_outer` take a field path ([`OTHER_OPTIONS`](Self::OTHER_OPTIONS);
     /// an empty path sets none). Names and values are matched without regard to case. An unknown name or value is
     /// an `Err` saying what is accepted.
     ///
@@ -301,6 +324,13 @@ impl ArrowOptions {
                     _ => return Err(format!("option `enums`: `{value}` is not `dictionary`, `number` or `string`")),
                 }
             }
+            "recursion" => {
+                self.recursion = match value_lower.as_str() {
+                    "cut" => RecursionColumns::Cut,
+                    "json" => RecursionColumns::Json,
+                    _ => return Err(format!("option `recursion`: `{value}` is not `cut` or `json`")),
+                }
+            }
             "any" => {
                 self.any = match value_lower.as_str() {
                     "struct" => AnyColumns::Struct,
@@ -326,7 +356,8 @@ impl ArrowOptions {
 
     /// The option names [`set`](Self::set) takes that keep one row per record (what SQL
     /// tables take as options).
-    pub const MAPPING_OPTIONS: [&'static str; 6] = ["oneof_case", "maps", "large", "enums", "flatten", "any"];
+    pub const MAPPING_OPTIONS: [&'static str; 7] =
+        ["oneof_case", "maps", "large", "enums", "flatten", "any", "recursion"];
 
     /// The option names [`set`](Self::set) takes besides [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS),
     /// which SQL tables do not take: those that make rows of a record's elements

@@ -156,14 +156,14 @@ pub(crate) fn base64(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// A field of `data_type`, marked as JSON text (`arrow.json`) where `node` writes JSON.
-fn new_field(name: &str, node: &Node, data_type: DataType, nullable: bool) -> FieldRef {
-    let field = Field::new(name, data_type, nullable);
-    Arc::new(if matches!(node, Node::AnyJson { .. }) {
-        field.with_metadata([(EXTENSION_NAME.to_owned(), JSON_EXTENSION.to_owned())].into())
-    } else {
-        field
-    })
+/// Field `base` reshaped to `data_type` (its metadata kept: a JSON column's extension
+/// type), marked as JSON text (`arrow.json`) where `node` writes JSON.
+fn new_field(base: &Field, node: &Node, data_type: DataType) -> FieldRef {
+    let mut metadata = base.metadata().clone();
+    if matches!(node, Node::AnyJson { .. }) {
+        metadata.insert(EXTENSION_NAME.to_owned(), JSON_EXTENSION.to_owned());
+    }
+    Arc::new(Field::new(base.name(), data_type, base.is_nullable()).with_metadata(metadata))
 }
 
 /// What applying a plan needs besides the arrays: the `Any` printer, an arena for it,
@@ -480,7 +480,7 @@ impl Planner<'_> {
             let (node, data_type) = self.node(field.data_type(), values.as_ref())?;
             out.push(match node {
                 Node::Keep => field.clone(),
-                _ => new_field(field.name(), &node, data_type, field.is_nullable()),
+                _ => new_field(field, &node, data_type),
             });
             children.push(node);
         }
@@ -535,7 +535,7 @@ impl Planner<'_> {
                 if matches!(node, Node::Keep) && !o.large {
                     return Ok((Node::Keep, data_type.clone()));
                 }
-                let field = new_field(item.name(), &node, item_type, item.is_nullable());
+                let field = new_field(item, &node, item_type);
                 let large = o.large;
                 let data_type = if large { DataType::LargeList(field.clone()) } else { DataType::List(field.clone()) };
                 (Node::List { item: Box::new(node), field, large }, data_type)
@@ -555,7 +555,7 @@ impl Planner<'_> {
                 }
                 let entries: Fields = vec![
                     Arc::new(Field::new(key_field.name(), key_type, key_field.is_nullable())),
-                    new_field(value_field.name(), &value, value_type, value_field.is_nullable()),
+                    new_field(value_field, &value, value_type),
                 ]
                 .into();
                 let (shape, data_type) = if entries_as_list {

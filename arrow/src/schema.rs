@@ -8,7 +8,8 @@ use protojit_arena::stream::WireValue;
 use protojit_arena::{LayoutIndex, Layouts, SlotIndex};
 
 use crate::column::{Cell, Column, ListCol, MapCol, StructCol, TimeCol};
-use crate::options::{ArrowOptions, EnumColumns, StringColumns};
+use crate::options::{ArrowOptions, EnumColumns, RecursionColumns, StringColumns};
+use crate::reshape::{EXTENSION_NAME, JSON_EXTENSION};
 use crate::select::Selection;
 use crate::values::{Data, EnumDict, Pending, Read, Values};
 use crate::wkt::{wkt, Wkt};
@@ -192,6 +193,18 @@ impl<'s> Mapper<'s> {
                     }
                 }
                 let count = self.stack.iter().filter(|t| *t == m.full_name()).count();
+                if count >= self.options.max_recursion && self.options.recursion == RecursionColumns::Json {
+                    self.notes.cuts.push(format!(
+                        "`{path}` ({}) as JSON text: the type recurses more than {} levels",
+                        m.full_name(),
+                        self.options.max_recursion
+                    ));
+                    // Nullable even as a list item: a subtree without a JSON form is null.
+                    let values = Values::text(true, self.options.strings == StringColumns::Views).nullable();
+                    let metadata = [(EXTENSION_NAME.to_owned(), JSON_EXTENSION.to_owned())].into();
+                    let field = Field::new(name, values.data_type(), true).with_metadata(metadata);
+                    return Some((Arc::new(field), Cell::Json(values)));
+                }
                 if count >= self.options.max_recursion {
                     self.notes.cuts.push(format!(
                         "`{path}` ({}) left out: the type recurses more than {} levels",

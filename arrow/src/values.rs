@@ -24,6 +24,11 @@ pub struct BatchStats {
     /// Records the direct path handed to the tree (see
     /// [`ConvertPath::DirectInterpreted`](crate::ConvertPath::DirectInterpreted)).
     pub tree_records: u64,
+    /// Messages to be written as JSON text
+    /// ([`RecursionColumns::Json`](crate::RecursionColumns::Json)) that have no proto3 JSON
+    /// form (a non-finite number in a `google.protobuf.Value`, a Timestamp out of range, an
+    /// `Any` of a type the schema lacks), written as nulls.
+    pub json_unprintable: u64,
 }
 
 /// What appending a row needs besides the message: the batch's counters, and the shared
@@ -32,6 +37,8 @@ pub struct BatchStats {
 pub(crate) struct RowCx {
     pub(crate) stats: BatchStats,
     pub(crate) source: Option<Source>,
+    /// Where JSON text is written before it is appended.
+    pub(crate) scratch: Vec<u8>,
 }
 
 /// A block of input the batch shares (an Arrow buffer): its index among the batch's shared

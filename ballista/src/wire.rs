@@ -8,7 +8,9 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion_proto::protobuf::{ArrowType, FileScanExecConf, FileSinkConfig};
 use prost::Message;
 use protojit::Schema;
-use protojit_arrow::{AnyColumns, ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, StringColumns};
+use protojit_arrow::{
+    AnyColumns, ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, RecursionColumns, StringColumns,
+};
 use protojit_sql::ProtobufFormat;
 
 /// Leads a table written by [`crate::ProtojitLogicalCodec`], so that its decoder tells it
@@ -56,7 +58,7 @@ pub(crate) struct FormatNode {
     /// path, is retired.)
     #[prost(uint32, tag = "11")]
     pub path: u32,
-    /// ArrowOptions::oneof_case. (Tags 12 to 20, the mapping options, are absent from
+    /// ArrowOptions::oneof_case. (Tags 12 to 21, the mapping options, are absent from
     /// plans written before them: false, the default mapping.)
     #[prost(bool, tag = "12")]
     pub oneof_case: bool,
@@ -85,6 +87,9 @@ pub(crate) struct FormatNode {
     /// ArrowOptions::extensions (a library's format: SQL tables do not take it).
     #[prost(bool, tag = "20")]
     pub extensions: bool,
+    /// ArrowOptions::recursion is RecursionColumns::Json.
+    #[prost(bool, tag = "21")]
+    pub recursion_json: bool,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -186,6 +191,7 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
         explode_outer: options.explode.as_ref().is_some_and(|e| e.outer),
         any_json: options.any == AnyColumns::Json,
         extensions: options.extensions,
+        recursion_json: options.recursion == RecursionColumns::Json,
     })
 }
 
@@ -212,6 +218,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         explode: node.explode.clone().map(|path| Explode { path, outer: node.explode_outer }),
         any: if node.any_json { AnyColumns::Json } else { AnyColumns::Struct },
         extensions: node.extensions,
+        recursion: if node.recursion_json { RecursionColumns::Json } else { RecursionColumns::Cut },
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
@@ -285,6 +292,7 @@ mod tests {
             enums: EnumColumns::String,
             flatten: true,
             any: AnyColumns::Json,
+            recursion: RecursionColumns::Json,
             ..ArrowOptions::default()
         };
         let node = format_node(&format(&options)).unwrap();
@@ -292,6 +300,7 @@ mod tests {
         let got = back.arrow_options();
         assert!(got.oneof_case && got.large && got.flatten);
         assert_eq!((got.maps, got.enums, got.any), (MapColumns::Entries, EnumColumns::String, AnyColumns::Json));
+        assert_eq!(got.recursion, RecursionColumns::Json);
         // Explode (a library's format: SQL tables do not take it as an option).
         for outer in [false, true] {
             let explode = Some(Explode { path: "r".into(), outer });
@@ -306,7 +315,7 @@ mod tests {
 
         let node =
             format_node(&format(&ArrowOptions { enums: EnumColumns::Number, ..ArrowOptions::default() })).unwrap();
-        // An old plan: the same message without tags 12 to 20.
+        // An old plan: the same message without tags 12 to 21.
         let old = FormatNode {
             oneof_case: false,
             map_entries: false,
@@ -317,6 +326,7 @@ mod tests {
             explode_outer: false,
             any_json: false,
             extensions: false,
+            recursion_json: false,
             ..node
         };
         let got = format_from(Some(&old)).unwrap();
@@ -324,6 +334,7 @@ mod tests {
         assert!(!got.oneof_case && !got.large && !got.flatten && got.explode.is_none());
         assert_eq!(got.any, AnyColumns::Struct);
         assert!(!got.extensions);
+        assert_eq!(got.recursion, RecursionColumns::Cut);
         assert_eq!((got.maps, got.enums), (MapColumns::Map, EnumColumns::Number));
     }
 }

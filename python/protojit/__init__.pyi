@@ -95,6 +95,7 @@ class Schema:
         explode_outer: Optional[str] = None,
         any: Literal["struct", "json"] = "struct",
         extensions: bool = False,
+        recursion: Literal["cut", "json"] = "cut",
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
         path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
@@ -133,6 +134,10 @@ class Schema:
           ``{"@type": url, "value": "<base64>"}``, counted in
           :attr:`Converter.unresolved_any`), of the ``arrow.json`` extension type
           (``pa.json_()``); :meth:`Converter.from_record_batch` parses it back.
+        - ``recursion``: where ``max_recursion`` cuts a recursive type, the field is left
+          out (``"cut"``) or holds the subtree's proto3 JSON (``"json"``, ``pa.json_()``;
+          null where it has no JSON form); the compiled column appenders leave such
+          columns to the chunked path (:attr:`Converter.path_note` says so).
         - ``extensions``: extensions declared in the schema for a converted message as
           columns named ``"[pkg.ext]"`` after its fields (null when absent);
           :meth:`Converter.from_record_batch` refuses them.

@@ -13,7 +13,7 @@ use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use protojit_arrow::{
     AnyColumns, AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Explode, Framing, MapColumns,
-    RecordError, StringColumns,
+    RecordError, RecursionColumns, StringColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -44,7 +44,7 @@ pub enum Errors {
 
 /// The mapping keywords beside `enums` and `strings` (`ArrowOptions`' fields of the same
 /// names): `oneof_case=`, `maps=`, `large=`, `flatten=`; `explode=` and `explode_outer=`
-/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`); `extensions=`.
+/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`); `extensions=`; `recursion=` (`"cut"` or `"json"`).
 pub struct Mapping<'a> {
     pub oneof_case: bool,
     pub maps: &'a str,
@@ -54,6 +54,7 @@ pub struct Mapping<'a> {
     pub explode_outer: Option<String>,
     pub any: &'a str,
     pub extensions: bool,
+    pub recursion: &'a str,
 }
 
 /// A converter's keywords, checked.
@@ -116,6 +117,17 @@ impl ConverterOptions {
         arrow.large = mapping.large;
         arrow.flatten = mapping.flatten;
         arrow.extensions = mapping.extensions;
+        arrow.recursion = match mapping.recursion {
+            "cut" => RecursionColumns::Cut,
+            "json" => RecursionColumns::Json,
+            other => {
+                return Err(bad(
+                    "recursion",
+                    other,
+                    "'cut' (left out, the default) or 'json' (the subtree as JSON text)",
+                ))
+            }
+        };
         arrow.any = match mapping.any {
             "struct" => AnyColumns::Struct,
             "json" => AnyColumns::Json,

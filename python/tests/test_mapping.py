@@ -1,4 +1,4 @@
-"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=, any=, explode=): the shapes
+"""The mapping keywords (oneof_case=, maps=, large=, enums="string", flatten=, any=, recursion=, explode=, extensions=): the shapes
 they give, the schema known before any data, and the way back to the same records."""
 
 from __future__ import annotations
@@ -177,3 +177,29 @@ def test_extensions():
     assert schema.converter("e.M").schema.names == ["id"]
     with pytest.raises(protojit.EncodeError, match="extensions"):
         conv.from_record_batch(batch)
+
+
+TREE_PROTO = """
+syntax = "proto3";
+package t;
+message Node { string name = 1; Node child = 2; }
+"""
+
+
+def test_recursion_as_json():
+    schema = protojit.Schema.from_proto_source(TREE_PROTO, "t.proto")
+    # a > b > c > d
+    d = b"\x0a\x01d"
+    c = b"\x0a\x01c\x12" + bytes([len(d)]) + d
+    b = b"\x0a\x01b\x12" + bytes([len(c)]) + c
+    a = b"\x0a\x01a\x12" + bytes([len(b)]) + b
+    conv = schema.converter("t.Node", recursion="json", max_recursion=2)
+    batch = conv.to_record_batch(pa.array([a, b"\x0a\x01z"], pa.binary()))
+    assert batch.schema == conv.schema
+    assert conv.schema.field("child").type.field("child").type == pa.json_(pa.utf8())
+    children = batch.column("child").to_pylist()
+    assert str(children[0]["child"]) == '{"name":"c","child":{"name":"d"}}'
+    assert children[1] is None
+    assert conv.from_record_batch(batch).to_pylist() == [a, b"\x0a\x01z"]
+    with pytest.raises(ValueError, match="json"):
+        schema.converter("t.Node", recursion="text")
