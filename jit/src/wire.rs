@@ -159,7 +159,6 @@ pub(crate) trait Wire<'b> {
     /// to start at `p`, when the input has eight bytes before `end`; a byte loop otherwise
     /// (inputs under eight bytes). `(value as i64, position after)`.
     fn read_varint(&mut self, p: Value, end: Value) -> (Value, Value) {
-        let ptr = self.ptr();
         let b = self.b();
         let load = b.create_block();
         let word = b.create_block();
@@ -207,35 +206,11 @@ pub(crate) trait Wire<'b> {
         let w_end = b.ins().ushr(w_end, skip);
         b.ins().jump(swar, &[BlockArg::Value(w_end), BlockArg::Value(avail)]);
 
-        // Inputs under eight bytes: a byte loop, still no call. Block params: position,
-        // shift, value so far. Ten bytes at most (shift 0..=63); an eleventh, or the end,
-        // goes to the helper, which reports the error.
+        // Inputs under eight bytes: a byte loop, still no call.
         b.switch_to_block(tail);
-        let step = b.create_block();
-        let byte = b.create_block();
-        let more = b.create_block();
-        let q = b.append_block_param(step, ptr);
-        let shift = b.append_block_param(step, types::I64);
-        let acc = b.append_block_param(step, types::I64);
         let zero = b.ins().iconst(types::I64, 0);
-        b.ins().jump(step, &[BlockArg::Value(p), BlockArg::Value(zero), BlockArg::Value(zero)]);
-        b.switch_to_block(step);
-        let inside = b.ins().icmp(IntCC::UnsignedLessThan, q, end);
-        let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, shift, 64);
-        let go = b.ins().band(inside, short);
-        b.ins().brif(go, byte, &[], slow, &[]);
-        b.switch_to_block(byte);
-        let x = b.ins().uload8(types::I64, input_flags(), q, 0);
-        let bits = b.ins().band_imm_u(x, 0x7f);
-        let bits = b.ins().ishl(bits, shift);
-        let acc2 = b.ins().bor(acc, bits);
-        let q1 = b.ins().iadd_imm_s(q, 1);
-        let last = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, x, 0x80);
-        b.ins().brif(last, join, &[BlockArg::Value(acc2), BlockArg::Value(q1)], more, &[]);
-        b.switch_to_block(more);
-        let shift7 = b.ins().iadd_imm_s(shift, 7);
-        b.ins().jump(step, &[BlockArg::Value(q1), BlockArg::Value(shift7), BlockArg::Value(acc2)]);
-
+        self.varint_bytes([p, zero, zero], end, join, slow);
+        let b = self.b();
         b.switch_to_block(swar);
         let found = b.create_block();
         let fits = b.create_block();
@@ -268,6 +243,82 @@ pub(crate) trait Wire<'b> {
         b.ins().jump(join, &[BlockArg::Value(x), BlockArg::Value(after)]);
 
         b.switch_to_block(slow);
+        self.varint_call(p, end, join);
+        (v, np)
+    }
+
+    /// A varint at `p` before `end` where registers are scarce (a packed run's items, in
+    /// a loop): two bytes inline, then a byte loop (`varint_bytes`), without the word reads
+    /// of `read_varint`, whose extra values cost the loop registers.
+    fn read_varint_compact(&mut self, p: Value, end: Value) -> (Value, Value) {
+        let ptr = self.ptr();
+        let b = self.b();
+        let [load, second, read, long, slow, join] = [(); 6].map(|_| b.create_block());
+        b.set_cold_block(slow);
+        let v = b.append_block_param(join, types::I64);
+        let np = b.append_block_param(join, ptr);
+        let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
+        b.ins().brif(inside, load, &[], slow, &[]);
+        b.switch_to_block(load);
+        let b0 = b.ins().uload8(types::I64, input_flags(), p, 0);
+        let p1 = b.ins().iadd_imm_s(p, 1);
+        let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
+        b.ins().brif(short, join, &[BlockArg::Value(b0), BlockArg::Value(p1)], second, &[]);
+        b.switch_to_block(second);
+        let inside = b.ins().icmp(IntCC::UnsignedLessThan, p1, end);
+        b.ins().brif(inside, read, &[], slow, &[]);
+        b.switch_to_block(read);
+        let b1 = b.ins().uload8(types::I64, input_flags(), p, 1);
+        let lo = b.ins().band_imm_u(b0, 0x7f);
+        let hi = b.ins().band_imm_u(b1, 0x7f);
+        let hi = b.ins().ishl_imm_u(hi, 7);
+        let acc = b.ins().bor(lo, hi);
+        let p2 = b.ins().iadd_imm_s(p, 2);
+        let last = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b1, 0x80);
+        b.ins().brif(last, join, &[BlockArg::Value(acc), BlockArg::Value(p2)], long, &[]);
+        b.switch_to_block(long);
+        let fourteen = b.ins().iconst(types::I64, 14);
+        self.varint_bytes([p2, fourteen, acc], end, join, slow);
+        self.b().switch_to_block(slow);
+        self.varint_call(p, end, join);
+        (v, np)
+    }
+
+    /// A byte loop over a varint from the current block, from `[position, shift, value so
+    /// far]`: on to `join(value, position after)`; ten bytes at most (shift 0..=63), an
+    /// eleventh or `end` to `slow` (the helper, which reports the error).
+    fn varint_bytes(&mut self, from: [Value; 3], end: Value, join: Block, slow: Block) {
+        let ptr = self.ptr();
+        let b = self.b();
+        let step = b.create_block();
+        let byte = b.create_block();
+        let more = b.create_block();
+        let q = b.append_block_param(step, ptr);
+        let shift = b.append_block_param(step, types::I64);
+        let acc = b.append_block_param(step, types::I64);
+        b.ins().jump(step, &from.map(BlockArg::Value));
+        b.switch_to_block(step);
+        let inside = b.ins().icmp(IntCC::UnsignedLessThan, q, end);
+        let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, shift, 64);
+        let go = b.ins().band(inside, short);
+        b.ins().brif(go, byte, &[], slow, &[]);
+        b.switch_to_block(byte);
+        let x = b.ins().uload8(types::I64, input_flags(), q, 0);
+        let bits = b.ins().band_imm_u(x, 0x7f);
+        let bits = b.ins().ishl(bits, shift);
+        let acc2 = b.ins().bor(acc, bits);
+        let q1 = b.ins().iadd_imm_s(q, 1);
+        let last = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, x, 0x80);
+        b.ins().brif(last, join, &[BlockArg::Value(acc2), BlockArg::Value(q1)], more, &[]);
+        b.switch_to_block(more);
+        let shift7 = b.ins().iadd_imm_s(shift, 7);
+        b.ins().jump(step, &[BlockArg::Value(q1), BlockArg::Value(shift7), BlockArg::Value(acc2)]);
+    }
+
+    /// The product's varint helper on the varint at `p` (before `end`): on to `join(value,
+    /// position after)`, or failing; continues in `join`.
+    fn varint_call(&mut self, p: Value, end: Value, join: Block) {
+        let ptr = self.ptr();
         let (varint, _, out) = self.core();
         let at = self.b().ins().stack_addr(ptr, out, 0);
         let ctx = self.ctx();
@@ -278,7 +329,6 @@ pub(crate) trait Wire<'b> {
         let val = b.ins().stack_load(ptr, types::I64, out, 0);
         b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(r)]);
         b.switch_to_block(join);
-        (v, np)
     }
 
     /// The one- and two-byte cases of a varint at `p < end` (checked by the caller), in

@@ -393,8 +393,10 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
     /// value's bits, a varint as read, zigzag decoded for `sint32`/`sint64`, a closed
     /// enum's undeclared value declined: it is an unknown field, the tree's) and the
     /// position after it.
-    fn number(&mut self, kind: FieldKind, k: usize, p: Value, end: Value) -> (Value, Value) {
+    fn number(&mut self, kind: FieldKind, k: usize, p: Value, end: Value, packed: bool) -> (Value, Value) {
         let (v, next) = match kind.fixed_width() {
+            // In a packed run's loop, the loop's values keep their registers.
+            0 if packed => self.read_varint_compact(p, end),
             0 => self.read_varint(p, end),
             4 => {
                 let (v, next) = self.read_fixed(4, p, end);
@@ -432,7 +434,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         }
         let after = match f.cell {
             PlanCell::Number => {
-                let (v, next) = self.number(kind, k, q, self.end);
+                let (v, next) = self.number(kind, k, q, self.end, false);
                 self.put(k, v);
                 next
             }
@@ -489,7 +491,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 stop
             }
             PlanCell::List if !packed => {
-                let (v, next) = self.number(kind, k, q, self.end);
+                let (v, next) = self.number(kind, k, q, self.end, false);
                 self.push(k, v);
                 next
             }
@@ -510,7 +512,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 let after = self.b.create_block();
                 self.b.ins().brif(over, after, &[], item, &[]);
                 self.b.switch_to_block(item);
-                let (v, next) = self.number(kind, k, p, stop);
+                let (v, next) = self.number(kind, k, p, stop, true);
                 let at = self.b.ins().ishl_imm_u(len, 3);
                 let cell = self.b.ins().iadd(items, at);
                 self.b.ins().store(buffers(), v, cell, 0);
