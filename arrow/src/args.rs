@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::{AnyColumns, ArrowOptions, EnumColumns, Explode, MapColumns, RecursionColumns};
+use crate::{AnyColumns, ArrowOptions, EnumColumns, Explode, MapColumns, RecursionColumns, StructColumns};
 
 /// How protobuf fields become columns: each flag sets one [`ArrowOptions`] mapping option;
 /// a flag left out keeps the default mapping.
@@ -35,6 +35,10 @@ pub struct MappingArgs {
     /// or holds the subtree as `json` text.
     #[arg(long, value_enum, value_name = "AS")]
     pub recursion: Option<RecursionColumns>,
+    /// Columns: google.protobuf.Struct, Value and ListValue as the `struct`s they are (the
+    /// default, cut at the recursion limit) or as `json` text, whole.
+    #[arg(long, value_enum, value_name = "AS")]
+    pub structs: Option<StructColumns>,
 }
 
 impl MappingArgs {
@@ -54,6 +58,9 @@ impl MappingArgs {
         }
         if let Some(recursion) = self.recursion {
             options.recursion = recursion;
+        }
+        if let Some(structs) = self.structs {
+            options.structs = structs;
         }
     }
 
@@ -142,6 +149,7 @@ mod tests {
         assert_eq!(o.any, AnyColumns::Json);
         assert_eq!(options(&["--recursion", "json"]).unwrap().recursion, RecursionColumns::Json);
         assert_eq!(options(&[]).unwrap().recursion, RecursionColumns::Cut);
+        assert_eq!(options(&["--structs", "json"]).unwrap().structs, StructColumns::Json);
         assert_eq!((o.maps, o.enums), (MapColumns::Entries, EnumColumns::String));
         let o = options(&[]).unwrap();
         assert!(!o.oneof_case && !o.large && !o.flatten);

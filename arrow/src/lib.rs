@@ -57,6 +57,7 @@
 //! | [`enums`](ArrowOptions::enums) = [`EnumColumns::String`] | `Utf8` value names instead of a dictionary |
 //! | [`flatten`](ArrowOptions::flatten) | singular message fields as top-level columns named by path (`a.b.c`), null where a parent is absent; lists and maps stay whole |
 //! | [`any`](ArrowOptions::any) = [`AnyColumns::Json`] | a `google.protobuf.Any` as `Utf8` proto3 JSON of the packed message (`{"@type": url, ...}`, resolved through the schema; `{"@type": url, "value": "<base64>"}` when it is not, counted in [`Converter::unresolved_any`]), the field marked with the canonical `arrow.json` extension type |
+//! | [`structs`](ArrowOptions::structs) = [`StructColumns::Json`] | `google.protobuf.Struct`, `Value` and `ListValue` as `Utf8` (`arrow.json`) proto3 JSON, whole however deep (the compiled appenders leave such columns to the chunked path, with a note) |
 //! | [`recursion`](ArrowOptions::recursion) = [`RecursionColumns::Json`] | where a recursive type is cut, a `Utf8` column (`arrow.json`) of the subtree's proto3 JSON instead of nothing (the compiled appenders leave such columns to the chunked path, with a note) |
 //! | [`extensions`](ArrowOptions::extensions) | extensions declared in the schema for a converted type as columns named `[pkg.ext]` after its fields (not encoded back) |
 //! | [`explode`](ArrowOptions::explode) | one row per element of a repeated field ([`Explode::path`]), the element in the list's place and the record's other columns repeated; a record without an element gives no row, or one row with the element null ([`Explode::outer`]), counted in [`Converter::unexploded_records`] |
@@ -137,6 +138,7 @@ pub use error::{AppendError, ConvertError, EncodeError, RecordError};
 pub use framing::{Framing, FramingError};
 pub use options::{
     AnyColumns, ArrowOptions, ConvertPath, EnumColumns, Explode, MapColumns, RecursionColumns, StringColumns,
+    StructColumns,
 };
 pub use protojit::delimited::{DelimitedRecords, Record, StreamError};
 pub use values::BatchStats;

@@ -67,6 +67,24 @@ pub enum RecursionColumns {
     Json,
 }
 
+/// How `google.protobuf.Struct`, `Value` and `ListValue` become columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum StructColumns {
+    /// The structs they are (the default): recursive types, so cut at
+    /// [`ArrowOptions::max_recursion`].
+    #[default]
+    Struct,
+    /// One `Utf8` column of their canonical proto3 JSON (`{"a": 1}`, `[1, "x"]`, `null`),
+    /// of the `arrow.json` extension type, whole however deep; null where absent or where
+    /// the value has no JSON form (a non-finite number: counted in
+    /// [`BatchStats::json_unprintable`](crate::BatchStats::json_unprintable)). Needs
+    /// [`ArrowOptions::well_known_types`]. The compiled column appenders do not write JSON:
+    /// the converter takes the chunked path, saying so in
+    /// [`Converter::path_note`](crate::Converter::path_note).
+    Json,
+}
+
 /// One row per element of a repeated field ([`ArrowOptions::explode`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Explode {
@@ -244,6 +262,10 @@ pub struct ArrowOptions {
     /// [`RecursionColumns::Cut`]: left out; [`RecursionColumns::Json`]: the subtree as
     /// JSON text). The [`Encoder`](crate::Encoder) parses the JSON back.
     pub recursion: RecursionColumns,
+    /// `google.protobuf.Struct`, `Value` and `ListValue` fields (default
+    /// [`StructColumns::Struct`]; [`StructColumns::Json`]: their proto3 JSON text, parsed
+    /// back by the [`Encoder`](crate::Encoder)).
+    pub structs: StructColumns,
     /// The decoder's options (engine, depth limit, tiering). Their UTF-8 policy must be
     /// [`Utf8Check::All`] (the default here): Arrow `Utf8` columns hold valid text only, so
     /// any other setting is a [`ConvertError::Utf8`](crate::ConvertError::Utf8). The
@@ -271,6 +293,7 @@ impl Default for ArrowOptions {
             any: AnyColumns::Struct,
             extensions: false,
             recursion: RecursionColumns::Cut,
+            structs: StructColumns::Struct,
             decode: EngineOptions::default().with_utf8(Utf8Check::All),
         }
     }
@@ -281,7 +304,7 @@ impl ArrowOptions {
     /// `STORED AS PROTOBUF OPTIONS (...)`, the CLI, Python keywords): `oneof_case`,
     /// `large`, `flatten` and `extensions` take `true` / `false`; `maps` takes `map` or `entries`;
     /// `enums` takes `dictionary`, `number` (or `numbers`) or `string` (or `strings`);
-    /// `any` takes `struct` or `json`; `recursion` takes `cut` or `json`; `explode` and `explode_outer` take a field path ([`OTHER_OPTIONS`](Self::OTHER_OPTIONS);
+    /// `any` takes `struct` or `json`; `recursion` and `structs` take `cut` / `struct` or `json`; `explode` and `explode_outer` take a field path ([`OTHER_OPTIONS`](Self::OTHER_OPTIONS);
     /// an empty path sets none). Names and values are matched without regard to case. An unknown name or value is
     /// an `Err` saying what is accepted.
     ///
@@ -324,6 +347,13 @@ impl ArrowOptions {
                     _ => return Err(format!("option `enums`: `{value}` is not `dictionary`, `number` or `string`")),
                 }
             }
+            "structs" => {
+                self.structs = match value_lower.as_str() {
+                    "struct" => StructColumns::Struct,
+                    "json" => StructColumns::Json,
+                    _ => return Err(format!("option `structs`: `{value}` is not `struct` or `json`")),
+                }
+            }
             "recursion" => {
                 self.recursion = match value_lower.as_str() {
                     "cut" => RecursionColumns::Cut,
@@ -356,8 +386,8 @@ impl ArrowOptions {
 
     /// The option names [`set`](Self::set) takes that keep one row per record (what SQL
     /// tables take as options).
-    pub const MAPPING_OPTIONS: [&'static str; 7] =
-        ["oneof_case", "maps", "large", "enums", "flatten", "any", "recursion"];
+    pub const MAPPING_OPTIONS: [&'static str; 8] =
+        ["oneof_case", "maps", "large", "enums", "flatten", "any", "recursion", "structs"];
 
     /// The option names [`set`](Self::set) takes besides [`MAPPING_OPTIONS`](Self::MAPPING_OPTIONS),
     /// which SQL tables do not take: those that make rows of a record's elements

@@ -8,7 +8,7 @@ use protojit_arena::stream::WireValue;
 use protojit_arena::{LayoutIndex, Layouts, SlotIndex};
 
 use crate::column::{Cell, Column, ListCol, MapCol, StructCol, TimeCol};
-use crate::options::{ArrowOptions, EnumColumns, RecursionColumns, StringColumns};
+use crate::options::{ArrowOptions, EnumColumns, RecursionColumns, StringColumns, StructColumns};
 use crate::reshape::{EXTENSION_NAME, JSON_EXTENSION};
 use crate::select::Selection;
 use crate::values::{Data, EnumDict, Pending, Read, Values};
@@ -165,6 +165,13 @@ impl<'s> Mapper<'s> {
     ) -> Option<(Arc<Field>, Cell)> {
         match kind {
             Kind::Message(m) => {
+                let json_value = matches!(
+                    m.full_name(),
+                    "google.protobuf.Struct" | "google.protobuf.Value" | "google.protobuf.ListValue"
+                );
+                if self.options.well_known_types && self.options.structs == StructColumns::Json && json_value {
+                    return Some(self.json_column(name));
+                }
                 if self.options.well_known_types {
                     if let Some(w) = wkt(&m) {
                         let layouts: &'s Layouts = self.layouts;
@@ -199,11 +206,7 @@ impl<'s> Mapper<'s> {
                         m.full_name(),
                         self.options.max_recursion
                     ));
-                    // Nullable even as a list item: a subtree without a JSON form is null.
-                    let values = Values::text(true, self.options.strings == StringColumns::Views).nullable();
-                    let metadata = [(EXTENSION_NAME.to_owned(), JSON_EXTENSION.to_owned())].into();
-                    let field = Field::new(name, values.data_type(), true).with_metadata(metadata);
-                    return Some((Arc::new(field), Cell::Json(values)));
+                    return Some(self.json_column(name));
                 }
                 if count >= self.options.max_recursion {
                     self.notes.cuts.push(format!(
@@ -231,6 +234,15 @@ impl<'s> Mapper<'s> {
                 Some((Arc::new(Field::new(name, values.data_type(), nullable)), Cell::Values(values)))
             }
         }
+    }
+
+    /// A message's column of JSON text ([`RecursionColumns::Json`], [`StructColumns::Json`]):
+    /// nullable even as a list item (a message without a JSON form is null).
+    fn json_column(&self, name: &str) -> (Arc<Field>, Cell) {
+        let values = Values::text(true, self.options.strings == StringColumns::Views).nullable();
+        let metadata = [(EXTENSION_NAME.to_owned(), JSON_EXTENSION.to_owned())].into();
+        let field = Field::new(name, values.data_type(), true).with_metadata(metadata);
+        (Arc::new(field), Cell::Json(values))
     }
 
     /// The leaf builder of a scalar field.

@@ -14,7 +14,7 @@ use protojit_arrow::arrow_array::{Array, RecordBatch};
 use protojit_arrow::arrow_schema::DataType;
 use protojit_arrow::{
     AnyColumns, ArrowOptions, ConvertError, ConvertPath, Converter, EncodeError, Encoder, EnumColumns, Explode,
-    MapColumns, RecursionColumns, StringColumns,
+    MapColumns, RecursionColumns, StringColumns, StructColumns,
 };
 
 fn reflect_schema() -> Schema {
@@ -49,6 +49,7 @@ fn option_grid() -> Vec<(&'static str, ArrowOptions)> {
         ("flatten", ArrowOptions { flatten: true, ..base.clone() }),
         ("any=json", ArrowOptions { any: AnyColumns::Json, ..base.clone() }),
         ("recursion=json", ArrowOptions { recursion: RecursionColumns::Json, ..base.clone() }),
+        ("structs=json", ArrowOptions { structs: StructColumns::Json, ..base.clone() }),
         ("flatten+oneof_case", ArrowOptions { flatten: true, oneof_case: true, ..base.clone() }),
         ("large+maps=entries", ArrowOptions { large: true, maps: MapColumns::Entries, ..base.clone() }),
         ("all", all.clone()),
@@ -163,7 +164,7 @@ fn each_option_encodes_back_to_the_same_records() {
         assert!(records.len() > 40, "{root}: {} records in range", records.len());
         for (name, options) in option_grid() {
             let what = format!("{root} under {name}");
-            if options.recursion == RecursionColumns::Json {
+            if options.recursion == RecursionColumns::Json || options.structs == StructColumns::Json {
                 // Proto3 JSON cannot hold every subtree the random records make (an Any
                 // of a type the schema lacks): its round trip is tested on records that
                 // it holds (recursion_json_holds_the_subtree_past_the_cut).
@@ -434,7 +435,7 @@ fn options_are_set_by_name() {
             "map"
         } else if *key == "enums" {
             "string"
-        } else if *key == "any" || *key == "recursion" {
+        } else if *key == "any" || *key == "recursion" || *key == "structs" {
             "json"
         } else {
             "true"
@@ -1015,4 +1016,52 @@ fn recursion_json_holds_the_subtree_past_the_cut() {
         let back: Vec<&[u8]> = encoded.iter().map(Option::unwrap).collect();
         assert_eq!(back, records.iter().map(Vec::as_slice).collect::<Vec<_>>(), "{options:?}");
     }
+}
+
+const STRUCT_PROTO: &str = r#"
+    syntax = "proto3";
+    package s;
+    import "google/protobuf/struct.proto";
+    message Doc {
+      int32 id = 1;
+      google.protobuf.Struct attrs = 2;
+      google.protobuf.Value v = 3;
+      repeated google.protobuf.ListValue lists = 4;
+    }
+"#;
+
+/// `structs = json`: Struct, Value and ListValue as their proto3 JSON, whole however deep
+/// (as structs they are cut at the recursion limit); every path equal; back to the records.
+#[test]
+fn structs_as_json_are_whole() {
+    let schema = Schema::from_proto_source("s.proto", STRUCT_PROTO).unwrap();
+    let json = r#"{"id":1,"attrs":{"a":{"b":{"c":[1,"x",true,null]}}},"v":"text","lists":[[1,2],[]]}"#;
+    let root = schema.layouts().index_of("s.Doc").unwrap();
+    let mut first = Vec::new();
+    protojit::json_to_binary(schema.layouts(), root, json.as_bytes(), &Default::default(), &mut first).unwrap();
+    let records = vec![first, b"\x08\x02".to_vec()];
+    let options = ArrowOptions { structs: StructColumns::Json, ..jit() };
+    let batch = every_path(&schema, "s.Doc", &options, &records, "structs=json");
+    let arrow = batch.schema();
+    for name in ["attrs", "v"] {
+        let field = arrow.field_with_name(name).unwrap();
+        assert_eq!(field.data_type(), &DataType::Utf8, "{name}");
+        assert_eq!(field.metadata().get("ARROW:extension:name").map(String::as_str), Some("arrow.json"));
+    }
+    assert_eq!(strings(batch.column(1).as_ref()), [Some(r#"{"a":{"b":{"c":[1.0,"x",true,null]}}}"#), None]);
+    assert_eq!(strings(batch.column(2).as_ref()), [Some(r#""text""#), None]);
+    let lists = batch.column(3).as_list::<i32>();
+    assert_eq!(strings(lists.values().as_ref()), [Some("[1.0,2.0]"), Some("[]")]);
+    let converter =
+        Converter::new(&schema, "s.Doc", &ArrowOptions { path: ConvertPath::DirectCompiled, ..options.clone() })
+            .unwrap();
+    assert_eq!(converter.path(), ConvertPath::Chunked, "{:?}", converter.path_note());
+    let encoded = Encoder::new(&schema, "s.Doc", &options).unwrap().encode(&batch).unwrap();
+    assert_eq!(
+        encoded.iter().map(Option::unwrap).collect::<Vec<_>>(),
+        records.iter().map(Vec::as_slice).collect::<Vec<_>>()
+    );
+    // Without well-known types, structs as before.
+    let plain = Converter::new(&schema, "s.Doc", &ArrowOptions { well_known_types: false, ..options }).unwrap();
+    assert!(matches!(plain.arrow_schema().field(1).data_type(), DataType::Struct(_)));
 }

@@ -10,6 +10,7 @@ use prost::Message;
 use protojit::Schema;
 use protojit_arrow::{
     AnyColumns, ArrowOptions, ConvertPath, EnumColumns, Explode, Framing, MapColumns, RecursionColumns, StringColumns,
+    StructColumns,
 };
 use protojit_sql::ProtobufFormat;
 
@@ -58,7 +59,7 @@ pub(crate) struct FormatNode {
     /// path, is retired.)
     #[prost(uint32, tag = "11")]
     pub path: u32,
-    /// ArrowOptions::oneof_case. (Tags 12 to 21, the mapping options, are absent from
+    /// ArrowOptions::oneof_case. (Tags 12 to 22, the mapping options, are absent from
     /// plans written before them: false, the default mapping.)
     #[prost(bool, tag = "12")]
     pub oneof_case: bool,
@@ -90,6 +91,9 @@ pub(crate) struct FormatNode {
     /// ArrowOptions::recursion is RecursionColumns::Json.
     #[prost(bool, tag = "21")]
     pub recursion_json: bool,
+    /// ArrowOptions::structs is StructColumns::Json.
+    #[prost(bool, tag = "22")]
+    pub structs_json: bool,
 }
 
 /// A listing table of protobuf files (its schema travels beside it in the plan).
@@ -192,6 +196,7 @@ pub(crate) fn format_node(format: &ProtobufFormat) -> DfResult<FormatNode> {
         any_json: options.any == AnyColumns::Json,
         extensions: options.extensions,
         recursion_json: options.recursion == RecursionColumns::Json,
+        structs_json: options.structs == StructColumns::Json,
     })
 }
 
@@ -219,6 +224,7 @@ pub(crate) fn format_from(node: Option<&FormatNode>) -> DfResult<ProtobufFormat>
         any: if node.any_json { AnyColumns::Json } else { AnyColumns::Struct },
         extensions: node.extensions,
         recursion: if node.recursion_json { RecursionColumns::Json } else { RecursionColumns::Cut },
+        structs: if node.structs_json { StructColumns::Json } else { StructColumns::Struct },
         strings: if node.string_views { StringColumns::Views } else { StringColumns::Offsets },
         max_recursion: usize::try_from(node.max_recursion).map_err(|_| malformed("max_recursion out of range"))?,
         well_known_types: node.well_known_types,
@@ -293,6 +299,7 @@ mod tests {
             flatten: true,
             any: AnyColumns::Json,
             recursion: RecursionColumns::Json,
+            structs: StructColumns::Json,
             ..ArrowOptions::default()
         };
         let node = format_node(&format(&options)).unwrap();
@@ -301,6 +308,7 @@ mod tests {
         assert!(got.oneof_case && got.large && got.flatten);
         assert_eq!((got.maps, got.enums, got.any), (MapColumns::Entries, EnumColumns::String, AnyColumns::Json));
         assert_eq!(got.recursion, RecursionColumns::Json);
+        assert_eq!(got.structs, StructColumns::Json);
         // Explode (a library's format: SQL tables do not take it as an option).
         for outer in [false, true] {
             let explode = Some(Explode { path: "r".into(), outer });
@@ -315,7 +323,7 @@ mod tests {
 
         let node =
             format_node(&format(&ArrowOptions { enums: EnumColumns::Number, ..ArrowOptions::default() })).unwrap();
-        // An old plan: the same message without tags 12 to 21.
+        // An old plan: the same message without tags 12 to 22.
         let old = FormatNode {
             oneof_case: false,
             map_entries: false,
@@ -327,6 +335,7 @@ mod tests {
             any_json: false,
             extensions: false,
             recursion_json: false,
+            structs_json: false,
             ..node
         };
         let got = format_from(Some(&old)).unwrap();
@@ -335,6 +344,7 @@ mod tests {
         assert_eq!(got.any, AnyColumns::Struct);
         assert!(!got.extensions);
         assert_eq!(got.recursion, RecursionColumns::Cut);
+        assert_eq!(got.structs, StructColumns::Struct);
         assert_eq!((got.maps, got.enums), (MapColumns::Map, EnumColumns::Number));
     }
 }

@@ -42,7 +42,7 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
     #[cfg(feature = "columns")]
     if args.mapping.any() || args.explode.any() {
         return Err(Failure::usage(
-            "--oneof-case, --maps, --large, --enums, --flatten, --any, --recursion, --explode, --explode-outer and --extensions shape columns: they apply to --output arrow and parquet",
+            "--oneof-case, --maps, --large, --enums, --flatten, --any, --recursion, --structs, --explode, --explode-outer and --extensions shape columns: they apply to --output arrow and parquet",
         ));
     }
     let json = matches!(args.output, Output::Json | Output::JsonPretty | Output::Jsonl);

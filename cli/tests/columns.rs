@@ -479,3 +479,21 @@ fn recursion_json_flag_keeps_the_subtree() {
     assert!(String::from_utf8_lossy(&want).contains("\"label\":\"d\""), "four deep");
     assert_eq!(json(&back), want, "the subtree comes back");
 }
+
+/// `--structs json`: google.protobuf.Struct as one JSON column in `schema arrow`.
+#[test]
+fn structs_json_flag_makes_one_json_column() {
+    let tmp = TempDir::new("structs-json");
+    let proto = tmp.write(
+        "s.proto",
+        b"syntax = \"proto3\"; package s; import \"google/protobuf/struct.proto\";\n\
+          message Doc { google.protobuf.Struct attrs = 1; }\n",
+    );
+    let schema_of = |extra: &[&str]| {
+        let mut c = protojit();
+        c.args(["schema", "arrow", "--proto"]).arg(&proto).arg("Doc").args(extra);
+        String::from_utf8(ok(&run(&mut c, None))).unwrap()
+    };
+    assert!(schema_of(&["--structs", "json"]).starts_with("attrs: Utf8\n"), "{}", schema_of(&["--structs", "json"]));
+    assert!(schema_of(&[]).starts_with("attrs: Struct("), "{}", schema_of(&[]));
+}

@@ -96,6 +96,7 @@ class Schema:
         any: Literal["struct", "json"] = "struct",
         extensions: bool = False,
         recursion: Literal["cut", "json"] = "cut",
+        structs: Literal["struct", "json"] = "struct",
         framing: Literal["bare", "schema_registry"] = "bare",
         schema_id_column: Optional[str] = None,
         path: Optional[Literal["auto", "chunked", "compiled", "direct", "tree"]] = None,
@@ -134,6 +135,9 @@ class Schema:
           ``{"@type": url, "value": "<base64>"}``, counted in
           :attr:`Converter.unresolved_any`), of the ``arrow.json`` extension type
           (``pa.json_()``); :meth:`Converter.from_record_batch` parses it back.
+        - ``structs``: ``google.protobuf.Struct``, ``Value`` and ``ListValue`` as the
+          structs they are (``"struct"``, cut at ``max_recursion``) or as their proto3 JSON
+          (``"json"``, ``pa.json_()``, whole however deep).
         - ``recursion``: where ``max_recursion`` cuts a recursive type, the field is left
           out (``"cut"``) or holds the subtree's proto3 JSON (``"json"``, ``pa.json_()``;
           null where it has no JSON form); the compiled column appenders leave such

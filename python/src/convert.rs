@@ -13,7 +13,7 @@ use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef};
 use protojit_arrow::{
     AnyColumns, AppendError, ArrowOptions, BatchBuilder, ConvertPath, EnumColumns, Explode, Framing, MapColumns,
-    RecordError, RecursionColumns, StringColumns,
+    RecordError, RecursionColumns, StringColumns, StructColumns,
 };
 use pyo3::exceptions::{PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -44,7 +44,7 @@ pub enum Errors {
 
 /// The mapping keywords beside `enums` and `strings` (`ArrowOptions`' fields of the same
 /// names): `oneof_case=`, `maps=`, `large=`, `flatten=`; `explode=` and `explode_outer=`
-/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`); `extensions=`; `recursion=` (`"cut"` or `"json"`).
+/// (a field path: `ArrowOptions::explode`); `any=` (`"struct"` or `"json"`); `extensions=`; `recursion=` (`"cut"` or `"json"`); `structs=` (`"struct"` or `"json"`).
 pub struct Mapping<'a> {
     pub oneof_case: bool,
     pub maps: &'a str,
@@ -55,6 +55,7 @@ pub struct Mapping<'a> {
     pub any: &'a str,
     pub extensions: bool,
     pub recursion: &'a str,
+    pub structs: &'a str,
 }
 
 /// A converter's keywords, checked.
@@ -117,6 +118,11 @@ impl ConverterOptions {
         arrow.large = mapping.large;
         arrow.flatten = mapping.flatten;
         arrow.extensions = mapping.extensions;
+        arrow.structs = match mapping.structs {
+            "struct" => StructColumns::Struct,
+            "json" => StructColumns::Json,
+            other => return Err(bad("structs", other, "'struct' (the default) or 'json' (their JSON text)")),
+        };
         arrow.recursion = match mapping.recursion {
             "cut" => RecursionColumns::Cut,
             "json" => RecursionColumns::Json,

@@ -174,7 +174,7 @@ impl Schema {
     #[pyo3(signature = (
         message, *, select = None, enums = "dictionary", strings = "offsets", max_recursion = 3,
         well_known_types = true, oneof_case = false, maps = "map", large = false, flatten = false,
-        explode = None, explode_outer = None, any = "struct", extensions = false, recursion = "cut", framing = "bare", schema_id_column = None, path = None,
+        explode = None, explode_outer = None, any = "struct", extensions = false, recursion = "cut", structs = "struct", framing = "bare", schema_id_column = None, path = None,
         engine = "auto", max_depth = 100, nulls = "null", errors = "raise", threads = 1
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -196,6 +196,7 @@ impl Schema {
         any: &str,
         extensions: bool,
         recursion: &str,
+        structs: &str,
         framing: &str,
         schema_id_column: Option<String>,
         path: Option<&str>,
@@ -211,7 +212,7 @@ impl Schema {
             strings,
             max_recursion,
             well_known_types,
-            Mapping { oneof_case, maps, large, flatten, explode, explode_outer, any, extensions, recursion },
+            Mapping { oneof_case, maps, large, flatten, explode, explode_outer, any, extensions, recursion, structs },
             framing,
             schema_id_column,
             path,

@@ -203,3 +203,21 @@ def test_recursion_as_json():
     assert conv.from_record_batch(batch).to_pylist() == [a, b"\x0a\x01z"]
     with pytest.raises(ValueError, match="json"):
         schema.converter("t.Node", recursion="text")
+
+
+STRUCT_PROTO = """
+syntax = "proto3";
+package s;
+import "google/protobuf/struct.proto";
+message Doc { google.protobuf.Struct attrs = 1; }
+"""
+
+
+def test_structs_as_json():
+    schema = protojit.Schema.from_proto_source(STRUCT_PROTO, "s.proto")
+    record = schema.encoder("s.Doc").from_json('{"attrs": {"a": {"b": [1, "x"]}}}')
+    conv = schema.converter("s.Doc", structs="json")
+    batch = conv.to_record_batch(pa.array([record], pa.binary()))
+    assert conv.schema.field("attrs").type == pa.json_(pa.utf8())
+    assert str(batch.column("attrs")[0]) == '{"a":{"b":[1.0,"x"]}}'
+    assert conv.from_record_batch(batch).to_pylist() == [record]
