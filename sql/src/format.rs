@@ -70,6 +70,15 @@ pub const FORMAT_NAME: &str = "protobuf";
 /// Bytes read from a local file at a time.
 const READ_CHUNK: usize = 1 << 20;
 
+/// The row-making options a table takes beside the mapping options: one row per element of
+/// a repeated field (`'explode' 'path'`, `'explode_outer' 'path'`).
+const EXPLODE: [&str; 2] = ["explode", "explode_outer"];
+
+/// Whether `name` is a mapping option a protobuf table takes.
+fn mapping_option(name: &str) -> bool {
+    ArrowOptions::MAPPING_OPTIONS.contains(&name) || EXPLODE.contains(&name)
+}
+
 /// Options of a protobuf table, as `CREATE EXTERNAL TABLE … OPTIONS (…)` gives them (keys
 /// with or without DataFusion's `format.` prefix).
 const OPTIONS: &[(&str, &str)] = &[
@@ -247,9 +256,14 @@ impl ProtobufFormatFactory {
                 // DataFusion hands every format along with the format's.
                 continue;
             }
-            if !OPTIONS.iter().any(|(k, _)| *k == name) && !ArrowOptions::MAPPING_OPTIONS.contains(&name) {
+            if !OPTIONS.iter().any(|(k, _)| *k == name) && !mapping_option(name) {
                 let known = OPTIONS.iter().map(|(k, v)| format!("'{k}' ({v})")).collect::<Vec<_>>().join(", ");
-                let mapping = ArrowOptions::MAPPING_OPTIONS.map(|k| format!("'{k}'")).join(", ");
+                let mapping = ArrowOptions::MAPPING_OPTIONS
+                    .iter()
+                    .chain(&EXPLODE)
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 return Err(format!(
                     "unknown option '{key}'; a protobuf table takes {known}, and the mapping options {mapping}"
                 ));
@@ -312,7 +326,7 @@ impl ProtobufFormatFactory {
         let (ignore_extra_columns, allow_missing_columns) =
             (flag("ignore_extra_columns")?, flag("allow_missing_columns")?);
         let mut options = ArrowOptions { framing, ..self.options.clone() };
-        for key in ArrowOptions::MAPPING_OPTIONS {
+        for key in ArrowOptions::MAPPING_OPTIONS.iter().chain(&EXPLODE) {
             if let Some(value) = given.get(key) {
                 options.set(key, value)?;
             }
@@ -474,7 +488,11 @@ impl FileSource for ProtobufSource {
         let file_schema = self.table_schema.file_schema();
         let indices = &self.projection.file_indices;
         let schema = Arc::new(file_schema.project(indices)?);
-        let select = indices.iter().map(|&i| file_schema.field(i).name().clone()).collect();
+        let mut select: Vec<String> = indices.iter().map(|&i| file_schema.field(i).name().clone()).collect();
+        // Under `explode` the list makes the rows, read or not by the query.
+        if let Some(explode) = &format.options.explode {
+            select.push(explode.path.clone());
+        }
         let options = ArrowOptions { select: Some(select), ..format.options.clone() };
         let converter = Converter::new(&format.schema, &format.message, &options)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;

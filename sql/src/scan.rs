@@ -279,7 +279,6 @@ impl RecordScanner {
                 self.segments.pop_front();
             }
         }
-        let rows = builder.len();
         let arrow = |error| ScanError::Arrow { source_name: self.source_name.clone(), error };
         let batch = builder.finish().map_err(arrow)?;
         // The converter's batches carry its own schema metadata; the scan's schema is the
@@ -302,7 +301,8 @@ impl RecordScanner {
         let batch = RecordBatch::try_new_with_options(
             self.schema.clone(),
             columns,
-            &RecordBatchOptions::new().with_row_count(Some(rows)),
+            // A batch's rows: its records', or more or fewer under `explode`.
+            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
         )
         .map_err(arrow)?;
         Ok(Some(batch))

@@ -150,10 +150,12 @@ impl ProtobufTable {
     }
 
     /// Statistics of `rows` records: the row count is exact, as the records were framed
-    /// when the table was opened.
+    /// when the table was opened (unknown under `explode`: a record gives a row per element).
     fn rows(&self, rows: usize) -> Statistics {
         let mut stats = Statistics::new_unknown(self.format.arrow_schema());
-        stats.num_rows = Precision::Exact(rows);
+        if self.format.arrow_options().explode.is_none() {
+            stats.num_rows = Precision::Exact(rows);
+        }
         stats
     }
 }

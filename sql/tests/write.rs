@@ -21,6 +21,7 @@ message Event {
   oneof choice { string text = 6; int32 number = 7; }
   enum Kind { KIND_UNSPECIFIED = 0; A = 1; B = 2; }
   Kind kind = 8;
+  repeated Inner items = 9;
 }
 message Inner { bool flag = 1; double x = 2; }
 "#;
@@ -285,4 +286,52 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[tokio::test]
+async fn explode_as_a_table_option_gives_a_row_per_element() {
+    use prost::Message;
+    use prost_reflect::{DynamicMessage, Value};
+    let dir = tempdir("explode");
+    let schema = schema(&dir);
+    let event = schema.pool().get_message_by_name("t.Event").unwrap();
+    let inner = schema.pool().get_message_by_name("t.Inner").unwrap();
+    // Record i has i items (0, 1, 2, 3): 6 elements, one record without any.
+    let records: Vec<Vec<u8>> = (0..4)
+        .map(|i| {
+            let mut m = DynamicMessage::new(event.clone());
+            m.set_field_by_name("name", Value::String(format!("r{i}")));
+            let items = (0..i)
+                .map(|k| {
+                    let mut x = DynamicMessage::new(inner.clone());
+                    x.set_field_by_name("x", Value::F64(f64::from(k)));
+                    Value::Message(x)
+                })
+                .collect();
+            m.set_field_by_name("items", Value::List(items));
+            m.encode_to_vec()
+        })
+        .collect();
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::write(dir.join("in/a.bin"), delimited(&records)).unwrap();
+    let ctx = context(&schema).await;
+    for (name, option) in [("e", "explode"), ("o", "explode_outer")] {
+        ctx.sql(&format!(
+            "CREATE EXTERNAL TABLE {name} STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 't.Event', '{option}' 'items')",
+            dir.join("in").display()
+        ))
+        .await
+        .unwrap();
+    }
+    // The rows are the elements (with the record's other columns), read or not.
+    assert_eq!(rows(&ctx, "SELECT COUNT(*) AS n FROM e").await, rows(&ctx, "SELECT 6 AS n").await);
+    assert_eq!(rows(&ctx, "SELECT COUNT(*) AS n FROM o").await, rows(&ctx, "SELECT 7 AS n").await);
+    let sums = rows(&ctx, "SELECT name, SUM(items['x']) AS x FROM e GROUP BY name ORDER BY name").await;
+    assert_eq!(
+        sums,
+        rows(&ctx, "SELECT * FROM (VALUES ('r1', 0.0), ('r2', 1.0), ('r3', 3.0)) AS t(name, x) ORDER BY name")
+            .await
+            .replace("column1", "name")
+            .replace("column2", "x")
+    );
 }
