@@ -936,8 +936,8 @@ impl Value {
     /// Whether the value at `i` is its type's default (for fields without presence).
     fn is_default(&self, i: usize) -> bool {
         match self {
-            Value::Bool(b) => !b.value(i),
-            Value::Int { ints, .. } => ints.get(i) == 0,
+            Value::Bool(b) => !b.values().value(i),
+            Value::Int { ints, .. } => ints.is_zero(i),
             // By bits, as protoc's encoder: -0.0 is written.
             Value::Float { floats: Floats::F32(v), .. } => v[i].to_bits() == 0,
             Value::Float { floats: Floats::F64(v), .. } => v[i].to_bits() == 0,
@@ -1021,7 +1021,7 @@ impl Value {
     /// The value at `i` without its tag (a scalar's: also each item of a packed list).
     fn write_raw(&self, i: usize, at: Site, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self {
-            Value::Bool(b) => out.push(u8::from(b.value(i))),
+            Value::Bool(b) => out.push(u8::from(b.values().value(i))),
             Value::Int { ints, int } => {
                 let v = ints.get(i);
                 if !int.holds(v) {
@@ -1113,7 +1113,23 @@ impl Ints {
         })
     }
 
-    #[inline]
+    /// Whether the value at `i` is 0, compared in the column's own width (the default of a
+    /// field without presence: asked of every such field of every row).
+    #[inline(always)]
+    fn is_zero(&self, i: usize) -> bool {
+        match self {
+            Ints::I8(v) => v[i] == 0,
+            Ints::I16(v) => v[i] == 0,
+            Ints::I32(v) => v[i] == 0,
+            Ints::I64(v) => v[i] == 0,
+            Ints::U8(v) => v[i] == 0,
+            Ints::U16(v) => v[i] == 0,
+            Ints::U32(v) => v[i] == 0,
+            Ints::U64(v) => v[i] == 0,
+        }
+    }
+
+    #[inline(always)]
     fn get(&self, i: usize) -> i128 {
         match self {
             Ints::I8(v) => v[i].into(),
