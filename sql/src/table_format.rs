@@ -7,7 +7,7 @@ use datafusion::datasource::file_format::file_compression_type::FileCompressionT
 use protojit::Schema;
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter};
 
-/// A file format of varint-delimited records of one message type (its scans: `crate::format`; its writes: `crate::sink`).
+/// A file format of varint-delimited records of one message type (scanned by the `FileFormat` in format.rs, written by the sink in sink.rs).
 #[derive(Clone)]
 pub struct ProtobufFormat {
     pub(crate) schema: Schema,

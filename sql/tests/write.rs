@@ -96,6 +96,11 @@ async fn context(schema: &Schema) -> SessionContext {
     ctx
 }
 
+/// The error `sql` fails with when run.
+async fn failure(ctx: &SessionContext, sql: &str) -> String {
+    ctx.sql(sql).await.unwrap().collect().await.unwrap_err().to_string()
+}
+
 async fn rows(ctx: &SessionContext, sql: &str) -> String {
     let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
     pretty_format_batches(&batches).unwrap().to_string()
@@ -163,14 +168,7 @@ async fn copy_to_matches_columns_by_name_and_says_which_is_wrong() {
     assert!(names.contains("| x1   | 10 |") && names.contains("| x3   | 30 |"), "{names}");
 
     // Without allowing them, the missing columns are an error naming one.
-    let err = ctx
-        .sql(&sql.replace(", 'allow_missing_columns' 'true'", ""))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap_err()
-        .to_string();
+    let err = failure(&ctx, &sql.replace(", 'allow_missing_columns' 'true'", "")).await;
     assert!(err.contains("column"), "{err}");
 
     // An extra column is an error naming it, unless ignored.
@@ -179,24 +177,18 @@ async fn copy_to_matches_columns_by_name_and_says_which_is_wrong() {
          OPTIONS ('message_type' 't.Event', 'allow_missing_columns' 'true'{{}})",
         dir.join("extra").display()
     );
-    let err = ctx.sql(&extra.replace("{}", "")).await.unwrap().collect().await.unwrap_err().to_string();
+    let err = failure(&ctx, &extra.replace("{}", "")).await;
     assert!(err.contains("bogus"), "{err}");
     rows(&ctx, &extra.replace("{}", ", 'ignore_extra_columns' 'true'")).await;
     assert_eq!(read_back(&dir.join("extra")).len(), 1);
 
     // A value out of the field's range names the column.
-    let err = ctx
-        .sql(&format!(
-            "COPY (SELECT 'a' AS name, [5000000000] AS codes) TO '{}/' STORED AS PROTOBUF \
-             OPTIONS ('message_type' 't.Event', 'allow_missing_columns' 'true')",
-            dir.join("range").display()
-        ))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap_err()
-        .to_string();
+    let range = format!(
+        "COPY (SELECT 'a' AS name, [5000000000] AS codes) TO '{}/' STORED AS PROTOBUF \
+         OPTIONS ('message_type' 't.Event', 'allow_missing_columns' 'true')",
+        dir.join("range").display()
+    );
+    let err = failure(&ctx, &range).await;
     assert!(err.contains("codes"), "{err}");
 }
 
