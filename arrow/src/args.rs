@@ -72,9 +72,9 @@ impl MappingArgs {
 
 /// The mapping options SQL tables do not take ([`ArrowOptions::OTHER_OPTIONS`]): rows of a
 /// record's elements (`--explode PATH` / `--explode-outer PATH`,
-/// [`ArrowOptions::explode`]: a scan counts a row per record) and extension columns
-/// (`--extensions`, [`ArrowOptions::extensions`]: a scan's projection cannot name them).
-/// Apart from [`MappingArgs`], flattened only into the commands that write a table.
+/// [`ArrowOptions::explode`]) and extension columns (`--extensions`,
+/// [`ArrowOptions::extensions`]). Apart from [`MappingArgs`] because `schema arrow`, `decode`
+/// and `sql` take them but not every command that maps columns does.
 #[derive(Args, Clone, Debug, Default, PartialEq, Eq)]
 pub struct OtherMappingArgs {
     /// Rows: one per element of the repeated field at PATH (`items`, `order.lines`), the

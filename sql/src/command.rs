@@ -20,7 +20,7 @@ use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use protojit::{EngineKind, Schema};
-use protojit_arrow::{ArrowOptions, MappingArgs};
+use protojit_arrow::{ArrowOptions, MappingArgs, OtherMappingArgs};
 
 use crate::{ProtobufFormat, ProtobufFormatFactory, ScanPaths, SqlError};
 
@@ -64,6 +64,9 @@ pub struct SqlArgs {
     /// options may change).
     #[command(flatten)]
     pub mapping: MappingArgs,
+    /// Rows per element of a list (every table's type must have it) and extension columns.
+    #[command(flatten)]
+    pub other_mapping: OtherMappingArgs,
     /// Decode engine (see `protojit decode --help`; on a cluster the executors choose).
     #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
@@ -202,6 +205,7 @@ impl SqlArgs {
         let mut options =
             ArrowOptions { decode: ArrowOptions::default().decode.with_kind(self.engine), ..ArrowOptions::default() };
         self.mapping.apply(&mut options);
+        self.other_mapping.apply(&mut options);
         options
     }
 

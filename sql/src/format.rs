@@ -70,13 +70,11 @@ pub const FORMAT_NAME: &str = "protobuf";
 /// Bytes read from a local file at a time.
 const READ_CHUNK: usize = 1 << 20;
 
-/// The row-making options a table takes beside the mapping options: one row per element of
-/// a repeated field (`'explode' 'path'`, `'explode_outer' 'path'`).
-const EXPLODE: [&str; 2] = ["explode", "explode_outer"];
-
-/// Whether `name` is a mapping option a protobuf table takes.
+/// Whether `name` is a mapping option a protobuf table takes: the mapping options, and the
+/// others (`'explode' 'path'`, `'explode_outer' 'path'`: a row per element of a repeated field;
+/// `'extensions' 'true'`).
 fn mapping_option(name: &str) -> bool {
-    ArrowOptions::MAPPING_OPTIONS.contains(&name) || EXPLODE.contains(&name)
+    ArrowOptions::MAPPING_OPTIONS.contains(&name) || ArrowOptions::OTHER_OPTIONS.contains(&name)
 }
 
 /// Options of a protobuf table, as `CREATE EXTERNAL TABLE … OPTIONS (…)` gives them (keys
@@ -260,7 +258,7 @@ impl ProtobufFormatFactory {
                 let known = OPTIONS.iter().map(|(k, v)| format!("'{k}' ({v})")).collect::<Vec<_>>().join(", ");
                 let mapping = ArrowOptions::MAPPING_OPTIONS
                     .iter()
-                    .chain(&EXPLODE)
+                    .chain(&ArrowOptions::OTHER_OPTIONS)
                     .map(|k| format!("'{k}'"))
                     .collect::<Vec<_>>()
                     .join(", ");
@@ -326,7 +324,7 @@ impl ProtobufFormatFactory {
         let (ignore_extra_columns, allow_missing_columns) =
             (flag("ignore_extra_columns")?, flag("allow_missing_columns")?);
         let mut options = ArrowOptions { framing, ..self.options.clone() };
-        for key in ArrowOptions::MAPPING_OPTIONS.iter().chain(&EXPLODE) {
+        for key in ArrowOptions::MAPPING_OPTIONS.iter().chain(&ArrowOptions::OTHER_OPTIONS) {
             if let Some(value) = given.get(key) {
                 options.set(key, value)?;
             }
@@ -493,7 +491,10 @@ impl FileSource for ProtobufSource {
         if let Some(explode) = &format.options.explode {
             select.push(explode.path.clone());
         }
-        let options = ArrowOptions { select: Some(select), ..format.options.clone() };
+        // A selection cannot name extension columns (`[pkg.ext]`): with them, every column is
+        // converted and the scan takes its own by name.
+        let select = (!format.options.extensions).then_some(select);
+        let options = ArrowOptions { select, ..format.options.clone() };
         let converter = Converter::new(&format.schema, &format.message, &options)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
         // One converter per partition, shared by the partition's files; its path counts

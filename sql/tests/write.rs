@@ -327,3 +327,44 @@ async fn explode_as_a_table_option_gives_a_row_per_element() {
             .replace("column2", "x")
     );
 }
+
+#[tokio::test]
+async fn extensions_as_a_table_option_are_columns() {
+    use prost::Message;
+    use prost_reflect::{DynamicMessage, Value};
+    let dir = tempdir("extensions");
+    let proto = dir.join("x.proto");
+    std::fs::write(
+        &proto,
+        "syntax = \"proto2\"; package x; message M { optional int32 id = 1; extensions 100 to 199; } \
+         extend M { optional string note = 100; }",
+    )
+    .unwrap();
+    let schema = Schema::from_proto_files(&[proto], &[dir.clone()]).unwrap();
+    let m = schema.pool().get_message_by_name("x.M").unwrap();
+    let note = schema.pool().get_extension_by_name("x.note").unwrap();
+    let records: Vec<Vec<u8>> = (0..3)
+        .map(|i| {
+            let mut r = DynamicMessage::new(m.clone());
+            r.set_field_by_name("id", Value::I32(i));
+            if i != 1 {
+                r.set_extension(&note, Value::String(format!("n{i}")));
+            }
+            r.encode_to_vec()
+        })
+        .collect();
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::write(dir.join("in/a.bin"), delimited(&records)).unwrap();
+    let ctx = context(&schema).await;
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE m STORED AS PROTOBUF LOCATION '{}/' OPTIONS ('message_type' 'x.M', 'extensions' 'true')",
+        dir.join("in").display()
+    ))
+    .await
+    .unwrap();
+    // A query that reads the extension's column, and one that does not.
+    let got = rows(&ctx, "SELECT id, \"[x.note]\" AS note FROM m ORDER BY id").await;
+    let want = rows(&ctx, "SELECT * FROM (VALUES (0, 'n0'), (1, NULL), (2, 'n2')) AS t(id, note)").await;
+    assert_eq!(got, want);
+    assert_eq!(rows(&ctx, "SELECT SUM(id) AS s FROM m").await, rows(&ctx, "SELECT 3 AS s").await);
+}
