@@ -896,7 +896,7 @@ fn unresolved_any(json: &[u8]) -> Option<(String, Vec<u8>)> {
 
 /// Standard base64 with padding, as the converter writes it.
 fn base64_decode(text: &[u8]) -> Option<Vec<u8>> {
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return None;
     }
     let sextet = |c: u8| -> Option<u32> {

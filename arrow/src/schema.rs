@@ -261,7 +261,7 @@ impl<'s> Mapper<'s> {
                 EnumColumns::Number => Values::new(Data::I32(Vec::new())),
                 // Names as plain text are taken from the dictionaries when a batch is
                 // finished (the reshaping stage): every path fills dictionaries.
-                EnumColumns::Dictionary | EnumColumns::String => Values::new(Data::Enum(Vec::new(), EnumDict::new(&e))),
+                EnumColumns::Dictionary | EnumColumns::String => Values::new(Data::Enum(Vec::new(), EnumDict::new(e))),
             },
             Kind::Message(_) => unreachable!("message fields are not leaves"),
         }

@@ -65,7 +65,7 @@ impl Selection {
                 let Some(SlotDescriptor::Field(field)) = find_field(&msg, name) else {
                     // With `oneof_case`, `<oneof>_case` names the column made from the
                     // oneof's members: selecting it selects them.
-                    if let Some(oneof) = case_column(&msg, &seg.text, options).filter(|_| last) {
+                    if let Some(oneof) = case_column(&msg, seg.text, options).filter(|_| last) {
                         if let Selection::Some(list) = node {
                             for member in oneof.fields() {
                                 list.retain(|(n, _)| n != member.name());
