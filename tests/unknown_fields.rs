@@ -161,6 +161,7 @@ fn each_wire_form_of_an_unknown_field_is_skipped_or_fails_alike() {
         ("varint, one-byte tag", &[0x08, 0x96, 0x01]),
         ("varint of nine bytes", &[0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
         ("varint of ten bytes", &[0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
+        ("varint of ten bytes, tenth above 1", &[0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
         ("varint of eleven bytes", &[0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
         ("fixed64", &[0x19, 1, 2, 3, 4, 5, 6, 7, 8]),
         ("fixed64 cut short", &[0x19, 1, 2, 3]),
@@ -186,6 +187,15 @@ fn each_wire_form_of_an_unknown_field_is_skipped_or_fails_alike() {
         let _ = check(&decoders, &bytes, what);
         // At the end of the record too (the skip meets the end, not another tag).
         let _ = check(&decoders, field, what);
+    }
+    // A whole value behind a three-byte length (20,000 bytes), and one a byte short.
+    let mut long = vec![0x2a, 0xa0, 0x9c, 0x01];
+    long.resize(4 + 20_000, b'x');
+    for field in [&long[..], &long[..long.len() - 1]] {
+        let mut bytes = field.to_vec();
+        bytes.extend_from_slice(&then_k);
+        let _ = check(&decoders, &bytes, "length of three bytes, whole");
+        let _ = check(&decoders, field, "length of three bytes, whole");
     }
     // And the outcomes are the ones protobuf gives.
     let arena = Arena::new();

@@ -384,6 +384,73 @@ pub(crate) trait Wire<'b> {
         (v, self.b().ins().iadd_imm_s(p, width as i64))
     }
 
+    /// Passes over the value at `q` of a field nobody reads, by its wire type `wt` (an i32
+    /// or i64 below 8), then `next(position after)`: a varint of up to ten bytes (the
+    /// interpreter's rule: a tenth byte's high bits are dropped), a fixed64, a fixed32 or a
+    /// length-delimited value, each ending by `end`. A group's start tag (wire type 3) goes
+    /// to `group`; everything else (an end tag, wire types 6 and 7, a value cut by `end`, a
+    /// longer varint) to `other`: both without arguments, for the product to decide (the
+    /// tree decoder's slow path, an appender's group skip or decline). Not cold: it is how
+    /// a projection passes over the fields it leaves out.
+    fn skip_value(&mut self, wt: Value, q: Value, end: Value, next: Block, group: Block, other: Block) {
+        let ptr = self.ptr();
+        let b = self.b();
+        let [varint, fixed64, len, fixed32, read, counted] = [(); 6].map(|_| b.create_block());
+        let wt = if b.func.dfg.value_type(wt) == types::I32 { wt } else { b.ins().ireduce(types::I32, wt) };
+        let entries: Vec<_> =
+            [varint, fixed64, len, group, other, fixed32].map(|blk| b.func.dfg.block_call(blk, &[])).into();
+        let default = b.func.dfg.block_call(other, &[]);
+        let jt = b.create_jump_table(JumpTableData::new(default, &entries));
+        b.ins().br_table(wt, jt);
+
+        // A fixed-width value: the next field starts `width` bytes on, if they are there.
+        for (blk, width) in [(fixed64, 8), (fixed32, 4)] {
+            b.switch_to_block(blk);
+            let after = b.ins().iadd_imm_s(q, width);
+            let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, after, end);
+            b.ins().brif(fits, next, &[BlockArg::Value(after)], other, &[]);
+        }
+
+        // A varint: the next field starts after it.
+        b.switch_to_block(varint);
+        b.append_block_param(read, types::I64); // the value, unused
+        let after = b.append_block_param(read, ptr);
+        self.varint_or(q, end, read, other);
+        self.b().switch_to_block(read);
+        self.b().ins().jump(next, &[BlockArg::Value(after)]);
+
+        // A length, then that many bytes, if they are there.
+        self.b().switch_to_block(len);
+        let n = self.b().append_block_param(counted, types::I64);
+        let start = self.b().append_block_param(counted, ptr);
+        self.varint_or(q, end, counted, other);
+        let b = self.b();
+        b.switch_to_block(counted);
+        // `start <= end`; compare lengths, which cannot overflow.
+        let room = b.ins().isub(end, start);
+        let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, n, room);
+        let stop = b.ins().iadd(start, n);
+        b.ins().brif(fits, next, &[BlockArg::Value(stop)], other, &[]);
+    }
+
+    /// A varint at `q` before `end`, from the current block, to `join(value, position
+    /// after)`: one byte inline, longer ones by the byte loop; cut by `end` or longer than
+    /// ten bytes, to `other` (no arguments).
+    fn varint_or(&mut self, q: Value, end: Value, join: Block, other: Block) {
+        let b = self.b();
+        let [first, long] = [(); 2].map(|_| b.create_block());
+        let inside = b.ins().icmp(IntCC::UnsignedLessThan, q, end);
+        b.ins().brif(inside, first, &[], other, &[]);
+        b.switch_to_block(first);
+        let b0 = b.ins().uload8(types::I64, input_flags(), q, 0);
+        let q1 = b.ins().iadd_imm_s(q, 1);
+        let last = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);
+        b.ins().brif(last, join, &[BlockArg::Value(b0), BlockArg::Value(q1)], long, &[]);
+        b.switch_to_block(long);
+        let zero = b.ins().iconst(types::I64, 0);
+        self.varint_bytes([q, zero, zero], end, join, other);
+    }
+
     /// `sint32` / `sint64` decoding of `v` (of either width).
     fn zigzag(&mut self, v: Value) -> Value {
         let b = self.b();

@@ -4,7 +4,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, Block, BlockArg, FuncRef, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Type, Value,
 };
-use cranelift_frontend::{FunctionBuilder, Switch};
+use cranelift_frontend::FunctionBuilder;
 use protojit_arena::{DecodeErrorKind, FieldKind, Layouts, NO_INDEX};
 
 use super::buffers::{
@@ -566,35 +566,20 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
     }
 
     /// Skips a field the plan does not read (tag `tag`, an i64, value at `q`) by its wire
-    /// type, a group to its end tag (`skip_group`); wire types 4, 6 and 7 decline.
+    /// type (`Wire::skip_value`), a group to its end tag (`skip_group`); wire types 4, 6
+    /// and 7 and anything malformed decline.
     fn skip(&mut self, tag: Value, q: Value) {
         // Field number 0 is malformed.
         let number = self.b.ins().ushr_imm_u(tag, 3);
         let zero = self.b.ins().icmp_imm_u(IntCC::Equal, number, 0);
         self.fail_if(zero, DecodeErrorKind::FieldNumberZero, q);
         let wt = self.b.ins().band_imm_u(tag, 7);
-        let [varint, fixed64, len, fixed32, group] = [(); 5].map(|_| self.b.create_block());
+        let group = self.b.create_block();
         self.b.set_cold_block(group);
-        let mut switch = Switch::new();
-        for (wire_type, blk) in [(0, varint), (1, fixed64), (2, len), (3, group), (5, fixed32)] {
-            switch.set_entry(wire_type, blk);
-        }
-        switch.emit(self.b, wt, self.decline);
+        self.skip_value(wt, q, self.end, self.next, group, self.decline);
         self.b.switch_to_block(group);
         let after = self.skip_group(number, q);
         self.b.ins().jump(self.next, &[BlockArg::Value(after)]);
-        self.b.switch_to_block(varint);
-        let (_, after) = self.read_varint(q, self.end);
-        self.b.ins().jump(self.next, &[BlockArg::Value(after)]);
-        for (blk, width) in [(fixed64, 8), (fixed32, 4)] {
-            self.b.switch_to_block(blk);
-            let after = self.b.ins().iadd_imm_s(q, width);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, after, self.end);
-            self.b.ins().brif(fits, self.next, &[BlockArg::Value(after)], self.decline, &[]);
-        }
-        self.b.switch_to_block(len);
-        let (_, stop) = self.read_length(q, self.end);
-        self.b.ins().jump(self.next, &[BlockArg::Value(stop)]);
     }
 
     /// The column pointers of field `k` of this message.

@@ -124,9 +124,9 @@ impl<'a> Translator<'a, '_> {
     /// The block the table sends a tag it has no label for, at `p` (< end): when the
     /// decode discards unknown fields ([`UnknownFields::Discard`]) and the tag is one or
     /// two bytes long, of a number this message does not declare and of wire type 0, 1, 2
-    /// or 5 with a short enough value, the field is skipped here and the next one
-    /// dispatched; everything else (kept unknown fields, a declared number with another
-    /// wire type, groups, end tags, long varints, anything malformed) goes to the slow
+    /// or 5, the field is skipped here (`Wire::skip_value`) and the next one dispatched;
+    /// everything else (kept unknown fields, a declared number with another wire type,
+    /// groups, end tags, anything malformed) goes to the slow
     /// path, which decides exactly as the interpreter does. A projection's unselected
     /// fields are unknown to its pruned schema: this is what skips them without a call.
     ///
@@ -160,70 +160,10 @@ impl<'a> Translator<'a, '_> {
         self.b.switch_to_block(to_slow);
         self.b.ins().jump(self.slow, &[BlockArg::Value(p)]);
 
-        // By wire type: skip the value when it is short and whole, else the slow path.
+        // By wire type: skip the value when it is whole, else the slow path (groups too).
         self.b.switch_to_block(undeclared);
         let wt = self.b.ins().band_imm_u(tag, 7);
-        let wt = self.b.ins().ireduce(types::I32, wt);
-        let varint = self.b.create_block();
-        let fixed64 = self.b.create_block();
-        let len = self.b.create_block();
-        let fixed32 = self.b.create_block();
-        for blk in [varint, fixed64, len, fixed32] {
-            self.b.set_cold_block(blk);
-        }
-        let other = self.b.func.dfg.block_call(to_slow, &[]);
-        let entries: Vec<_> = [varint, fixed64, len, to_slow, to_slow, fixed32]
-            .into_iter()
-            .map(|blk| self.b.func.dfg.block_call(blk, &[]))
-            .collect();
-        let jt = self.b.create_jump_table(JumpTableData::new(other, &entries));
-        self.b.ins().br_table(wt, jt);
-
-        // A fixed-width value: the next field starts `width` bytes on, if they are there.
-        for (blk, width) in [(fixed64, 8), (fixed32, 4)] {
-            self.b.switch_to_block(blk);
-            let next = self.b.ins().iadd_imm_s(q, width);
-            let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, next, self.end);
-            self.b.ins().brif(fits, self.dispatch, &[BlockArg::Value(next)], self.slow, &[BlockArg::Value(p)]);
-        }
-
-        // A varint of at most 9 bytes (a tenth byte may overflow: the slow path judges it).
-        self.b.switch_to_block(varint);
-        let mut at = q;
-        for i in 0..9 {
-            let there = self.b.ins().icmp(IntCC::UnsignedLessThan, at, self.end);
-            let read = self.b.create_block();
-            self.b.set_cold_block(read);
-            self.b.ins().brif(there, read, &[], self.slow, &[BlockArg::Value(p)]);
-            self.b.switch_to_block(read);
-            let byte = self.b.ins().uload8(types::I32, input_flags(), at, 0);
-            let after = self.b.ins().iadd_imm_s(at, 1);
-            let last = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThan, byte, 0x80);
-            if i == 8 {
-                self.b.ins().brif(last, self.dispatch, &[BlockArg::Value(after)], self.slow, &[BlockArg::Value(p)]);
-            } else {
-                let more = self.b.create_block();
-                self.b.set_cold_block(more);
-                self.b.ins().brif(last, self.dispatch, &[BlockArg::Value(after)], more, &[]);
-                self.b.switch_to_block(more);
-                at = after;
-            }
-        }
-
-        // A length of one or two bytes, then that many bytes, if they are there.
-        self.b.switch_to_block(len);
-        let there = self.b.ins().icmp(IntCC::UnsignedLessThan, q, self.end);
-        let first = self.b.create_block();
-        self.b.set_cold_block(first);
-        self.b.ins().brif(there, first, &[], to_slow, &[]);
-        self.b.switch_to_block(first);
-        let (join, n, start) = self.short_varint(q, self.end, to_slow);
-        self.b.switch_to_block(join);
-        // `start <= end` (a byte was read before it); compare lengths, which cannot overflow.
-        let room = self.b.ins().isub(self.end, start);
-        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, n, room);
-        let next = self.b.ins().iadd(start, n);
-        self.b.ins().brif(fits, self.dispatch, &[BlockArg::Value(next)], self.slow, &[BlockArg::Value(p)]);
+        self.skip_value(wt, q, self.end, self.dispatch, to_slow, to_slow);
     }
 
     pub(super) fn emit_slow(&mut self) {
