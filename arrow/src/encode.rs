@@ -697,6 +697,30 @@ impl FieldPlan {
         }
         let at = Site { path: &self.path, row };
         match &self.shape {
+            // The commonest fields, integers and text, read once: the value decides both
+            // whether it is the default and what is written.
+            Shape::One { value: Value::Int { ints, int }, implicit } => {
+                let v = ints.get(i);
+                if *implicit && v == 0 {
+                    return Ok(());
+                }
+                if !int.holds(v) {
+                    return Err(out_of_range(at, v, *int));
+                }
+                tag(out, self.number, int.wire_type());
+                int.write(v, out);
+                Ok(())
+            }
+            Shape::One { value: Value::Bytes(texts), implicit } => {
+                let b = texts.get(i);
+                if *implicit && b.is_empty() {
+                    return Ok(());
+                }
+                tag(out, self.number, LEN);
+                write_varint(out, b.len() as u64);
+                out.extend_from_slice(b);
+                Ok(())
+            }
             Shape::One { value, implicit } => {
                 if *implicit && value.is_default(i) {
                     return Ok(());
@@ -1025,12 +1049,7 @@ impl Value {
             Value::Int { ints, int } => {
                 let v = ints.get(i);
                 if !int.holds(v) {
-                    return Err(EncodeError::OutOfRange {
-                        column: at.path.to_owned(),
-                        row: at.row,
-                        value: v.to_string(),
-                        kind: int.name().into(),
-                    });
+                    return Err(out_of_range(at, v, *int));
                 }
                 int.write(v, out);
             }
@@ -1070,6 +1089,12 @@ impl Value {
         }
         Ok(())
     }
+}
+
+/// The error of integer `v` at `at`, outside the range of the field's type `int`.
+#[cold]
+fn out_of_range(at: Site, v: i128, int: IntKind) -> EncodeError {
+    EncodeError::OutOfRange { column: at.path.to_owned(), row: at.row, value: v.to_string(), kind: int.name().into() }
 }
 
 /// A Timestamp's or Duration's `(seconds, nanos)` from `v` `unit`s: a Timestamp's nanos
@@ -1299,7 +1324,7 @@ impl IntKind {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn holds(self, v: i128) -> bool {
         match self {
             IntKind::Int32 | IntKind::Sint32 | IntKind::Sfixed32 => i32::try_from(v).is_ok(),
@@ -1309,8 +1334,9 @@ impl IntKind {
         }
     }
 
-    /// Writes `v` (in range: [`holds`](Self::holds)).
-    #[inline]
+    /// Writes `v` (in range: [`holds`](Self::holds)). Always inlined: its callers (a
+    /// packed run's loop, a singular field) each know the kind.
+    #[inline(always)]
     fn write(self, v: i128, out: &mut Vec<u8>) {
         match self {
             // Negative int32s are sign-extended to ten bytes, as protobuf writes them.

@@ -1,13 +1,15 @@
 //! Converts one record set N times (for callgrind or perf): `cargo run --release --example
-//! convert_profile -- gm1|telemetry|osm_ways|mvt_features|osm_block|mvt_tile N [protojit|chunked|compiled|direct|tree|project2|project2_chunked|project2_compiled|project2_direct|project2_tree|ptars|decode|scan]`.
+//! convert_profile -- gm1|telemetry|osm_ways|mvt_features|osm_block|mvt_tile N [protojit|chunked|compiled|direct|tree|project2|project2_chunked|project2_compiled|project2_direct|project2_tree|ptars|decode|scan|encode]`.
 //! `protojit` and `project2` take the default (auto) path: the compiled column appenders
 //! raced against the chunked path; `chunked`, `compiled`, `direct` and `tree` (and their
 //! `project2_` forms) the same conversions through the chunked path alone, the compiled
 //! column appenders alone, the streaming decoder's direct appends and a tree read row by
 //! row. `opt:KEY=VALUE[,KEY=VALUE]` is the `compiled` arm with mapping options set by
 //! `ArrowOptions::set` (`opt:oneof_case=true`, `opt:enums=string`): what an option costs.
+//! `encode` converts once, then turns the batch back into messages N times (`Encoder`).
 
 use protojit::{Arena, EngineKind};
+use protojit_arrow::arrow_array::Array;
 use protojit_arrow::{ArrowOptions, ConvertPath, Converter, EnumColumns};
 use protojit_bench_support::records;
 
@@ -56,7 +58,7 @@ fn main() {
         "chunked" | "project2_chunked" => ConvertPath::Chunked,
         _ => ConvertPath::Auto,
     };
-    let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options }).unwrap();
+    let converter = Converter::new(&set.schema, set.message, &ArrowOptions { path, ..options.clone() }).unwrap();
     // No silent fallback: the arms measure the path they name.
     assert_eq!(converter.path(), path, "{arm}: {:?}", converter.path_note());
     // The appenders compile in the background: set-up, as the decoder's compile is.
@@ -82,9 +84,18 @@ fn main() {
     let array60 = arrow_array_60::BinaryArray::from_iter_values(set.records.iter());
     let desc = set.schema.pool().get_message_by_name(set.message).unwrap();
     let config = ptars_core::PtarsConfig::default();
+    // The way back: the batch converted once (set-up), then encoded `n` times.
+    let encode = (arm == "encode").then(|| {
+        let encoder = protojit_arrow::Encoder::new(&set.schema, set.message, &options).unwrap();
+        (encoder, converter.convert_binary(&array59).unwrap())
+    });
     let mut rows = 0;
     for _ in 0..n {
         rows += match arm {
+            "encode" => {
+                let (encoder, batch) = encode.as_ref().unwrap();
+                encoder.encode(batch).unwrap().len()
+            }
             "ptars" => ptars_core::binary_array_to_record_batch_direct(&array60, &desc, &config).unwrap().num_rows(),
             // The wire-walk floor: every tag read, every value skipped, nothing stored.
             "scan" => {
