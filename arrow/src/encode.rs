@@ -711,6 +711,35 @@ impl FieldPlan {
                 int.write(v, out);
                 Ok(())
             }
+            Shape::One { value: Value::Bool(b), implicit } => {
+                let v = b.values().value(i);
+                if *implicit && !v {
+                    return Ok(());
+                }
+                tag(out, self.number, VARINT);
+                out.push(u8::from(v));
+                Ok(())
+            }
+            // A float column of the field's own width: its bits as they are (-0.0 and NaN
+            // payloads kept; only +0.0 is the default).
+            Shape::One { value: Value::Float { floats: Floats::F64(v), double: true }, implicit } => {
+                let bits = v[i].to_bits();
+                if *implicit && bits == 0 {
+                    return Ok(());
+                }
+                tag(out, self.number, FIXED64);
+                out.extend_from_slice(&bits.to_le_bytes());
+                Ok(())
+            }
+            Shape::One { value: Value::Float { floats: Floats::F32(v), double: false }, implicit } => {
+                let bits = v[i].to_bits();
+                if *implicit && bits == 0 {
+                    return Ok(());
+                }
+                tag(out, self.number, FIXED32);
+                out.extend_from_slice(&bits.to_le_bytes());
+                Ok(())
+            }
             Shape::One { value: Value::Bytes(texts), implicit } => {
                 let b = texts.get(i);
                 if *implicit && b.is_empty() {
@@ -749,8 +778,13 @@ impl FieldPlan {
                     }
                     tag(out, self.number, LEN);
                     let mark = reserve_length(out);
-                    for j in items {
-                        item.write_raw(j, at, out)?;
+                    match item {
+                        Value::Int { ints, int } => ints.write_run(items, *int, at, out)?,
+                        _ => {
+                            for j in items {
+                                item.write_raw(j, at, out)?;
+                            }
+                        }
                     }
                     patch_length(out, mark);
                 } else {
@@ -785,8 +819,15 @@ struct Site<'p> {
     row: usize,
 }
 
+#[inline(always)]
 fn tag(out: &mut Vec<u8>, number: u32, wire_type: u8) {
-    write_varint(out, (u64::from(number) << 3) | u64::from(wire_type));
+    let tag = (u64::from(number) << 3) | u64::from(wire_type);
+    // Fields 1..15: one byte, without the varint loop.
+    if tag < 0x80 {
+        out.push(tag as u8);
+    } else {
+        write_varint(out, tag);
+    }
 }
 
 /// A list's (or map's) offsets.
@@ -1151,6 +1192,36 @@ impl Ints {
             Ints::U16(v) => v[i] == 0,
             Ints::U32(v) => v[i] == 0,
             Ints::U64(v) => v[i] == 0,
+        }
+    }
+
+    /// Writes the values at `items` as a packed run of `int`s (the column's type matched
+    /// once, not per value).
+    fn write_run(&self, items: Range<usize>, int: IntKind, at: Site, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        fn run<T: Copy + Into<i128>>(
+            values: &[T],
+            int: IntKind,
+            at: Site,
+            out: &mut Vec<u8>,
+        ) -> Result<(), EncodeError> {
+            for &v in values {
+                let v: i128 = v.into();
+                if !int.holds(v) {
+                    return Err(out_of_range(at, v, int));
+                }
+                int.write(v, out);
+            }
+            Ok(())
+        }
+        match self {
+            Ints::I8(v) => run(&v[items], int, at, out),
+            Ints::I16(v) => run(&v[items], int, at, out),
+            Ints::I32(v) => run(&v[items], int, at, out),
+            Ints::I64(v) => run(&v[items], int, at, out),
+            Ints::U8(v) => run(&v[items], int, at, out),
+            Ints::U16(v) => run(&v[items], int, at, out),
+            Ints::U32(v) => run(&v[items], int, at, out),
+            Ints::U64(v) => run(&v[items], int, at, out),
         }
     }
 
