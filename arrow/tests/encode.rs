@@ -125,6 +125,29 @@ fn converted_batches_encode_back_to_their_cells() {
     }
 }
 
+/// A slice of a batch (at an offset, across the encoder's blocks of rows) encodes to the
+/// whole batch's messages of those rows, delimited too.
+#[test]
+fn slices_encode_their_rows() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0xe4c0_0002);
+    let root = common::REFLECT_ROOTS[0];
+    let desc = schema.pool().get_message_by_name(root).unwrap();
+    let records: Vec<Vec<u8>> = (0..700).map(|_| common::random_message(&desc, 2, &mut rng).encode_to_vec()).collect();
+    let options = ArrowOptions::default();
+    let batch = Converter::new(&schema, root, &options).unwrap().convert(records.iter().map(Vec::as_slice)).unwrap();
+    let encoder = Encoder::new(&schema, root, &options).unwrap();
+    let whole = encoder.encode(&batch).unwrap();
+    for (offset, len) in [(0, 0), (1, 127), (127, 2), (5, 300), (300, 400), (699, 1)] {
+        let part = encoder.encode(&batch.slice(offset, len)).unwrap();
+        assert_eq!(part, whole.slice(offset, len), "rows {offset}..{}", offset + len);
+        let mut stream = Vec::new();
+        encoder.encode_delimited(&batch.slice(offset, len), &mut stream).unwrap();
+        let framed: Vec<&[u8]> = protojit_arrow::DelimitedRecords::new(&stream).map(|r| r.unwrap().bytes).collect();
+        assert_eq!(framed, part.iter().map(Option::unwrap).collect::<Vec<_>>());
+    }
+}
+
 /// The public corpus: each payload converted and encoded back is prost-reflect's canonical
 /// re-encoding of it, byte for byte.
 #[test]
