@@ -177,8 +177,21 @@ pub const fn zigzag_encode64(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-/// Appends `v` as a varint.
-pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Appends `v` as a varint. One- and two-byte varints (tags, lengths, small numbers: most
+/// of what an encoder writes) inline, without a loop; longer ones out of line.
+#[inline]
+pub fn write_varint(out: &mut Vec<u8>, v: u64) {
+    if v < 0x80 {
+        out.push(v as u8);
+    } else if v < 0x4000 {
+        out.extend_from_slice(&[(v as u8) | 0x80, (v >> 7) as u8]);
+    } else {
+        write_long_varint(out, v);
+    }
+}
+
+/// [`write_varint`] of three bytes or more.
+fn write_long_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
