@@ -865,13 +865,7 @@ struct Site<'p> {
 
 #[inline(always)]
 fn tag(out: &mut Vec<u8>, number: u32, wire_type: u8) {
-    let tag = (u64::from(number) << 3) | u64::from(wire_type);
-    // Fields 1..15: one byte, without the varint loop.
-    if tag < 0x80 {
-        out.push(tag as u8);
-    } else {
-        write_varint(out, tag);
-    }
+    write_varint(out, (u64::from(number) << 3) | u64::from(wire_type));
 }
 
 /// A list's (or map's) offsets.
