@@ -1,6 +1,7 @@
 //! Per-type compile cost of a schema, as tiering pays it: every message type compiled
 //! alone into the schema's module, `ROUNDS` times on fresh tiers; prints the median and
-//! p90 compile time and code bytes, and the slowest types.
+//! p90 compile time and code bytes, the median of each phase (lowering to IR, Cranelift,
+//! linking), Cranelift's own pass table over all compiles, and the slowest types.
 //!
 //! `cargo run --release --example compile_cost -- SCHEMA.proto|SET.fds.bin [opt_level] [rounds]`
 //! (opt_level: `speed` (default) or `none`; `PROTOJIT_SINGLE_PASS=1` uses Cranelift's
@@ -38,8 +39,11 @@ fn main() {
         if std::env::var_os("PROTOJIT_SINGLE_PASS").is_some() { Regalloc::SinglePass } else { Regalloc::Backtracking };
     let options = CompileOptions { opt_level, regalloc, ..Default::default() };
     let n = schema.layouts().len();
-    // Per type: the fastest of the rounds (the least disturbed by other work).
+    // Per type: the fastest of the rounds (the least disturbed by other work), with its
+    // phases.
     let mut best = vec![(f64::MAX, 0u32); n];
+    let mut best_phases = vec![protojit::CompilePhases::default(); n];
+    let _ = cranelift_codegen::timing::take_current();
     for _ in 0..rounds {
         let engines = Engines::new(schema.layouts().clone(), options.clone());
         let tiers = engines.tiers();
@@ -50,6 +54,7 @@ fn main() {
                 let us = st.compile_time.as_secs_f64() * 1e6;
                 if us < best[li.index()].0 {
                     best[li.index()] = (us, st.code_bytes);
+                    best_phases[li.index()] = st.phases;
                 }
             }
         }
@@ -79,6 +84,23 @@ fn main() {
         bytes[q(bytes.len(), 0.5)],
         bytes[q(bytes.len(), 0.9)]
     );
+    let median_us = |f: fn(&protojit::CompilePhases) -> std::time::Duration| {
+        let mut v: Vec<f64> = schema
+            .layouts()
+            .iter()
+            .filter(|(li, _)| best[li.index()].0 < f64::MAX)
+            .map(|(li, _)| f(&best_phases[li.index()]).as_secs_f64() * 1e6)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[q(v.len(), 0.5)]
+    };
+    println!(
+        "phases (median us): lower to IR {:.0}, Cranelift {:.0}, link {:.0}",
+        median_us(|p| p.lower),
+        median_us(|p| p.codegen),
+        median_us(|p| p.link)
+    );
+    println!("Cranelift's passes, all compiles of all rounds:\n{}", cranelift_codegen::timing::take_current());
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
     for (us, bytes, name) in rows.iter().take(5) {
         println!("  {us:>8.0} us {bytes:>7} B  {name}");

@@ -255,8 +255,8 @@ pub use bytes::Bytes;
 pub use protojit_arena::{Arena, DecodeError, DecodeErrorKind, UnknownFields, Utf8Check};
 pub use protojit_arena::{DecodeOptions, MAX_DEPTH_LIMIT};
 pub use protojit_jit::{
-    CompileOptions, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering, TypeEngine,
-    TypeStats, Workload,
+    CompileOptions, CompilePhases, EngineKind, EngineOptions, EngineStats, Engines, OptLevel, Regalloc, Tiering,
+    TypeEngine, TypeStats, Workload,
 };
 pub use protojit_parse::{json_to_binary, text_to_binary, ParseError, ParseOptions};
 pub use protojit_reflect::{

@@ -62,7 +62,7 @@ pub fn load_word(buf: &[u8], pos: usize) -> Option<u64> {
 
 /// The low 7 bits of each byte of `x` (whose top bits are clear), packed together.
 #[inline(always)]
-pub(crate) fn pack_groups(x: u64) -> u64 {
+pub fn pack_groups(x: u64) -> u64 {
     let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
     let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
     ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff)

@@ -1183,3 +1183,62 @@ fn auto_path_races_and_keeps_the_faster_with_the_tree_batch() {
     assert!(compiled > 0 && chunked > 0, "{compiled} {chunked}");
     assert_eq!(compiled + chunked + tree_rows, recs.len() as u64);
 }
+
+/// Varints of every length (one to ten bytes, padded with continuation bytes, a tenth byte
+/// with high bits set), eleven bytes, and cut short, in every kind of varint field and in
+/// length prefixes, alone and inside an embedded message: every path gives the tree's rows
+/// and errors. (Compiled code reads up to three bytes inline, 64-bit fields' varints up to
+/// eight from one word, and longer ones out of line: each boundary is a length here.)
+#[test]
+fn varints_of_every_length_convert_alike() {
+    const SCHEMA: &str = r#"
+        syntax = "proto2";
+        package v;
+        enum E { A = 0; B = 1; C = 2; }
+        message M {
+            optional int32 a = 1; optional uint32 b = 2; optional sint32 c = 3; optional E d = 4;
+            optional bool e = 5; optional int64 f = 6; optional uint64 g = 7; optional sint64 h = 8;
+            optional string s = 9; optional bytes y = 10; optional M child = 11;
+            repeated int32 p = 12 [packed = true]; repeated uint64 q = 13;
+        }
+    "#;
+    let varint = |value: u64, len: usize| -> Vec<u8> {
+        (0..len)
+            .map(|i| {
+                let bits = if i < 10 { (value >> (7 * i)) & 0x7f } else { 0 } as u8;
+                if i + 1 < len {
+                    bits | 0x80
+                } else {
+                    bits
+                }
+            })
+            .collect()
+    };
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    for len in 1..=11 {
+        let full = if len >= 10 { u64::MAX } else { (1u64 << (7 * len)) - 1 };
+        for number in [1u8, 2, 3, 4, 5, 6, 7, 8, 13] {
+            for v in [varint(full, len), varint(1, len)] {
+                let field = [&[number << 3][..], &v].concat();
+                records.push(field.clone());
+                records.push([&[0x4a, 0x01, b'x'][..], &field, &[0x52, 0x01, 0xab]].concat());
+                records.push([&[0x5a, field.len() as u8][..], &field, &[0x08, 0x01]].concat());
+                records.push(field[..field.len() - 1].to_vec());
+            }
+        }
+        for (number, body) in [(9u8, &b"abc"[..]), (10, &[0xfe, 0xff, 0x00][..]), (11, &[0x08, 0x05][..])] {
+            let field = [&[number << 3 | 2][..], &varint(body.len() as u64, len), body].concat();
+            records.push(field.clone());
+            records.push([&[0x5a, field.len() as u8][..], &field, &[0x08, 0x01]].concat());
+            records.push(field[..field.len() - 1].to_vec());
+        }
+        let items: Vec<u8> = (1..=10).flat_map(|l| varint(u64::MAX, l)).collect();
+        records.push([&[0x62][..], &varint(items.len() as u64, len), &items].concat());
+    }
+    let schema = Schema::from_proto_source("v.proto", SCHEMA).unwrap();
+    for enums in [EnumColumns::Dictionary, EnumColumns::Number] {
+        let p = paths(&schema, "v.M", &ArrowOptions { enums, max_recursion: 2, ..ArrowOptions::default() });
+        assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{:?}", p.compiled.path_note());
+        convert_all(&p, &records, &format!("varints, {enums:?}"));
+    }
+}

@@ -67,8 +67,10 @@ pub struct TypeStats {
     pub engine: TypeEngine,
     /// Machine-code bytes of its function (0 for the interpreter).
     pub code_bytes: u32,
-    /// Time spent lowering and compiling it.
+    /// Time spent lowering and compiling it: [`phases`](Self::phases) in all.
     pub compile_time: Duration,
+    /// Where that time went.
+    pub phases: CompilePhases,
     /// Calls of small leaf message types inlined into this type's function (see
     /// `Bodies`). Eager code inlines; a tiered engine's per-type functions call through
     /// the entry table and inline nothing, so its stats say 0 (the direct-call module a
@@ -81,6 +83,20 @@ pub struct TypeStats {
     pub interpreted_decodes: u64,
     /// Tiered engines: bytes of those decodes.
     pub interpreted_bytes: u64,
+}
+
+/// Where one message type's compile time went ([`TypeStats::phases`]): what a compile
+/// costs, phase by phase (BENCHMARKS.md, "Compile cost"; the `compile_cost` example
+/// prints the medians and Cranelift's own pass table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompilePhases {
+    /// Lowering the type into Cranelift IR (the translator), inlining included.
+    pub lower: Duration,
+    /// Cranelift: instruction selection, register allocation, emission.
+    pub codegen: Duration,
+    /// Finalizing the module: relocations, making the code executable. Tiering finalizes
+    /// each type; eager code once per module, counted on its root type.
+    pub link: Duration,
 }
 
 /// Machine code for every message type reachable from one root.
@@ -384,7 +400,9 @@ pub(crate) fn define(
     if dump {
         eprintln!("; protojit: {}\n{}", layout.descriptor().full_name(), clif.as_deref().unwrap_or(""));
     }
+    let lowered = started.elapsed();
     let code_bytes = define_built(module, ctx, id, layout.descriptor().full_name())?;
+    let compile_time = started.elapsed();
     Ok(TypeStats {
         message_type: layout.descriptor().full_name().to_owned(),
         engine: match fallback {
@@ -392,7 +410,8 @@ pub(crate) fn define(
             None => TypeEngine::Jit,
         },
         code_bytes,
-        compile_time: started.elapsed(),
+        compile_time,
+        phases: CompilePhases { lower: lowered, codegen: compile_time - lowered, link: Duration::ZERO },
         inlined_calls: (inline.inlined - inlined_before) as u32,
         clif,
         interpreted_decodes: 0,
@@ -420,7 +439,14 @@ impl Compiled {
             stats.push(s);
         }
         let root_name = layouts.get(root).descriptor().full_name().to_owned();
+        let linking = Instant::now();
         let (code, f) = Code::finalize(module, ids[root.index()].unwrap(), &root_name)?;
+        let link = linking.elapsed();
+        // `reachable` starts with the root.
+        if let Some(root_stats) = stats.first_mut() {
+            root_stats.phases.link = link;
+            root_stats.compile_time += link;
+        }
         // SAFETY: the function was defined with `message_signature`, which is `MessageFn`'s
         // ABI (the host's default C calling convention, pointer-sized arguments).
         let root_fn = unsafe { std::mem::transmute::<*const u8, MessageFn>(f) };

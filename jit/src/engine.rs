@@ -166,6 +166,7 @@ impl Engine {
                     engine: TypeEngine::Interpreter(reason.clone()),
                     code_bytes: 0,
                     compile_time: Default::default(),
+                    phases: Default::default(),
                     inlined_calls: 0,
                     clif: None,
                     interpreted_decodes: 0,

@@ -13,6 +13,7 @@ use protojit_arena::wire::read_varint;
 use protojit_arena::{runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex};
 
 use crate::abi::{JitCtx, TierHook};
+pub(crate) use crate::wire::varint_long;
 
 /// The context and the run's input, arena and layouts, as every helper starts.
 ///

@@ -54,7 +54,7 @@ mod tier;
 mod wire;
 
 pub use columns::{Appender, ChunkColumns, ColumnPlan, PlanCell, PlanError, PlanField, PlanMessage};
-pub use compile::{Compiled, JitError, TypeEngine, TypeStats};
+pub use compile::{CompilePhases, Compiled, JitError, TypeEngine, TypeStats};
 pub use compiling::Compiling;
 pub use engine::{Engine, EngineStats};
 pub use engines::{Engines, Workload};

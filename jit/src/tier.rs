@@ -16,7 +16,6 @@
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
 
 use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilderContext;
@@ -26,7 +25,9 @@ use protojit_arena::{BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layout
 
 use crate::abi::{JitCtx, MessageFn, TierGate};
 use crate::columns::{Appender, ColumnPlan};
-use crate::compile::{declare, define, new_module, Bodies, Compiled, JitError, TypeEngine, TypeFn, TypeStats};
+use crate::compile::{
+    declare, define, new_module, Bodies, CompilePhases, Compiled, JitError, TypeEngine, TypeFn, TypeStats,
+};
 use crate::compiling::Compiling;
 use crate::options::CompileOptions;
 
@@ -44,7 +45,8 @@ struct TypeTier {
     /// Their bytes.
     bytes: AtomicU64,
     code_bytes: AtomicU32,
-    compile_nanos: AtomicU64,
+    /// Where its compile's time went (`compile_time` is their sum).
+    phases: OnceLock<CompilePhases>,
     failure: OnceLock<String>,
 }
 
@@ -192,7 +194,7 @@ impl Tiers {
         match self.compile_type(c, layout) {
             Ok((f, stats)) => {
                 t.code_bytes.store(stats.code_bytes, Ordering::Relaxed);
-                t.compile_nanos.store(stats.compile_time.as_nanos() as u64, Ordering::Relaxed);
+                let _ = t.phases.set(stats.phases);
                 match stats.engine {
                     TypeEngine::Jit => {
                         // Invariant 1: published once, after finalization.
@@ -219,7 +221,6 @@ impl Tiers {
 
     /// Lowers, defines and finalizes one type's function in the shared module.
     fn compile_type(&self, c: &mut Compiler, layout: LayoutIndex) -> Result<(*mut u8, TypeStats), JitError> {
-        let started = std::time::Instant::now();
         let id = declare(&mut c.module, &self.layouts, layout)?;
         let f = TypeFn {
             layouts: &self.layouts,
@@ -230,10 +231,12 @@ impl Tiers {
             options: &self.options,
         };
         let mut stats = define(&mut c.module, &mut c.ctx, &mut c.fctx, &f, &mut Bodies::default())?;
+        let linking = std::time::Instant::now();
         c.module
             .finalize_definitions()
             .map_err(|e| JitError::Codegen { message_type: stats.message_type.clone(), reason: e.to_string() })?;
-        stats.compile_time = started.elapsed();
+        stats.phases.link = linking.elapsed();
+        stats.compile_time = stats.phases.lower + stats.phases.codegen + stats.phases.link;
         Ok((c.module.get_finalized_function(id) as *mut u8, stats))
     }
 
@@ -318,11 +321,13 @@ impl Tiers {
             COMPILED => TypeEngine::Jit,
             _ => TypeEngine::Interpreter(t.failure.get().cloned().unwrap_or_default()),
         };
+        let phases = t.phases.get().copied().unwrap_or_default();
         TypeStats {
             message_type: self.layouts.get(layout).descriptor().full_name().to_owned(),
             engine,
             code_bytes: t.code_bytes.load(Ordering::Relaxed),
-            compile_time: Duration::from_nanos(t.compile_nanos.load(Ordering::Relaxed)),
+            compile_time: phases.lower + phases.codegen + phases.link,
+            phases,
             inlined_calls: 0,
             clif: None,
             interpreted_decodes: t.decodes.load(Ordering::Relaxed),

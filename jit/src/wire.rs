@@ -15,6 +15,57 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, Switch};
 use protojit_arena::{DecodeErrorKind, MessageLayout, SlotIndex};
 
+/// Reads the varint at `p`, which must end by `end`, into `*out`: the position after it,
+/// or null when it is malformed (cut by `end`, or longer than ten bytes) and the product's
+/// own varint helper is to report it. Compiled code of both products calls it for the
+/// varints longer than three bytes ([`Wire::read_varint`]; those of 64-bit fields longer
+/// than eight, [`Wire::read_varint_wide`]): one routine, out of line, in place of the word
+/// read every varint field once inlined. Never panics.
+///
+/// # Safety
+/// `p < end`, and `p..end` is readable; `out` is writable.
+pub(crate) unsafe extern "C" fn varint_long(p: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
+    // SAFETY: the caller's contract: `p..end` is one readable range, `out` writable; every
+    // read below is of a byte before `end` (`avail` is checked first).
+    unsafe {
+        let avail = end.offset_from(p) as usize;
+        let done = |value: u64, len: usize| {
+            out.write(value);
+            p.add(len)
+        };
+        if avail >= 8 {
+            let w = u64::from_le(p.cast::<u64>().read_unaligned());
+            let stops = !w & 0x8080_8080_8080_8080;
+            if stops != 0 {
+                let x = protojit_arena::wire::pack_groups(w & (stops ^ (stops - 1)) & 0x7f7f_7f7f_7f7f_7f7f);
+                return done(x, stops.trailing_zeros() as usize / 8 + 1);
+            }
+            // Nine or ten bytes (a negative `int32`/`int64`, a hash); bits past 64 dropped.
+            let low = protojit_arena::wire::pack_groups(w & 0x7f7f_7f7f_7f7f_7f7f);
+            if avail > 8 {
+                let b8 = *p.add(8);
+                if b8 < 0x80 {
+                    return done(low | (b8 as u64) << 56, 9);
+                }
+                if avail > 9 && *p.add(9) < 0x80 {
+                    return done(low | ((b8 & 0x7f) as u64) << 56 | (*p.add(9) as u64) << 63, 10);
+                }
+            }
+            return std::ptr::null();
+        }
+        // Fewer than eight bytes before `end`.
+        let mut value = 0u64;
+        for i in 0..avail {
+            let b = *p.add(i);
+            value |= ((b & 0x7f) as u64) << (7 * i);
+            if b < 0x80 {
+                return done(value, i + 1);
+            }
+        }
+        std::ptr::null()
+    }
+}
+
 /// Loads from the input: never traps (every read is bounds-checked first), never written.
 pub(crate) fn input_flags() -> MemFlagsData {
     MemFlagsData::new().with_notrap().with_readonly()
@@ -109,9 +160,10 @@ pub(crate) trait Wire<'b> {
     fn input_start(&mut self) -> Value;
     /// The input's end.
     fn input_end(&mut self) -> Value;
-    /// The product's varint helper (`(ctx, p, end, out) -> after | null`), UTF-8 helper
-    /// (`(ctx, start, len, at) -> 1 | 0`) and the stack cell the varint helper writes.
-    fn core(&self) -> (Helper, Helper, StackSlot);
+    /// The product's varint helper (`(ctx, p, end, out) -> after | null`, which reports
+    /// errors), its entry of [`varint_long`], its UTF-8 helper (`(ctx, start, len, at) -> 1
+    /// | 0`) and the stack cell the varint helpers write.
+    fn core(&self) -> (Helper, Helper, Helper, StackSlot);
     /// Where code goes once a helper has said the input fails (no parameters).
     fn failed(&mut self) -> Block;
     /// Fails with `kind` at `at` when `cond` holds, else continues in a new block.
@@ -153,21 +205,65 @@ pub(crate) trait Wire<'b> {
     }
 
     /// Reads a varint at `p` that must end by `end` (the message's end, or a packed run's):
-    /// one- and two-byte varints inline, up to eight bytes from one 8-byte load (SWAR),
-    /// longer ones and errors in the product's varint helper. Within eight bytes of `end`
-    /// (a message's last field) the word is the eight bytes *ending* at `end`, shifted down
-    /// to start at `p`, when the input has eight bytes before `end`; a byte loop otherwise
-    /// (inputs under eight bytes). `(value as i64, position after)`.
+    /// up to three bytes inline, longer ones in [`varint_long`], errors in the product's
+    /// varint helper. `(value as i64, position after)`. Inlined, the word read of
+    /// [`read_varint_wide`](Self::read_varint_wide) costs each varint some 70 IR
+    /// instructions: out of line for lengths, tags, 32-bit numbers, enums and bools, whose
+    /// values rarely take four bytes, it cut compile time per type by a fifth to a third
+    /// (descriptor.proto's types, osmformat's) at ±2% of decode instructions (BENCHMARKS.md,
+    /// "Compile cost").
     fn read_varint(&mut self, p: Value, end: Value) -> (Value, Value) {
         let b = self.b();
         let load = b.create_block();
+        let long = b.create_block();
+        let slow = b.create_block();
+        b.set_cold_block(long);
+        b.set_cold_block(slow);
+        let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
+        b.ins().brif(inside, load, &[], slow, &[]);
+        b.switch_to_block(load);
+        let (join, v, np) = self.short_varint(p, end, true, long);
+        self.b().switch_to_block(long);
+        self.varint_long_call(p, end, join, slow);
+        (v, np)
+    }
+
+    /// From the current block: [`varint_long`] on the varint at `p` (before `end`), on to
+    /// `join(value, position after)`; a malformed one to `slow` (the product's helper,
+    /// which reports it), whose code this emits. Continues in `join`.
+    fn varint_long_call(&mut self, p: Value, end: Value, join: Block, slow: Block) {
+        let ptr = self.ptr();
+        let (_, varint_long, _, out) = self.core();
+        let at = self.b().ins().stack_addr(ptr, out, 0);
+        let call = self.call(varint_long, &[p, end, at]);
+        let b = self.b();
+        let after = b.inst_results(call)[0];
+        let read = b.create_block();
+        b.ins().brif(after, read, &[], slow, &[]);
+        b.switch_to_block(read);
+        let val = b.ins().stack_load(ptr, types::I64, out, 0);
+        b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(after)]);
+        b.switch_to_block(slow);
+        self.varint_call(p, end, join);
+    }
+
+    /// [`read_varint`](Self::read_varint) for the fields whose values often take more than
+    /// three bytes (`int64`, `uint64`, `sint64`: timestamps, ids, hashes): up to eight bytes
+    /// inline from one 8-byte load (SWAR). Within eight bytes of `end` (a message's last
+    /// field) the word is the eight bytes *ending* at `end`, shifted down to start at `p`,
+    /// when the input has eight bytes before `end`. Nine and ten bytes, inputs under eight
+    /// bytes and errors go to [`varint_long`] as in `read_varint`.
+    fn read_varint_wide(&mut self, p: Value, end: Value) -> (Value, Value) {
+        let b = self.b();
+        let load = b.create_block();
         let word = b.create_block();
+        let long = b.create_block();
         let slow = b.create_block();
         b.set_cold_block(slow);
         let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
         b.ins().brif(inside, load, &[], slow, &[]);
         b.switch_to_block(load);
-        let (join, v, np) = self.short_varint(p, end, word);
+        let (join, v, np) = self.short_varint(p, end, false, word);
 
         // Three to eight bytes (timestamps, ids, hashes): no helper call. The terminator
         // is the lowest byte with its top bit clear. Block params of `swar`: the word whose
@@ -179,7 +275,6 @@ pub(crate) trait Wire<'b> {
         let avail_w = b.append_block_param(swar, types::I64);
         let loaded = b.create_block();
         let near_end = b.create_block();
-        let tail = b.create_block();
         let avail = b.ins().isub(end, p);
         let room = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 8);
         b.ins().brif(room, loaded, &[], near_end, &[]);
@@ -197,7 +292,7 @@ pub(crate) trait Wire<'b> {
         let before = b.ins().isub(end, start);
         let whole = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, before, 8);
         let shifted = b.create_block();
-        b.ins().brif(whole, shifted, &[], tail, &[]);
+        b.ins().brif(whole, shifted, &[], long, &[]);
         b.switch_to_block(shifted);
         let w_end = b.ins().load(types::I64, input_flags(), end, -8);
         let eight = b.ins().iconst(types::I64, 8);
@@ -206,23 +301,18 @@ pub(crate) trait Wire<'b> {
         let w_end = b.ins().ushr(w_end, skip);
         b.ins().jump(swar, &[BlockArg::Value(w_end), BlockArg::Value(avail)]);
 
-        // Inputs under eight bytes: a byte loop, still no call.
-        b.switch_to_block(tail);
-        let zero = b.ins().iconst(types::I64, 0);
-        self.varint_bytes([p, zero, zero], end, join, slow);
-        let b = self.b();
         b.switch_to_block(swar);
         let found = b.create_block();
         let fits = b.create_block();
         let not = b.ins().bnot(w);
         let stops = b.ins().band_imm_u(not, 0x8080_8080_8080_8080u64 as i64);
-        b.ins().brif(stops, found, &[], slow, &[]);
+        b.ins().brif(stops, found, &[], long, &[]);
         b.switch_to_block(found);
         let tz = b.ins().ctz(stops);
         let len = b.ins().ushr_imm_u(tz, 3);
         let len = b.ins().iadd_imm_s(len, 1);
         let cut = b.ins().icmp(IntCC::UnsignedGreaterThan, len, avail_w);
-        b.ins().brif(cut, slow, &[], fits, &[]);
+        b.ins().brif(cut, long, &[], fits, &[]);
         b.switch_to_block(fits);
         let below = b.ins().iadd_imm_s(stops, -1);
         let upto = b.ins().bxor(stops, below);
@@ -241,9 +331,8 @@ pub(crate) trait Wire<'b> {
         }
         let after = b.ins().iadd(p, len);
         b.ins().jump(join, &[BlockArg::Value(x), BlockArg::Value(after)]);
-
-        b.switch_to_block(slow);
-        self.varint_call(p, end, join);
+        b.switch_to_block(long);
+        self.varint_long_call(p, end, join, slow);
         (v, np)
     }
 
@@ -319,7 +408,7 @@ pub(crate) trait Wire<'b> {
     /// position after)`, or failing; continues in `join`.
     fn varint_call(&mut self, p: Value, end: Value, join: Block) {
         let ptr = self.ptr();
-        let (varint, _, out) = self.core();
+        let (varint, _, _, out) = self.core();
         let at = self.b().ins().stack_addr(ptr, out, 0);
         let ctx = self.ctx();
         let call = self.call(varint, &[ctx, p, end, at]);
@@ -332,9 +421,10 @@ pub(crate) trait Wire<'b> {
     }
 
     /// The one- and two-byte cases of a varint at `p < end` (checked by the caller), in
-    /// the current block: they jump to the returned join block with `(value, next)`; a
-    /// longer varint, or one cut by `end`, jumps to `other` (no arguments).
-    fn short_varint(&mut self, p: Value, end: Value, other: Block) -> (Block, Value, Value) {
+    /// the current block, and the three-byte case when `third`: they jump to the returned
+    /// join block with `(value, next)`; a longer varint, or one cut by `end`, jumps to
+    /// `other` (no arguments).
+    fn short_varint(&mut self, p: Value, end: Value, third: bool, other: Block) -> (Block, Value, Value) {
         let ptr = self.ptr();
         let b = self.b();
         let join = b.create_block();
@@ -352,14 +442,38 @@ pub(crate) trait Wire<'b> {
         b.ins().brif(inside, second_load, &[], other, &[]);
         b.switch_to_block(second_load);
         let v1 = b.ins().uload8(types::I64, input_flags(), p, 1);
-        let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v1, 0x80);
-        b.ins().brif(short, two, &[], other, &[]);
-        b.switch_to_block(two);
         let lo = b.ins().band_imm_u(v0, 0x7f);
+        let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v1, 0x80);
+        let (after_two, third_load) = match third {
+            true => (b.create_block(), b.create_block()),
+            false => (other, other),
+        };
+        b.ins().brif(short, two, &[], after_two, &[]);
+        b.switch_to_block(two);
         let hi = b.ins().ishl_imm_u(v1, 7);
         let val = b.ins().bor(lo, hi);
         let p2 = b.ins().iadd_imm_s(p, 2);
         b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(p2)]);
+        if third {
+            // Three bytes (values below 2^21: lengths of big strings and blocks, counters).
+            b.switch_to_block(after_two);
+            let p2 = b.ins().iadd_imm_s(p, 2);
+            let inside = b.ins().icmp(IntCC::UnsignedLessThan, p2, end);
+            b.ins().brif(inside, third_load, &[], other, &[]);
+            b.switch_to_block(third_load);
+            let v2 = b.ins().uload8(types::I64, input_flags(), p, 2);
+            let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, v2, 0x80);
+            let three = b.create_block();
+            b.ins().brif(short, three, &[], other, &[]);
+            b.switch_to_block(three);
+            let mid = b.ins().band_imm_u(v1, 0x7f);
+            let mid = b.ins().ishl_imm_u(mid, 7);
+            let hi = b.ins().ishl_imm_u(v2, 14);
+            let val = b.ins().bor(lo, mid);
+            let val = b.ins().bor(val, hi);
+            let p3 = b.ins().iadd_imm_s(p, 3);
+            b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(p3)]);
+        }
         (join, v, np)
     }
 
@@ -494,7 +608,7 @@ pub(crate) trait Wire<'b> {
     fn utf8(&mut self, start: Value, len: Value, at: Value) {
         let ok = self.b().create_block();
         self.ascii_check(start, len, ok);
-        let (_, utf8, _) = self.core();
+        let (_, _, utf8, _) = self.core();
         let ctx = self.ctx();
         let call = self.call(utf8, &[ctx, start, len, at]);
         let valid = self.b().inst_results(call)[0];

@@ -4,6 +4,7 @@ use protojit_arena::wire::{read_varint, skip_value, SGROUP};
 use protojit_arena::{runtime, MAX_DEPTH_LIMIT};
 
 use super::plan::{ColKind, Shape};
+pub(super) use crate::wire::varint_long;
 
 /// Where one column's buffers are, as compiled code reads them. `repr(C)`: the code reads
 /// the fields at their offsets.
@@ -63,6 +64,7 @@ macro_rules! foreach_append_helper {
     ($m:ident $($args:tt)*) => {
         $m! { $($args)*
             varint: pa_varint(*mut AppendCtx, *const u8, *const u8, *mut u64) -> *const u8;
+            varint_long: varint_long(*const u8, *const u8, *mut u64) -> *const u8;
             utf8: pa_utf8(*mut AppendCtx, *const u8, usize, *const u8) -> u32;
             skip_group: pa_skip_group(*const u8, *const u8, u64, u64, u64) -> *const u8;
             grow: pa_grow(*mut AppendCtx, u64) -> u64;

@@ -99,8 +99,8 @@ impl<'b> Wire<'b> for Lower<'_, 'b, '_> {
         self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_END)
     }
 
-    fn core(&self) -> (Helper, Helper, StackSlot) {
-        (self.helpers.varint, self.helpers.utf8, self.varint_out)
+    fn core(&self) -> (Helper, Helper, Helper, StackSlot) {
+        (self.helpers.varint, self.helpers.varint_long, self.helpers.utf8, self.varint_out)
     }
 
     fn failed(&mut self) -> Block {
@@ -397,6 +397,9 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         let (v, next) = match kind.fixed_width() {
             // In a packed run's loop, the loop's values keep their registers.
             0 if packed => self.read_varint_compact(p, end),
+            0 if matches!(kind, FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64) => {
+                self.read_varint_wide(p, end)
+            }
             0 => self.read_varint(p, end),
             4 => {
                 let (v, next) = self.read_fixed(4, p, end);

@@ -21,7 +21,7 @@ impl<'a> Translator<'a, '_> {
     fn packed_varint(&mut self, p: Value, stop: Value) -> (Value, Value) {
         let long = self.b.create_block();
         self.b.set_cold_block(long);
-        let (join, v, np) = self.short_varint(p, stop, long);
+        let (join, v, np) = self.short_varint(p, stop, false, long);
         self.packed_long = Some(long);
         self.b.switch_to_block(join);
         (v, np)
@@ -433,7 +433,7 @@ impl<'a> Translator<'a, '_> {
                 self.thread(si, np);
             }
             FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64 => {
-                let (v, np) = self.read_varint(p, self.end);
+                let (v, np) = self.read_varint_wide(p, self.end);
                 let v = if slot.kind == FieldKind::Sint64 { self.zigzag(v) } else { v };
                 self.put(si, &slot, v);
                 self.thread(si, np);

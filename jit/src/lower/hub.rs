@@ -143,7 +143,7 @@ impl<'a> Translator<'a, '_> {
         let to_slow = self.b.create_block();
         self.b.set_cold_block(to_slow);
         // The tag: one byte, or two (the table read the first: `p < end`).
-        let (join, tag, q) = self.short_varint(p, self.end, to_slow);
+        let (join, tag, q) = self.short_varint(p, self.end, false, to_slow);
         self.b.switch_to_block(join);
         // A number the message declares (or 0, malformed) goes to the slow path.
         let number = self.b.ins().ushr_imm_u(tag, 3);
