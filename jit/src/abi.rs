@@ -169,7 +169,6 @@ macro_rules! foreach_helper {
         $m! { $($args)*
             slow_field: pj_slow_field(*mut JitCtx, u32, *mut u8, *const u8, *const u8, u64) -> *const u8;
             varint: pj_varint(*mut JitCtx, *const u8, *const u8, *mut u64) -> *const u8;
-            varint_long: varint_long(*const u8, *const u8, *mut u64) -> *const u8;
             utf8: pj_utf8(*mut JitCtx, *const u8, usize, *const u8) -> u32;
             reserve: pj_reserve(*mut JitCtx, u32, u32, *mut u8, u32) -> u32;
             child: pj_child(*mut JitCtx, u32, u32, *mut u8) -> *mut u8;

@@ -13,7 +13,6 @@ use protojit_arena::wire::read_varint;
 use protojit_arena::{runtime, Arena, BlockMut, DecodeError, DecodeErrorKind, LayoutIndex, Layouts, SlotIndex};
 
 use crate::abi::{JitCtx, TierHook};
-pub(crate) use crate::wire::varint_long;
 
 /// The context and the run's input, arena and layouts, as every helper starts.
 ///
@@ -187,8 +186,8 @@ pub(crate) unsafe extern "C" fn pj_slow_field(
     }
 }
 
-/// Reads a varint at `ptr` (any length) into `*out`; returns the position after it, or
-/// null with the error recorded.
+/// Reads a varint at `ptr` (any length) into `*out`: [`crate::wire::varint_long`]; returns
+/// the position after it, or null with the error recorded (as the interpreter reports it).
 ///
 /// # Safety
 /// `input_start <= ptr <= end <= input_start + input_len`; `out` is writable.
@@ -198,34 +197,32 @@ pub(crate) unsafe extern "C" fn pj_varint(
     end: *const u8,
     out: *mut u64,
 ) -> *const u8 {
+    // SAFETY: the caller's contract.
+    match unsafe { crate::wire::varint_long(ptr, end, out) } {
+        after if !after.is_null() => after,
+        // SAFETY: the caller's contract.
+        _ => unsafe { varint_error(ctx, ptr, end) },
+    }
+}
+
+/// Records why the varint at `ptr` (before `end`) is malformed; returns null.
+///
+/// # Safety
+/// As [`pj_varint`].
+#[cold]
+unsafe fn varint_error(ctx: *mut JitCtx, ptr: *const u8, end: *const u8) -> *const u8 {
     // SAFETY: the body makes its references inside the guard.
     unsafe {
         guard(ctx, std::ptr::null(), || {
             // SAFETY: compiled code passes the live context of this decode (see `enter`).
             let (ctx, input, _, _) = enter(ctx);
             let (pos, end) = (ctx.offset(ptr), ctx.offset(end));
-            // With ten bytes in range no per-byte bounds check is needed (compiled code
-            // already handled one- and two-byte varints inline).
-            if let Some(window) = input[..end].get(pos..pos + 10) {
-                let mut v = 0u64;
-                for (i, &b) in window.iter().enumerate() {
-                    v |= ((b & 0x7f) as u64) << (7 * i);
-                    if b < 0x80 {
-                        // SAFETY: the caller's contract.
-                        out.write(v);
-                        return ctx.at(pos + i + 1);
-                    }
-                }
-                return ctx.fail(DecodeError::new(DecodeErrorKind::VarintTooLong, pos));
-            }
-            match read_varint(&input[..end], pos) {
-                Ok((v, next)) => {
-                    // SAFETY: the caller's contract.
-                    out.write(v);
-                    ctx.at(next)
-                }
-                Err(e) => ctx.fail(e),
-            }
+            let e = match read_varint(&input[..end], pos) {
+                Err(e) => e,
+                // `varint_long` and `read_varint` accept the same varints.
+                Ok(_) => DecodeError::new(DecodeErrorKind::Internal, pos),
+            };
+            ctx.fail(e)
         })
     }
 }

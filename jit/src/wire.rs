@@ -16,15 +16,15 @@ use cranelift_frontend::{FunctionBuilder, Switch};
 use protojit_arena::{DecodeErrorKind, MessageLayout, SlotIndex};
 
 /// Reads the varint at `p`, which must end by `end`, into `*out`: the position after it,
-/// or null when it is malformed (cut by `end`, or longer than ten bytes) and the product's
-/// own varint helper is to report it. Compiled code of both products calls it for the
-/// varints longer than three bytes ([`Wire::read_varint`]; those of 64-bit fields longer
+/// or null when it is malformed (cut by `end`, or longer than ten bytes; `p == end` too).
+/// Each product's `varint_long` helper wraps it and reports a malformed varint its own
+/// way. Compiled code of both products calls it for the varints longer than three bytes ([`Wire::read_varint`]; those of 64-bit fields longer
 /// than eight, [`Wire::read_varint_wide`]): one routine, out of line, in place of the word
 /// read every varint field once inlined. Never panics.
 ///
 /// # Safety
-/// `p < end`, and `p..end` is readable; `out` is writable.
-pub(crate) unsafe extern "C" fn varint_long(p: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
+/// `p <= end`, and `p..end` is readable; `out` is writable.
+pub(crate) unsafe fn varint_long(p: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
     // SAFETY: the caller's contract: `p..end` is one readable range, `out` writable; every
     // read below is of a byte before `end` (`avail` is checked first).
     unsafe {
@@ -160,10 +160,10 @@ pub(crate) trait Wire<'b> {
     fn input_start(&mut self) -> Value;
     /// The input's end.
     fn input_end(&mut self) -> Value;
-    /// The product's varint helper (`(ctx, p, end, out) -> after | null`, which reports
-    /// errors), its entry of [`varint_long`], its UTF-8 helper (`(ctx, start, len, at) -> 1
-    /// | 0`) and the stack cell the varint helpers write.
-    fn core(&self) -> (Helper, Helper, Helper, StackSlot);
+    /// The product's varint helper (`(ctx, p, end, out) -> after | null`: [`varint_long`],
+    /// a malformed varint reported), its UTF-8 helper (`(ctx, start, len, at) -> 1 | 0`) and
+    /// the stack cell the varint helper writes.
+    fn core(&self) -> (Helper, Helper, StackSlot);
     /// Where code goes once a helper has said the input fails (no parameters).
     fn failed(&mut self) -> Block;
     /// Fails with `kind` at `at` when `cond` holds, else continues in a new block.
@@ -216,35 +216,14 @@ pub(crate) trait Wire<'b> {
         let b = self.b();
         let load = b.create_block();
         let long = b.create_block();
-        let slow = b.create_block();
         b.set_cold_block(long);
-        b.set_cold_block(slow);
         let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
-        b.ins().brif(inside, load, &[], slow, &[]);
+        b.ins().brif(inside, load, &[], long, &[]);
         b.switch_to_block(load);
         let (join, v, np) = self.short_varint(p, end, true, long);
         self.b().switch_to_block(long);
-        self.varint_long_call(p, end, join, slow);
-        (v, np)
-    }
-
-    /// From the current block: [`varint_long`] on the varint at `p` (before `end`), on to
-    /// `join(value, position after)`; a malformed one to `slow` (the product's helper,
-    /// which reports it), whose code this emits. Continues in `join`.
-    fn varint_long_call(&mut self, p: Value, end: Value, join: Block, slow: Block) {
-        let ptr = self.ptr();
-        let (_, varint_long, _, out) = self.core();
-        let at = self.b().ins().stack_addr(ptr, out, 0);
-        let call = self.call(varint_long, &[p, end, at]);
-        let b = self.b();
-        let after = b.inst_results(call)[0];
-        let read = b.create_block();
-        b.ins().brif(after, read, &[], slow, &[]);
-        b.switch_to_block(read);
-        let val = b.ins().stack_load(ptr, types::I64, out, 0);
-        b.ins().jump(join, &[BlockArg::Value(val), BlockArg::Value(after)]);
-        b.switch_to_block(slow);
         self.varint_call(p, end, join);
+        (v, np)
     }
 
     /// [`read_varint`](Self::read_varint) for the fields whose values often take more than
@@ -258,10 +237,8 @@ pub(crate) trait Wire<'b> {
         let load = b.create_block();
         let word = b.create_block();
         let long = b.create_block();
-        let slow = b.create_block();
-        b.set_cold_block(slow);
         let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
-        b.ins().brif(inside, load, &[], slow, &[]);
+        b.ins().brif(inside, load, &[], long, &[]);
         b.switch_to_block(load);
         let (join, v, np) = self.short_varint(p, end, false, word);
 
@@ -332,7 +309,7 @@ pub(crate) trait Wire<'b> {
         let after = b.ins().iadd(p, len);
         b.ins().jump(join, &[BlockArg::Value(x), BlockArg::Value(after)]);
         b.switch_to_block(long);
-        self.varint_long_call(p, end, join, slow);
+        self.varint_call(p, end, join);
         (v, np)
     }
 
@@ -404,11 +381,12 @@ pub(crate) trait Wire<'b> {
         b.ins().jump(step, &[BlockArg::Value(q1), BlockArg::Value(shift7), BlockArg::Value(acc2)]);
     }
 
-    /// The product's varint helper on the varint at `p` (before `end`): on to `join(value,
-    /// position after)`, or failing; continues in `join`.
+    /// The product's varint helper on the varint at `p` (at or before `end`): on to
+    /// `join(value, position after)`, or failing (the helper reported why); continues in
+    /// `join`.
     fn varint_call(&mut self, p: Value, end: Value, join: Block) {
         let ptr = self.ptr();
-        let (varint, _, _, out) = self.core();
+        let (varint, _, out) = self.core();
         let at = self.b().ins().stack_addr(ptr, out, 0);
         let ctx = self.ctx();
         let call = self.call(varint, &[ctx, p, end, at]);
@@ -608,7 +586,7 @@ pub(crate) trait Wire<'b> {
     fn utf8(&mut self, start: Value, len: Value, at: Value) {
         let ok = self.b().create_block();
         self.ascii_check(start, len, ok);
-        let (_, _, utf8, _) = self.core();
+        let (_, utf8, _) = self.core();
         let ctx = self.ctx();
         let call = self.call(utf8, &[ctx, start, len, at]);
         let valid = self.b().inst_results(call)[0];

@@ -1,10 +1,9 @@
 //! The column appenders' buffers and the contract their code runs under: [`ChunkColumns`], the context `AppendCtx`, and the helpers the code calls, listed once in `foreach_append_helper!`.
 
-use protojit_arena::wire::{read_varint, skip_value, SGROUP};
+use protojit_arena::wire::{skip_value, SGROUP};
 use protojit_arena::{runtime, MAX_DEPTH_LIMIT};
 
 use super::plan::{ColKind, Shape};
-pub(super) use crate::wire::varint_long;
 
 /// Where one column's buffers are, as compiled code reads them. `repr(C)`: the code reads
 /// the fields at their offsets.
@@ -64,7 +63,6 @@ macro_rules! foreach_append_helper {
     ($m:ident $($args:tt)*) => {
         $m! { $($args)*
             varint: pa_varint(*mut AppendCtx, *const u8, *const u8, *mut u64) -> *const u8;
-            varint_long: varint_long(*const u8, *const u8, *mut u64) -> *const u8;
             utf8: pa_utf8(*mut AppendCtx, *const u8, usize, *const u8) -> u32;
             skip_group: pa_skip_group(*const u8, *const u8, u64, u64, u64) -> *const u8;
             grow: pa_grow(*mut AppendCtx, u64) -> u64;
@@ -73,25 +71,15 @@ macro_rules! foreach_append_helper {
 }
 pub(super) use foreach_append_helper;
 
-/// Reads the varint at `p` (before `end`) into `*out`; the position after it, or null if
-/// it is malformed (the record is declined). Called by compiled code for the varints its
-/// inline reads leave. Never panics.
+/// Reads the varint at `p` (at or before `end`) into `*out`; the position after it, or null
+/// if it is malformed (the record is declined): [`crate::wire::varint_long`]. Called by
+/// compiled code for the varints its inline reads leave. Never panics.
 ///
 /// # Safety
-/// `p..end` is readable and `out` writable.
+/// `p <= end`, `p..end` is readable and `out` writable.
 pub(super) unsafe extern "C" fn pa_varint(_: *mut AppendCtx, p: *const u8, end: *const u8, out: *mut u64) -> *const u8 {
-    // SAFETY: the caller passes a range of the record it reads.
-    let buf = unsafe { std::slice::from_raw_parts(p, end.offset_from(p) as usize) };
-    match read_varint(buf, 0) {
-        Ok((v, n)) => {
-            // SAFETY: the caller passes a writable cell; `n <= buf.len()`.
-            unsafe {
-                out.write(v);
-                p.add(n)
-            }
-        }
-        Err(_) => std::ptr::null(),
-    }
+    // SAFETY: the caller's contract.
+    unsafe { crate::wire::varint_long(p, end, out) }
 }
 
 /// Whether the `len` bytes at `p` are UTF-8: 1, else 0 (the record is declined). Called by

@@ -99,8 +99,8 @@ impl<'b> Wire<'b> for Lower<'_, 'b, '_> {
         self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_END)
     }
 
-    fn core(&self) -> (Helper, Helper, Helper, StackSlot) {
-        (self.helpers.varint, self.helpers.varint_long, self.helpers.utf8, self.varint_out)
+    fn core(&self) -> (Helper, Helper, StackSlot) {
+        (self.helpers.varint, self.helpers.utf8, self.varint_out)
     }
 
     fn failed(&mut self) -> Block {

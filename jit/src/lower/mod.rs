@@ -394,8 +394,8 @@ impl<'b> Wire<'b> for Translator<'_, 'b> {
         self.b.ins().iadd(input, input_len)
     }
 
-    fn core(&self) -> (Helper, Helper, Helper, StackSlot) {
-        (self.helpers.varint, self.helpers.varint_long, self.helpers.utf8, self.varint_out)
+    fn core(&self) -> (Helper, Helper, StackSlot) {
+        (self.helpers.varint, self.helpers.utf8, self.varint_out)
     }
 
     fn failed(&mut self) -> Block {
