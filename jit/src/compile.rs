@@ -79,7 +79,8 @@ pub struct TypeStats {
     /// The Cranelift IR, when requested (`CompileOptions::keep_clif` or `PROTOJIT_DUMP_CLIF`).
     pub clif: Option<String>,
     /// Tiered engines: decodes of this type the interpreter did while counting toward the
-    /// compile thresholds (counting stops once compilation is requested). 0 otherwise.
+    /// compile thresholds (counting stops once compilation is requested; engines whose
+    /// thresholds are [`Tiering::NEVER`](crate::Tiering::NEVER) do not count). 0 otherwise.
     pub interpreted_decodes: u64,
     /// Tiered engines: bytes of those decodes.
     pub interpreted_bytes: u64,
