@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! cargo run --profile bench --example stream_timing -- --arm stream|tree|tree_interp|prost \
-//!     --kind osm|mvt [--corpus DIR] [--seconds 0.25] FILE
+//!     --kind osm|osm_header|mvt [--corpus DIR] [--seconds 0.25] FILE
 //! ```
 //!
 //! Every arm reads every field of the payload and computes the flat checksum of
@@ -24,7 +24,7 @@ use protojit_bench_support::stream_sum::{prost_sum, tree_sum, Kind, StreamSum};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: stream_timing --arm stream|tree|tree_interp|prost --kind osm|mvt [--corpus DIR] [--seconds S] FILE"
+        "usage: stream_timing --arm stream|tree|tree_interp|prost --kind osm|osm_header|mvt [--corpus DIR] [--seconds S] FILE"
     );
     std::process::exit(2)
 }
@@ -36,13 +36,7 @@ fn main() {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--arm" => arm = args.next(),
-            "--kind" => {
-                kind = match args.next().as_deref() {
-                    Some("osm") => Some(Kind::OsmBlock),
-                    Some("mvt") => Some(Kind::Tile),
-                    _ => usage(),
-                }
-            }
+            "--kind" => kind = Some(args.next().as_deref().and_then(Kind::from_arg).unwrap_or_else(|| usage())),
             "--corpus" => corpus = args.next().map(PathBuf::from).unwrap_or_else(|| usage()),
             "--seconds" => seconds = args.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage()),
             _ => file = Some(PathBuf::from(a)),

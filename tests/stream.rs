@@ -328,6 +328,49 @@ fn the_walk_keeps_depth_and_group_rules() {
     assert_eq!(calls(&interp, group_cases[0], Collect::default(), |c| c.seen).1, [".g{", "g.x=5", ".v=1"]);
 }
 
+/// Deeper than the sink keeps parents in place (eight): after each message ends, the values
+/// that follow are reported with their own message's fields, at every depth.
+#[test]
+fn values_after_deep_messages_belong_to_their_message() {
+    const LEVELS: usize = 14;
+    let mut proto = String::from("syntax = \"proto3\";\n");
+    for i in 0..LEVELS {
+        let child = if i + 1 < LEVELS { format!("M{} c = 1; ", i + 1) } else { String::new() };
+        proto.push_str(&format!("message M{i} {{ {child}int32 v{i} = {}; }}\n", i + 2));
+    }
+    let schema = Schema::from_proto_source("deep.proto", &proto).unwrap();
+    // The innermost message first: each level is its child (field 1), then its own value.
+    let mut bytes = vec![((LEVELS + 1) << 3) as u8, 99];
+    for i in (0..LEVELS - 1).rev() {
+        let mut outer = vec![0x0a];
+        prost::encoding::encode_varint(bytes.len() as u64, &mut outer);
+        outer.extend(bytes);
+        outer.extend([((i + 2) << 3) as u8, i as u8]);
+        bytes = outer;
+    }
+    struct Names(Vec<String>);
+    impl<'a> StreamVisitor<'a> for Names {
+        fn i32(&mut self, f: FieldInfo<'a>, v: i32) -> ControlFlow<()> {
+            self.0.push(format!("{}={v}", f.name()));
+            ControlFlow::Continue(())
+        }
+        fn end_message(&mut self, f: FieldInfo<'a>) -> ControlFlow<()> {
+            self.0.push(format!("}}{}", f.name()));
+            ControlFlow::Continue(())
+        }
+    }
+    let mut want = vec![format!("v{}=99", LEVELS - 1)];
+    for i in (0..LEVELS - 1).rev() {
+        want.push("}c".to_string());
+        want.push(format!("v{i}={i}"));
+    }
+    for decoder in both_walks(&schema, "M0", EngineOptions::default()) {
+        let mut names = Names(Vec::new());
+        assert!(decoder.stream(&bytes, &mut names).unwrap().is_continue());
+        assert_eq!(names.0, want);
+    }
+}
+
 /// A visitor that panics: the panic comes out of `stream`, and the decoder walks again
 /// afterwards.
 #[test]

@@ -1,7 +1,7 @@
 // protozero consumer of OSM PrimitiveBlocks and Mapbox vector tiles: reads every field and sums it, the peer of protojit's streaming visitor (issue 29; benches/peers/stream.sh).
 //
-//   protozero_harness osm|mvt FILE SECONDS     prints "MB/s checksum"
-//   protozero_harness osm|mvt FILE 0           prints "0 checksum" (one pass, no timing)
+//   protozero_harness osm|osm_header|mvt FILE SECONDS     prints "MB/s checksum"
+//   protozero_harness osm|osm_header|mvt FILE 0           prints "0 checksum" (one pass, no timing)
 //
 // The checksum is the one in benches/support/src/stream_sum.rs, computed the same way by
 // every arm: a wrapping u64 sum over every value and every nested message, at every depth,
@@ -258,6 +258,39 @@ static uint64_t mvt_tile(const char* data, size_t size) {
   return s.a;
 }
 
+// ---- OSMPBF HeaderBlock (an OSM file's first block) ---------------------------------------
+
+static void osm_bbox(Sum& s, pbf_reader m) {
+  while (m.next()) {
+    switch (m.tag_and_type()) {
+      case VARINT(1): s.v(1, s64(m.get_sint64())); break;  // left
+      case VARINT(2): s.v(2, s64(m.get_sint64())); break;  // right
+      case VARINT(3): s.v(3, s64(m.get_sint64())); break;  // top
+      case VARINT(4): s.v(4, s64(m.get_sint64())); break;  // bottom
+      default: m.skip();
+    }
+  }
+}
+
+static uint64_t osm_header(const char* data, size_t size) {
+  Sum s;
+  pbf_reader m{data, size};
+  while (m.next()) {
+    switch (m.tag_and_type()) {
+      case LEN(1): s.msg(1); osm_bbox(s, m.get_message()); break;
+      case LEN(4): s.str(4, m.get_view()); break;    // required_features
+      case LEN(5): s.str(5, m.get_view()); break;    // optional_features
+      case LEN(16): s.str(16, m.get_view()); break;  // writingprogram
+      case LEN(17): s.str(17, m.get_view()); break;  // source
+      case VARINT(32): s.v(32, s64(m.get_int64())); break;  // osmosis_replication_timestamp
+      case VARINT(33): s.v(33, s64(m.get_int64())); break;  // osmosis_replication_sequence_number
+      case LEN(34): s.str(34, m.get_view()); break;  // osmosis_replication_base_url
+      default: m.skip();
+    }
+  }
+  return s.a;
+}
+
 // ---- timing ------------------------------------------------------------------------------
 
 static std::string slurp(const char* path) {
@@ -267,12 +300,15 @@ static std::string slurp(const char* path) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) { fprintf(stderr, "usage: %s osm|mvt FILE SECONDS\n", argv[0]); return 2; }
+  if (argc != 4) { fprintf(stderr, "usage: %s osm|osm_header|mvt FILE SECONDS\n", argv[0]); return 2; }
   std::string kind = argv[1];
-  if (kind != "osm" && kind != "mvt") { fprintf(stderr, "kind must be osm or mvt, not %s\n", argv[1]); return 2; }
+  uint64_t (*walk)(const char*, size_t) = kind == "osm" ? osm_block
+                                          : kind == "osm_header" ? osm_header
+                                          : kind == "mvt" ? mvt_tile : nullptr;
+  if (!walk) { fprintf(stderr, "kind must be osm, osm_header or mvt, not %s\n", argv[1]); return 2; }
   std::string data = slurp(argv[2]);
   double seconds = atof(argv[3]);
-  auto once = [&]() { return kind == "osm" ? osm_block(data.data(), data.size()) : mvt_tile(data.data(), data.size()); };
+  auto once = [&]() { return walk(data.data(), data.size()); };
   uint64_t sum;
   try {
     sum = once();

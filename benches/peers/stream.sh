@@ -44,6 +44,7 @@ PZ="$WORK/protozero_harness"
 
 CASES="$WORK/cases.tsv"
 {
+  printf 'osm_header\tosm_header\t%s\n' "$CORPUS/liechtenstein.block0.headerblock.bin"
   printf 'osm_dense\tosm\t%s\n' "$CORPUS/liechtenstein.block1.primitiveblock-dense.bin"
   printf 'osm_ways\tosm\t%s\n' "$CORPUS/liechtenstein.block40.primitiveblock-ways.bin"
   printf 'osm_relations\tosm\t%s\n' "$CORPUS/liechtenstein.block45.primitiveblock-relations.bin"

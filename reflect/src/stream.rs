@@ -161,13 +161,22 @@ pub struct VisitorSink<'a, 'v, V> {
     visitor: &'v mut V,
     layouts: &'a Layouts,
     current: &'a MessageLayout,
-    stack: Vec<&'a MessageLayout>,
+    /// The parents of `current`, outermost first: the first [`INLINE_PARENTS`] in place,
+    /// deeper ones in `deep`, so that a walk of a message nested less than that allocates
+    /// nothing (a small message's walk is mostly its set-up).
+    parents: [&'a MessageLayout; INLINE_PARENTS],
+    depth: usize,
+    deep: Vec<&'a MessageLayout>,
 }
+
+/// How many parents a [`VisitorSink`] keeps without allocating.
+const INLINE_PARENTS: usize = 8;
 
 impl<'a, 'v, V> VisitorSink<'a, 'v, V> {
     /// `visitor` as the sink of a walk of a message of layout `root` (of `layouts`).
     pub fn new(layouts: &'a Layouts, root: LayoutIndex, visitor: &'v mut V) -> Self {
-        VisitorSink { visitor, layouts, current: layouts.get(root), stack: Vec::new() }
+        let current = layouts.get(root);
+        VisitorSink { visitor, layouts, current, parents: [current; INLINE_PARENTS], depth: 0, deep: Vec::new() }
     }
 
     #[inline(always)]
@@ -237,7 +246,11 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for VisitorSink<'a, '_, V> {
         let field = self.field(si);
         match self.visitor.message(field)? {
             Descend::Yes => {
-                self.stack.push(self.current);
+                match self.parents.get_mut(self.depth) {
+                    Some(parent) => *parent = self.current,
+                    None => self.deep.push(self.current),
+                }
+                self.depth += 1;
                 self.current = self.layouts.get(LayoutIndex::new(field.slot().child));
                 ControlFlow::Continue(Some(self))
             }
@@ -247,7 +260,12 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for VisitorSink<'a, '_, V> {
 
     #[inline]
     fn end(&mut self, _: &mut (), si: SlotIndex) -> ControlFlow<()> {
-        self.current = self.stack.pop().expect("end follows its begin");
+        // The walk calls `end` once per `begin` that descended: `depth` is not 0 here.
+        self.depth = self.depth.saturating_sub(1);
+        self.current = match self.parents.get(self.depth) {
+            Some(&parent) => parent,
+            None => self.deep.pop().unwrap_or(self.current),
+        };
         self.visitor.end_message(self.field(si))
     }
 }

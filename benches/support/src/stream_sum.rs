@@ -334,6 +334,37 @@ pub fn prost_primitive_block(b: &osmpbf::PrimitiveBlock) -> u64 {
     a.0
 }
 
+/// The checksum of a prost `OSMPBF.HeaderBlock` (an OSM file's first block: small, with
+/// two-byte tags past field 15).
+pub fn prost_header_block(h: &osmpbf::HeaderBlock) -> u64 {
+    let mut a = Acc(0);
+    if let Some(b) = &h.bbox {
+        a.msg(1);
+        a.v(1, b.left as u64);
+        a.v(2, b.right as u64);
+        a.v(3, b.top as u64);
+        a.v(4, b.bottom as u64);
+    }
+    for f in &h.required_features {
+        a.v(4, bytes_val(f.as_bytes()));
+    }
+    for f in &h.optional_features {
+        a.v(5, bytes_val(f.as_bytes()));
+    }
+    if let Some(s) = &h.writingprogram {
+        a.v(16, bytes_val(s.as_bytes()));
+    }
+    if let Some(s) = &h.source {
+        a.v(17, bytes_val(s.as_bytes()));
+    }
+    a.opt(32, h.osmosis_replication_timestamp, i64v);
+    a.opt(33, h.osmosis_replication_sequence_number, i64v);
+    if let Some(s) = &h.osmosis_replication_base_url {
+        a.v(34, bytes_val(s.as_bytes()));
+    }
+    a.0
+}
+
 /// The checksum of a prost `vector_tile.Tile`.
 pub fn prost_tile(t: &vector_tile::Tile) -> u64 {
     let mut a = Acc(0);
@@ -373,6 +404,8 @@ pub fn prost_tile(t: &vector_tile::Tile) -> u64 {
 pub enum Kind {
     /// `OSMPBF.PrimitiveBlock`.
     OsmBlock,
+    /// `OSMPBF.HeaderBlock`.
+    OsmHeader,
     /// `vector_tile.Tile`.
     Tile,
 }
@@ -382,15 +415,28 @@ impl Kind {
     pub fn message(self) -> &'static str {
         match self {
             Kind::OsmBlock => "OSMPBF.PrimitiveBlock",
+            Kind::OsmHeader => "OSMPBF.HeaderBlock",
             Kind::Tile => "vector_tile.Tile",
         }
     }
     /// The `.proto` file (in the shared corpus) that declares it.
     pub fn proto(self) -> &'static str {
         match self {
-            Kind::OsmBlock => "osmformat.proto",
+            Kind::OsmBlock | Kind::OsmHeader => "osmformat.proto",
             Kind::Tile => "vector_tile.proto",
         }
+    }
+    /// Its name on the timing programs' command lines (`--kind`, the protozero harness).
+    pub fn arg(self) -> &'static str {
+        match self {
+            Kind::OsmBlock => "osm",
+            Kind::OsmHeader => "osm_header",
+            Kind::Tile => "mvt",
+        }
+    }
+    /// The kind named `arg` (see [`Kind::arg`]).
+    pub fn from_arg(arg: &str) -> Option<Kind> {
+        [Kind::OsmBlock, Kind::OsmHeader, Kind::Tile].into_iter().find(|k| k.arg() == arg)
     }
 }
 
@@ -399,12 +445,14 @@ pub fn prost_sum(kind: Kind, bytes: &[u8]) -> Result<u64, prost::DecodeError> {
     use prost::Message as _;
     Ok(match kind {
         Kind::OsmBlock => prost_primitive_block(&osmpbf::PrimitiveBlock::decode(bytes)?),
+        Kind::OsmHeader => prost_header_block(&osmpbf::HeaderBlock::decode(bytes)?),
         Kind::Tile => prost_tile(&vector_tile::Tile::decode(bytes)?),
     })
 }
 
 /// (name, file in the shared corpus, kind) of the streaming benchmark's payloads.
 pub const STREAM_CASES: &[(&str, &str, Kind)] = &[
+    ("osm_header", "liechtenstein.block0.headerblock.bin", Kind::OsmHeader),
     ("osm_dense", "liechtenstein.block1.primitiveblock-dense.bin", Kind::OsmBlock),
     ("osm_ways", "liechtenstein.block40.primitiveblock-ways.bin", Kind::OsmBlock),
     ("osm_relations", "liechtenstein.block45.primitiveblock-relations.bin", Kind::OsmBlock),

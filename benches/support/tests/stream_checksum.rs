@@ -12,7 +12,7 @@ fn protojit_and_prost_sums() -> Vec<(&'static str, &'static str, Kind, u64)> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for kind in [Kind::OsmBlock, Kind::Tile] {
+    for kind in [Kind::OsmBlock, Kind::OsmHeader, Kind::Tile] {
         let schema = Schema::from_proto_files(&[dir.join(kind.proto())], &[&dir]).unwrap();
         let decoder = |e| schema.decoder_with_options(kind.message(), &EngineOptions::default().with_kind(e)).unwrap();
         let (interp, jit) = (decoder(EngineKind::Interpreter), decoder(EngineKind::Jit));
@@ -46,7 +46,7 @@ fn stream_tree_and_prost_agree() {
 #[test]
 fn the_checksum_sees_a_changed_value() {
     let Some(dir) = protojit_corpus::require_shared_corpus("the streaming checksum test") else { return };
-    let (_, file, kind) = STREAM_CASES[3];
+    let (_, file, kind) = STREAM_CASES[4];
     let mut bytes = std::fs::read(dir.join(file)).unwrap();
     let before = prost_sum(kind, &bytes).unwrap();
     // The last byte ends the last layer's last field: a varint's last byte (or a string's);
@@ -83,8 +83,7 @@ fn protozero_harness_agrees() {
     }
     let dir = protojit_corpus::shared_corpus_path();
     for (name, file, kind, want) in sums {
-        let k = if kind == Kind::OsmBlock { "osm" } else { "mvt" };
-        let out = Command::new(&exe).arg(k).arg(dir.join(file)).arg("0").output().unwrap();
+        let out = Command::new(&exe).arg(kind.arg()).arg(dir.join(file)).arg("0").output().unwrap();
         assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8(out.stdout).unwrap();
         let got: u64 = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).expect("`0 checksum`");
