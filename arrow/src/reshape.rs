@@ -360,6 +360,9 @@ impl ExplodePlan {
         let mut records = Vec::with_capacity(items.len().max(rows));
         let mut elements: Vec<Option<u32>> = Vec::with_capacity(items.len().max(rows));
         let mut unexploded = 0;
+        // Whether the elements are one run of the items in order (no record left a row of
+        // nulls, no list skipped items): then the items column is a slice of the list's.
+        let mut run = Some((None::<usize>, 0usize));
         for (row, &(start, end)) in ranges.iter().enumerate() {
             let there = present.as_ref().is_none_or(|p| p.is_valid(row));
             if !there || start == end {
@@ -367,17 +370,29 @@ impl ExplodePlan {
                 if self.outer {
                     records.push(index(row)?);
                     elements.push(None);
+                    run = None;
                 }
                 continue;
             }
+            run = match run {
+                Some((None, _)) => Some((Some(start), end)),
+                Some((first, next)) if next == start => Some((first, end)),
+                _ => None,
+            };
             for item in start..end {
                 records.push(index(row)?);
                 elements.push(Some(index(item)?));
             }
         }
         let records = UInt32Array::from(records);
-        let elements = UInt32Array::from(elements);
-        let columns = take_exploded(columns, &self.fields, &self.steps, &records, &elements, &items)?;
+        let items = match run {
+            Some((first, end)) => {
+                let first = first.unwrap_or(0);
+                Items::Run(items.slice(first, end.saturating_sub(first)))
+            }
+            None => Items::Taken(&items, UInt32Array::from(elements)),
+        };
+        let columns = take_exploded(columns, &self.fields, &self.steps, &records, &items)?;
         Ok((columns, records, unexploded))
     }
 }
@@ -426,38 +441,130 @@ fn exploded_fields(fields: &Fields, steps: &[usize], outer: bool) -> Fields {
         .collect()
 }
 
+/// The exploded list's items, one per row.
+enum Items<'a> {
+    /// One run of the list's items, in order: a slice, no copy.
+    Run(ArrayRef),
+    /// The list's items taken at these indices (null: a record without an element).
+    Taken(&'a ArrayRef, UInt32Array),
+}
+
 /// `columns` (of one struct level) taken at `records`, the list at `steps` replaced by
-/// `items` taken at `elements`, the structs on the way rebuilt around it.
+/// `items`, the structs on the way rebuilt around it.
 fn take_exploded(
     columns: &[ArrayRef],
     fields: &Fields,
     steps: &[usize],
     records: &UInt32Array,
-    elements: &UInt32Array,
-    items: &ArrayRef,
+    items: &Items<'_>,
 ) -> Result<Vec<ArrayRef>, ArrowError> {
     let (&here, rest) = steps.split_first().ok_or_else(|| unexpected("a path", &DataType::Null))?;
     let mut out = Vec::with_capacity(columns.len());
     for (i, column) in columns.iter().enumerate() {
         if i != here {
-            out.push(arrow_select::take::take(column, records, None)?);
+            out.push(take_rows(column, records)?);
             continue;
         }
         if rest.is_empty() {
-            out.push(arrow_select::take::take(items, elements, None)?);
+            out.push(match items {
+                Items::Run(run) => run.clone(),
+                Items::Taken(items, elements) => arrow_select::take::take(items, elements, None)?,
+            });
             continue;
         }
         let s = column.as_struct_opt().ok_or_else(|| unexpected("a Struct", column.data_type()))?;
         let DataType::Struct(children) = fields.get(i).map(|f| f.data_type()).unwrap_or(&DataType::Null) else {
             return Err(unexpected("a struct field", column.data_type()));
         };
-        let nulls = s.nulls().map(|n| {
-            NullBuffer::new(BooleanBuffer::from_iter(records.values().iter().map(|&r| n.is_valid(r as usize))))
-        });
-        let inner = take_exploded(s.columns(), children, rest, records, elements, items)?;
+        let nulls = s.nulls().map(|n| take_nulls(n, records));
+        let inner = take_exploded(s.columns(), children, rest, records, items)?;
         out.push(Arc::new(StructArray::try_new(children.clone(), inner, nulls)?));
     }
     Ok(out)
+}
+
+/// `column`'s rows at `rows` (every index valid), as arrow's `take` gives
+/// them, with lists and maps (at any depth inside structs) taken as a whole: their items
+/// by one `take` of the indices of every row's items, their offsets from the rows'
+/// lengths. (Arrow's own `take` of a list extends a builder once per row: the repeated
+/// record columns of an explode, of lists and maps of strings, cost more than the
+/// conversion.)
+fn take_rows(column: &ArrayRef, rows: &UInt32Array) -> Result<ArrayRef, ArrowError> {
+    if let Some(r) = rows.values().iter().copied().max().filter(|&r| r as usize >= column.len()) {
+        return Err(ArrowError::InvalidArgumentError(format!(
+            "exploding: row {r} past the end of a column of {} rows",
+            column.len()
+        )));
+    }
+    let nulls = column.nulls().map(|n| take_nulls(n, rows));
+    Ok(match column.data_type() {
+        DataType::List(field) => {
+            let list = column.as_list::<i32>();
+            let (offsets, items) = item_indices(list.offsets(), rows)?;
+            Arc::new(GenericListArray::<i32>::try_new(
+                field.clone(),
+                offsets,
+                take_rows(list.values(), &items)?,
+                nulls,
+            )?)
+        }
+        DataType::LargeList(field) => {
+            let list = column.as_list::<i64>();
+            let (offsets, items) = item_indices(list.offsets(), rows)?;
+            Arc::new(GenericListArray::<i64>::try_new(
+                field.clone(),
+                offsets,
+                take_rows(list.values(), &items)?,
+                nulls,
+            )?)
+        }
+        DataType::Map(field, sorted) => {
+            let map = column.as_map();
+            let (offsets, items) = item_indices(map.offsets(), rows)?;
+            let entries: ArrayRef = Arc::new(map.entries().clone());
+            let entries = take_rows(&entries, &items)?;
+            let entries = entries.as_struct_opt().ok_or_else(|| unexpected("map entries", entries.data_type()))?;
+            Arc::new(MapArray::try_new(field.clone(), offsets, entries.clone(), nulls, *sorted)?)
+        }
+        DataType::Struct(fields) => {
+            let s = column.as_struct();
+            let children = s.columns().iter().map(|c| take_rows(c, rows)).collect::<Result<Vec<_>, _>>()?;
+            Arc::new(StructArray::try_new(fields.clone(), children, nulls)?)
+        }
+        _ => arrow_select::take::take(column, rows, None)?,
+    })
+}
+
+/// `nulls` at `rows` (in range).
+fn take_nulls(nulls: &NullBuffer, rows: &UInt32Array) -> NullBuffer {
+    NullBuffer::new(BooleanBuffer::from_iter(rows.values().iter().map(|&r| nulls.is_valid(r as usize))))
+}
+
+/// The offsets of a list's `rows` (in range) and the indices of their items, in order.
+fn item_indices<O: OffsetSizeTrait>(
+    offsets: &OffsetBuffer<O>,
+    rows: &UInt32Array,
+) -> Result<(OffsetBuffer<O>, UInt32Array), ArrowError> {
+    let too_many = || ArrowError::InvalidArgumentError("exploding: more list items than the offsets hold".into());
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    out.push(O::usize_as(0));
+    // Sized first: one allocation of the exact size (a growing one faults its pages in
+    // again at every doubling).
+    let len = |r: u32| match (offsets.get(r as usize), offsets.get(r as usize + 1)) {
+        (Some(start), Some(end)) => end.as_usize().saturating_sub(start.as_usize()),
+        _ => 0,
+    };
+    let mut items = Vec::with_capacity(rows.values().iter().map(|&r| len(r)).sum());
+    for &r in rows.values() {
+        let (Some(start), Some(end)) = (offsets.get(r as usize), offsets.get(r as usize + 1)) else {
+            return Err(ArrowError::InvalidArgumentError(format!("exploding: row {r} past a list's end")));
+        };
+        let first = u32::try_from(start.as_usize()).map_err(|_| too_many())?;
+        let last = u32::try_from(end.as_usize()).map_err(|_| too_many())?;
+        items.extend(first..last);
+        out.push(O::from_usize(items.len()).ok_or_else(too_many)?);
+    }
+    Ok((OffsetBuffer::new(ScalarBuffer::from(out)), UInt32Array::from(items)))
 }
 
 /// Builds the plan from the canonical schema and the message descriptors.
@@ -659,8 +766,7 @@ fn apply(node: &Node, array: ArrayRef, cx: &mut Cx<'_>) -> Result<ArrayRef, Arro
             }
             found => return Err(unexpected("Utf8 or Binary", found)),
         },
-        Node::EnumNames { large: false } => enum_names::<i32>(&array)?,
-        Node::EnumNames { large: true } => enum_names::<i64>(&array)?,
+        Node::EnumNames { large } => enum_names(&array, *large)?,
         Node::List { item, field, large } => {
             let list = array.as_list_opt::<i32>().ok_or_else(|| unexpected("a List", array.data_type()))?;
             let values = apply(item, list.values().clone(), cx)?;
@@ -828,8 +934,10 @@ fn widen(offsets: &OffsetBuffer<i32>) -> OffsetBuffer<i64> {
     OffsetBuffer::new(ScalarBuffer::from(wide))
 }
 
-/// An enum dictionary column's names as plain text.
-fn enum_names<O: OffsetSizeTrait>(array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+/// An enum dictionary column's names as plain text: the names gathered by the keys in one
+/// typed pass (arrow's `take`: the offsets, then the bytes; the keys' nulls become the
+/// column's), after every valid key is checked against the dictionary.
+fn enum_names(array: &ArrayRef, large: bool) -> Result<ArrayRef, ArrowError> {
     let dict = array
         .as_dictionary_opt::<Int32Type>()
         .ok_or_else(|| unexpected("an enum dictionary (Int32 keys)", array.data_type()))?;
@@ -838,26 +946,24 @@ fn enum_names<O: OffsetSizeTrait>(array: &ArrayRef) -> Result<ArrayRef, ArrowErr
         .as_string_opt::<i32>()
         .ok_or_else(|| unexpected("enum names (Utf8)", dict.values().data_type()))?;
     let keys = dict.keys();
-    let bytes: usize = keys
-        .iter()
-        .flatten()
-        .filter_map(|k| usize::try_from(k).ok())
-        .filter(|&k| k < names.len())
-        .map(|k| names.value_length(k).max(0) as usize)
-        .sum();
-    let mut out = GenericStringBuilder::<O>::with_capacity(keys.len(), bytes);
-    for key in keys.iter() {
-        match key {
-            None => out.append_null(),
-            Some(k) => {
-                let k = usize::try_from(k).ok().filter(|&k| k < names.len()).ok_or_else(|| {
-                    ArrowError::InvalidArgumentError(format!("reshaping: enum dictionary key {k} out of range"))
-                })?;
-                out.append_value(names.value(k));
-            }
-        }
+    let in_range = |k: i32| usize::try_from(k).is_ok_and(|k| k < names.len());
+    let bad = match keys.nulls().filter(|n| n.null_count() > 0) {
+        None => keys.values().iter().copied().find(|&k| !in_range(k)),
+        Some(nulls) => nulls.valid_indices().map(|i| keys.values()[i]).find(|&k| !in_range(k)),
+    };
+    if let Some(k) = bad {
+        return Err(ArrowError::InvalidArgumentError(format!("reshaping: enum dictionary key {k} out of range")));
     }
-    Ok(Arc::new(out.finish()))
+    if large {
+        let names = GenericByteArray::<arrow_array::types::LargeUtf8Type>::try_new(
+            widen(names.offsets()),
+            names.values().clone(),
+            names.nulls().cloned(),
+        )?;
+        arrow_select::take::take(&names, keys, None)
+    } else {
+        arrow_select::take::take(names, keys, None)
+    }
 }
 
 /// The columns of `fields` with every struct replaced by its children, named by path.
@@ -988,5 +1094,68 @@ mod tests {
         let wrong: Vec<ArrayRef> = vec![Arc::new(Int32Array::from(vec![1])), Arc::new(BooleanArray::from(vec![true]))];
         assert!(r.apply(wrong, 1).is_err());
         assert!(r.apply(vec![], 0).is_err());
+    }
+
+    /// `take_rows` gives arrow's `take` on lists, large lists, maps and structs holding
+    /// them, with nulls, empty lists and a list sliced off its offsets' start.
+    #[test]
+    fn take_rows_is_arrows_take() {
+        use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
+        use arrow_array::LargeListArray;
+        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            Some(vec![Some(1), Some(2)]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(3), None, Some(4)]),
+            Some(vec![Some(5)]),
+        ]);
+        let large = LargeListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            None,
+            Some(vec![Some(7)]),
+            Some(vec![Some(8), Some(9)]),
+            Some(vec![]),
+            Some(vec![Some(10)]),
+        ]);
+        let mut maps = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
+        for row in 0..6 {
+            for e in 0..row % 3 {
+                maps.keys().append_value(format!("k{row}{e}"));
+                if e == 1 {
+                    maps.values().append_null();
+                } else {
+                    maps.values().append_value(format!("v{row}"));
+                }
+            }
+            maps.append(row != 4).unwrap();
+        }
+        // Sliced: its offsets start past 0.
+        let map: ArrayRef = Arc::new(maps.finish().slice(1, 5));
+        let mut nested = ListBuilder::new(ListBuilder::new(Int32Builder::new()));
+        for row in 0..5 {
+            for inner in 0..row % 3 {
+                nested.values().values().append_value(row * 10 + inner);
+                nested.values().append(true);
+            }
+            nested.append(row != 2);
+        }
+        let nested: ArrayRef = Arc::new(nested.finish());
+        let inside = StructArray::try_new(
+            Fields::from(vec![
+                Field::new("l", list.data_type().clone(), true),
+                Field::new("n", nested.data_type().clone(), true),
+            ]),
+            vec![Arc::new(list.clone()), nested.clone()],
+            Some(NullBuffer::from(vec![true, true, false, true, true])),
+        )
+        .unwrap();
+        let rows = UInt32Array::from(vec![0, 0, 1, 3, 3, 3, 2, 4, 1, 0]);
+        let columns: Vec<ArrayRef> = vec![Arc::new(list), Arc::new(large), map, nested, Arc::new(inside)];
+        for column in &columns {
+            let want = arrow_select::take::take(column, &rows, None).unwrap();
+            let got = take_rows(column, &rows).unwrap();
+            assert_eq!(got.to_data(), want.to_data(), "{}", column.data_type());
+        }
+        let past = UInt32Array::from(vec![0, 9]);
+        assert!(take_rows(&columns[0], &past).is_err(), "a row past the end is an error, not a panic");
     }
 }
