@@ -9,6 +9,7 @@ mod common;
 use common::read_api::dump_fields;
 use common::ENGINES;
 use protojit::{Arena, DecodeError, Decoder, EngineOptions, Schema};
+use protojit_corpus::{full_varint_value, varint_of_len};
 
 const SCHEMA: &str = r#"
     syntax = "proto2";
@@ -68,30 +69,6 @@ fn check(decoders: &[(String, Decoder)], bytes: &[u8], what: &str) -> bool {
     first.expect("decoders").1.is_ok()
 }
 
-/// `value`'s low `7 * len` bits as a varint of exactly `len` bytes (padded with
-/// continuation bytes when the value is shorter; ten bytes carry bit 63 in the last).
-fn varint_of_len(value: u64, len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| {
-            let bits = if i < 10 { (value >> (7 * i)) & 0x7f } else { 0 } as u8;
-            if i + 1 < len {
-                bits | 0x80
-            } else {
-                bits
-            }
-        })
-        .collect()
-}
-
-/// Values that fill their length: every group's bits set, so that a wrong shift shows.
-fn full_value(len: usize) -> u64 {
-    if len >= 10 {
-        u64::MAX
-    } else {
-        (1u64 << (7 * len)) - 1
-    }
-}
-
 /// A field `number` holding `varint` as a record alone, between two other fields, and
 /// inside an embedded message followed by more of the outer message (so that the
 /// varint's end is the embedded message's, not the input's).
@@ -109,7 +86,7 @@ fn varints_of_every_length_decode_alike() {
     let (mut accepted, mut rejected) = (0, 0);
     for number in VARINT_FIELDS {
         for len in 1..=11 {
-            let mut varints = vec![varint_of_len(full_value(len), len), varint_of_len(1, len)];
+            let mut varints = vec![varint_of_len(full_varint_value(len), len), varint_of_len(1, len)];
             if len == 10 {
                 // A tenth byte with more than bit 63: its high bits are dropped.
                 varints.push([&[0xff; 9][..], &[0x7f]].concat());
@@ -153,7 +130,7 @@ fn length_prefixes_of_every_length_decode_alike() {
             }
         }
         // A packed run whose items take every length.
-        let items: Vec<u8> = (1..=10).flat_map(|l| varint_of_len(full_value(l), l)).collect();
+        let items: Vec<u8> = (1..=10).flat_map(|l| varint_of_len(full_varint_value(l), l)).collect();
         let run = [&[0x62][..], &varint_of_len(items.len() as u64, len), &items].concat();
         check(&decoders, &run, &format!("a packed run, {len}-byte length"));
     }

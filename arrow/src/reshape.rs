@@ -498,26 +498,8 @@ fn take_rows(column: &ArrayRef, rows: &UInt32Array) -> Result<ArrayRef, ArrowErr
     }
     let nulls = column.nulls().map(|n| take_nulls(n, rows));
     Ok(match column.data_type() {
-        DataType::List(field) => {
-            let list = column.as_list::<i32>();
-            let (offsets, items) = item_indices(list.offsets(), rows)?;
-            Arc::new(GenericListArray::<i32>::try_new(
-                field.clone(),
-                offsets,
-                take_rows(list.values(), &items)?,
-                nulls,
-            )?)
-        }
-        DataType::LargeList(field) => {
-            let list = column.as_list::<i64>();
-            let (offsets, items) = item_indices(list.offsets(), rows)?;
-            Arc::new(GenericListArray::<i64>::try_new(
-                field.clone(),
-                offsets,
-                take_rows(list.values(), &items)?,
-                nulls,
-            )?)
-        }
+        DataType::List(field) => take_list(column.as_list::<i32>(), field, rows, nulls)?,
+        DataType::LargeList(field) => take_list(column.as_list::<i64>(), field, rows, nulls)?,
         DataType::Map(field, sorted) => {
             let map = column.as_map();
             let (offsets, items) = item_indices(map.offsets(), rows)?;
@@ -533,6 +515,17 @@ fn take_rows(column: &ArrayRef, rows: &UInt32Array) -> Result<ArrayRef, ArrowErr
         }
         _ => arrow_select::take::take(column, rows, None)?,
     })
+}
+
+/// A list column's rows at `rows`, as [`take_rows`] takes them, with the rows' `nulls`.
+fn take_list<O: OffsetSizeTrait>(
+    list: &GenericListArray<O>,
+    field: &FieldRef,
+    rows: &UInt32Array,
+    nulls: Option<NullBuffer>,
+) -> Result<ArrayRef, ArrowError> {
+    let (offsets, items) = item_indices(list.offsets(), rows)?;
+    Ok(Arc::new(GenericListArray::<O>::try_new(field.clone(), offsets, take_rows(list.values(), &items)?, nulls)?))
 }
 
 /// `nulls` at `rows` (in range).

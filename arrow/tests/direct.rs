@@ -1202,21 +1202,10 @@ fn varints_of_every_length_convert_alike() {
             repeated int32 p = 12 [packed = true]; repeated uint64 q = 13;
         }
     "#;
-    let varint = |value: u64, len: usize| -> Vec<u8> {
-        (0..len)
-            .map(|i| {
-                let bits = if i < 10 { (value >> (7 * i)) & 0x7f } else { 0 } as u8;
-                if i + 1 < len {
-                    bits | 0x80
-                } else {
-                    bits
-                }
-            })
-            .collect()
-    };
+    let varint = protojit_corpus::varint_of_len;
     let mut records: Vec<Vec<u8>> = Vec::new();
     for len in 1..=11 {
-        let full = if len >= 10 { u64::MAX } else { (1u64 << (7 * len)) - 1 };
+        let full = protojit_corpus::full_varint_value(len);
         for number in [1u8, 2, 3, 4, 5, 6, 7, 8, 13] {
             for v in [varint(full, len), varint(1, len)] {
                 let field = [&[number << 3][..], &v].concat();

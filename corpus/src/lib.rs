@@ -29,7 +29,7 @@ mod source;
 mod sweeps;
 
 use payload::*;
-pub use payload::{Payload, Rng};
+pub use payload::{full_varint_value, varint_of_len, Payload, Rng};
 pub use source::{pool_from_source, pool_from_sources};
 pub use sweeps::{sweeps, SWEEP_SIZES};
 

@@ -80,6 +80,32 @@ pub(crate) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+/// `value`'s low `7 * len` bits as a varint of exactly `len` bytes (padded with
+/// continuation bytes when the value is shorter; ten bytes carry bit 63 in the last):
+/// varints of every length, for tests of the readers of each.
+pub fn varint_of_len(value: u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| {
+            let bits = if i < 10 { (value >> (7 * i)) & 0x7f } else { 0 } as u8;
+            if i + 1 < len {
+                bits | 0x80
+            } else {
+                bits
+            }
+        })
+        .collect()
+}
+
+/// The value that fills a varint of `len` bytes: every group's bits set, so that a wrong
+/// shift shows (`u64::MAX` from ten bytes on).
+pub fn full_varint_value(len: usize) -> u64 {
+    if len >= 10 {
+        u64::MAX
+    } else {
+        (1u64 << (7 * len)) - 1
+    }
+}
+
 pub(crate) fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
