@@ -372,7 +372,8 @@ impl Planner<'_> {
             let implicit = features.is_some_and(|f| f.presence == FieldPresence::Implicit);
             Shape::One { value: self.value(fd, column, path)?, implicit }
         };
-        Ok(Some(FieldPlan { number: fd.number(), path: path.to_owned(), nulls, required, shape }))
+        let fast = Fast::of(&shape);
+        Ok(Some(FieldPlan { number: fd.number(), path: path.to_owned(), nulls, required, shape, fast }))
     }
 
     /// The reader of one value of `fd`'s type (a singular field's, a list item's, a map
@@ -700,6 +701,64 @@ struct FieldPlan {
     /// A `required` field: a null is an error.
     required: bool,
     shape: Shape,
+    /// The reader of a singular integer, bool, float or text field, copied out of `shape`
+    /// (the buffers are shared): `write` dispatches on it once, not on the shape and then
+    /// on its value.
+    fast: Fast,
+}
+
+/// A singular field of the commonest kinds, with what writing it needs.
+enum Fast {
+    Int {
+        ints: Ints,
+        int: IntKind,
+        implicit: bool,
+    },
+    Bool {
+        values: arrow_buffer::BooleanBuffer,
+        implicit: bool,
+    },
+    F64 {
+        floats: arrow_buffer::ScalarBuffer<f64>,
+        implicit: bool,
+    },
+    F32 {
+        floats: arrow_buffer::ScalarBuffer<f32>,
+        implicit: bool,
+    },
+    Bytes {
+        texts: Texts,
+        implicit: bool,
+    },
+    /// A packed repeated integer field whose items have no nulls.
+    PackedInts {
+        offsets: Offsets,
+        ints: Ints,
+        int: IntKind,
+    },
+    /// Another shape or kind: written through `shape`.
+    No,
+}
+
+impl Fast {
+    fn of(shape: &Shape) -> Fast {
+        let (value, implicit) = match shape {
+            Shape::One { value, implicit } => (value, implicit),
+            Shape::List { offsets, item: Value::Int { ints, int }, item_nulls: None, packed: true } => {
+                return Fast::PackedInts { offsets: offsets.clone(), ints: ints.clone(), int: *int }
+            }
+            _ => return Fast::No,
+        };
+        let implicit = *implicit;
+        match value {
+            Value::Int { ints, int } => Fast::Int { ints: ints.clone(), int: *int, implicit },
+            Value::Bool(b) => Fast::Bool { values: b.values().clone(), implicit },
+            Value::Float { floats: Floats::F64(v), double: true } => Fast::F64 { floats: v.clone(), implicit },
+            Value::Float { floats: Floats::F32(v), double: false } => Fast::F32 { floats: v.clone(), implicit },
+            Value::Bytes(texts) => Fast::Bytes { texts: texts.clone(), implicit },
+            _ => Fast::No,
+        }
+    }
 }
 
 enum Shape {
@@ -739,52 +798,51 @@ impl FieldPlan {
             }
             return Ok(());
         }
-        let at = Site { path: &self.path, row };
-        match &self.shape {
-            // The commonest fields, integers and text, read once: the value decides both
-            // whether it is the default and what is written.
-            Shape::One { value: Value::Int { ints, int }, implicit } => {
+        // The commonest fields, integers and text, read once: the value decides both
+        // whether it is the default and what is written.
+        match &self.fast {
+            Fast::Int { ints, int, implicit } => {
                 let v = ints.get(i);
                 if *implicit && v == 0 {
                     return Ok(());
                 }
                 if !int.holds(v) {
-                    return Err(out_of_range(at, v, *int));
+                    return Err(out_of_range(Site { path: &self.path, row }, v, *int));
                 }
                 tag(out, self.number, int.wire_type());
                 int.write(v, out);
-                Ok(())
+                return Ok(());
             }
-            Shape::One { value: Value::Bool(b), implicit } => {
-                let v = b.values().value(i);
+            Fast::Bool { values, implicit } => {
+                let v = values.value(i);
                 if *implicit && !v {
                     return Ok(());
                 }
                 tag(out, self.number, VARINT);
                 out.push(u8::from(v));
-                Ok(())
+                return Ok(());
             }
             // A float column of the field's own width: its bits as they are (-0.0 and NaN
             // payloads kept; only +0.0 is the default).
-            Shape::One { value: Value::Float { floats: Floats::F64(v), double: true }, implicit } => {
-                let bits = v[i].to_bits();
+            Fast::F64 { floats, implicit } => {
+                let bits = floats[i].to_bits();
                 if *implicit && bits == 0 {
                     return Ok(());
                 }
                 tag(out, self.number, FIXED64);
                 out.extend_from_slice(&bits.to_le_bytes());
-                Ok(())
+                return Ok(());
             }
-            Shape::One { value: Value::Float { floats: Floats::F32(v), double: false }, implicit } => {
-                let bits = v[i].to_bits();
+            Fast::F32 { floats, implicit } => {
+                let bits = floats[i].to_bits();
                 if *implicit && bits == 0 {
                     return Ok(());
                 }
                 tag(out, self.number, FIXED32);
                 out.extend_from_slice(&bits.to_le_bytes());
-                Ok(())
+                return Ok(());
             }
-            Shape::One { value: Value::Bytes(texts), implicit } => {
+            Fast::Bytes { texts, implicit } => {
                 let b = texts.get(i);
                 if *implicit && b.is_empty() {
                     return Ok(());
@@ -792,8 +850,23 @@ impl FieldPlan {
                 tag(out, self.number, LEN);
                 write_varint(out, b.len() as u64);
                 out.extend_from_slice(b);
-                Ok(())
+                return Ok(());
             }
+            Fast::PackedInts { offsets, ints, int } => {
+                let items = offsets.range(i);
+                if items.is_empty() {
+                    return Ok(());
+                }
+                tag(out, self.number, LEN);
+                let mark = reserve_length(out);
+                ints.write_run(items, *int, Site { path: &self.path, row }, out)?;
+                patch_length(out, mark);
+                return Ok(());
+            }
+            Fast::No => {}
+        }
+        let at = Site { path: &self.path, row };
+        match &self.shape {
             Shape::One { value, implicit } => {
                 if *implicit && value.is_default(i) {
                     return Ok(());
@@ -869,6 +942,7 @@ fn tag(out: &mut Vec<u8>, number: u32, wire_type: u8) {
 }
 
 /// A list's (or map's) offsets.
+#[derive(Clone)]
 enum Offsets {
     I32(OffsetBuffer<i32>),
     I64(OffsetBuffer<i64>),
@@ -1191,6 +1265,7 @@ fn split_time(v: i64, unit: TimeUnit, timestamp: bool) -> (i64, i32) {
 }
 
 /// An integer column of any Arrow integer type.
+#[derive(Clone)]
 enum Ints {
     I8(arrow_buffer::ScalarBuffer<i8>),
     I16(arrow_buffer::ScalarBuffer<i16>),
@@ -1293,12 +1368,14 @@ impl Ints {
 }
 
 /// A float column.
+#[derive(Clone)]
 enum Floats {
     F32(arrow_buffer::ScalarBuffer<f32>),
     F64(arrow_buffer::ScalarBuffer<f64>),
 }
 
 /// A string or binary column of any offset width or views.
+#[derive(Clone)]
 enum Texts {
     Utf8(arrow_array::StringArray),
     LargeUtf8(arrow_array::LargeStringArray),
