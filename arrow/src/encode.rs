@@ -367,13 +367,12 @@ impl Planner<'_> {
             let (offsets, items) = list_parts(column);
             let item = self.value(fd, &items, path)?;
             let packed = features.map_or_else(|| fd.is_packed(), |f| f.packed) && item.packable();
-            Shape::List { offsets, item_nulls: items.logical_nulls(), item, packed }
+            Shape::list(offsets, item, items.logical_nulls(), packed)
         } else {
             let implicit = features.is_some_and(|f| f.presence == FieldPresence::Implicit);
-            Shape::One { value: self.value(fd, column, path)?, implicit }
+            Shape::one(self.value(fd, column, path)?, implicit)
         };
-        let fast = Fast::of(&shape);
-        Ok(Some(FieldPlan { number: fd.number(), path: path.to_owned(), nulls, required, shape, fast }))
+        Ok(Some(FieldPlan { number: fd.number(), path: path.to_owned(), nulls, required, shape }))
     }
 
     /// The reader of one value of `fd`'s type (a singular field's, a list item's, a map
@@ -644,20 +643,18 @@ impl MessagePlan {
     fn touch(&self, rows: Range<usize>) -> u64 {
         let mut sum = 0;
         for f in &self.fields {
-            if let Shape::One { value, .. } = &f.shape {
-                sum ^= match value {
-                    Value::Int { ints, .. } => ints.touch(rows.clone()),
-                    Value::Float { floats: Floats::F64(v), .. } => touch(&v[rows.clone()], |x| x.to_bits()),
-                    Value::Float { floats: Floats::F32(v), .. } => touch(&v[rows.clone()], |x| x.to_bits() as u64),
-                    Value::Bytes(Texts::Utf8(a)) => {
-                        let o = a.value_offsets();
-                        let data = a.value_data();
-                        let (from, to) = (o[rows.start] as usize, o[rows.end] as usize);
-                        touch(&o[rows.clone()], |x| x as u64) ^ touch(&data[from..to], |x| x as u64)
-                    }
-                    _ => 0,
-                };
-            }
+            sum ^= match &f.shape {
+                Shape::Int { ints, .. } => ints.touch(rows.clone()),
+                Shape::F64 { floats, .. } => touch(&floats[rows.clone()], |x| x.to_bits()),
+                Shape::F32 { floats, .. } => touch(&floats[rows.clone()], |x| x.to_bits() as u64),
+                Shape::Bytes { texts: Texts::Utf8(a), .. } => {
+                    let o = a.value_offsets();
+                    let data = a.value_data();
+                    let (from, to) = (o[rows.start] as usize, o[rows.end] as usize);
+                    touch(&o[rows.clone()], |x| x as u64) ^ touch(&data[from..to], |x| x as u64)
+                }
+                _ => 0,
+            };
         }
         sum
     }
@@ -701,14 +698,12 @@ struct FieldPlan {
     /// A `required` field: a null is an error.
     required: bool,
     shape: Shape,
-    /// The reader of a singular integer, bool, float or text field, copied out of `shape`
-    /// (the buffers are shared): `write` dispatches on it once, not on the shape and then
-    /// on its value.
-    fast: Fast,
 }
 
-/// A singular field of the commonest kinds, with what writing it needs.
-enum Fast {
+/// How a field is written. The commonest kinds have their own variants, so that a field is
+/// dispatched once (not on its shape and then on its value); `implicit`: a singular field
+/// without presence, written only when not the default.
+enum Shape {
     Int {
         ints: Ints,
         int: IntKind,
@@ -718,6 +713,7 @@ enum Fast {
         values: arrow_buffer::BooleanBuffer,
         implicit: bool,
     },
+    /// A float column of the field's own width.
     F64 {
         floats: arrow_buffer::ScalarBuffer<f64>,
         implicit: bool,
@@ -730,42 +726,16 @@ enum Fast {
         texts: Texts,
         implicit: bool,
     },
+    /// Any other singular field.
+    One {
+        value: Value,
+        implicit: bool,
+    },
     /// A packed repeated integer field whose items have no nulls.
     PackedInts {
         offsets: Offsets,
         ints: Ints,
         int: IntKind,
-    },
-    /// Another shape or kind: written through `shape`.
-    No,
-}
-
-impl Fast {
-    fn of(shape: &Shape) -> Fast {
-        let (value, implicit) = match shape {
-            Shape::One { value, implicit } => (value, implicit),
-            Shape::List { offsets, item: Value::Int { ints, int }, item_nulls: None, packed: true } => {
-                return Fast::PackedInts { offsets: offsets.clone(), ints: ints.clone(), int: *int }
-            }
-            _ => return Fast::No,
-        };
-        let implicit = *implicit;
-        match value {
-            Value::Int { ints, int } => Fast::Int { ints: ints.clone(), int: *int, implicit },
-            Value::Bool(b) => Fast::Bool { values: b.values().clone(), implicit },
-            Value::Float { floats: Floats::F64(v), double: true } => Fast::F64 { floats: v.clone(), implicit },
-            Value::Float { floats: Floats::F32(v), double: false } => Fast::F32 { floats: v.clone(), implicit },
-            Value::Bytes(texts) => Fast::Bytes { texts: texts.clone(), implicit },
-            _ => Fast::No,
-        }
-    }
-}
-
-enum Shape {
-    /// A singular field; `implicit`: without presence, so written only when not the default.
-    One {
-        value: Value,
-        implicit: bool,
     },
     List {
         offsets: Offsets,
@@ -781,7 +751,34 @@ enum Shape {
     },
 }
 
+impl Shape {
+    /// A singular field reading `value`.
+    fn one(value: Value, implicit: bool) -> Shape {
+        match value {
+            Value::Int { ints, int } => Shape::Int { ints, int, implicit },
+            Value::Bool(b) => Shape::Bool { values: b.values().clone(), implicit },
+            Value::Float { floats: Floats::F64(floats), double: true } => Shape::F64 { floats, implicit },
+            Value::Float { floats: Floats::F32(floats), double: false } => Shape::F32 { floats, implicit },
+            Value::Bytes(texts) => Shape::Bytes { texts, implicit },
+            value => Shape::One { value, implicit },
+        }
+    }
+
+    /// A repeated field whose items `item` reads.
+    fn list(offsets: Offsets, item: Value, item_nulls: Option<NullBuffer>, packed: bool) -> Shape {
+        match (item, item_nulls, packed) {
+            (Value::Int { ints, int }, None, true) => Shape::PackedInts { offsets, ints, int },
+            (item, item_nulls, packed) => Shape::List { offsets, item, item_nulls, packed },
+        }
+    }
+}
+
 impl FieldPlan {
+    /// Where its value in `row` is, for errors.
+    fn site(&self, row: usize) -> Site<'_> {
+        Site { path: &self.path, row }
+    }
+
     /// Whether the field is set at `i` (for the oneof check).
     fn is_set(&self, i: usize) -> bool {
         !is_null(self.nulls.as_ref(), i)
@@ -800,49 +797,49 @@ impl FieldPlan {
         }
         // The commonest fields, integers and text, read once: the value decides both
         // whether it is the default and what is written.
-        match &self.fast {
-            Fast::Int { ints, int, implicit } => {
+        match &self.shape {
+            Shape::Int { ints, int, implicit } => {
                 let v = ints.get(i);
                 if *implicit && v == 0 {
                     return Ok(());
                 }
                 if !int.holds(v) {
-                    return Err(out_of_range(Site { path: &self.path, row }, v, *int));
+                    return Err(out_of_range(self.site(row), v, *int));
                 }
                 tag(out, self.number, int.wire_type());
                 int.write(v, out);
-                return Ok(());
+                Ok(())
             }
-            Fast::Bool { values, implicit } => {
+            Shape::Bool { values, implicit } => {
                 let v = values.value(i);
                 if *implicit && !v {
                     return Ok(());
                 }
                 tag(out, self.number, VARINT);
                 out.push(u8::from(v));
-                return Ok(());
+                Ok(())
             }
             // A float column of the field's own width: its bits as they are (-0.0 and NaN
             // payloads kept; only +0.0 is the default).
-            Fast::F64 { floats, implicit } => {
+            Shape::F64 { floats, implicit } => {
                 let bits = floats[i].to_bits();
                 if *implicit && bits == 0 {
                     return Ok(());
                 }
                 tag(out, self.number, FIXED64);
                 out.extend_from_slice(&bits.to_le_bytes());
-                return Ok(());
+                Ok(())
             }
-            Fast::F32 { floats, implicit } => {
+            Shape::F32 { floats, implicit } => {
                 let bits = floats[i].to_bits();
                 if *implicit && bits == 0 {
                     return Ok(());
                 }
                 tag(out, self.number, FIXED32);
                 out.extend_from_slice(&bits.to_le_bytes());
-                return Ok(());
+                Ok(())
             }
-            Fast::Bytes { texts, implicit } => {
+            Shape::Bytes { texts, implicit } => {
                 let b = texts.get(i);
                 if *implicit && b.is_empty() {
                     return Ok(());
@@ -850,24 +847,21 @@ impl FieldPlan {
                 tag(out, self.number, LEN);
                 write_varint(out, b.len() as u64);
                 out.extend_from_slice(b);
-                return Ok(());
+                Ok(())
             }
-            Fast::PackedInts { offsets, ints, int } => {
+            Shape::PackedInts { offsets, ints, int } => {
                 let items = offsets.range(i);
                 if items.is_empty() {
                     return Ok(());
                 }
                 tag(out, self.number, LEN);
                 let mark = reserve_length(out);
-                ints.write_run(items, *int, Site { path: &self.path, row }, out)?;
+                ints.write_run(items, *int, self.site(row), out)?;
                 patch_length(out, mark);
-                return Ok(());
+                Ok(())
             }
-            Fast::No => {}
-        }
-        let at = Site { path: &self.path, row };
-        match &self.shape {
             Shape::One { value, implicit } => {
+                let at = self.site(row);
                 if *implicit && value.is_default(i) {
                     return Ok(());
                 }
@@ -883,6 +877,7 @@ impl FieldPlan {
                 value.write_field(self.number, i, at, out)
             }
             Shape::List { offsets, item, item_nulls, packed } => {
+                let at = self.site(row);
                 let items = offsets.range(i);
                 if let Some(nulls) = item_nulls {
                     if items.clone().any(|j| nulls.is_null(j)) {
@@ -912,6 +907,7 @@ impl FieldPlan {
                 Ok(())
             }
             Shape::Map { offsets, entry, value_nulls } => {
+                let at = self.site(row);
                 let (key, value) = &**entry;
                 for j in offsets.range(i) {
                     tag(out, self.number, LEN);
