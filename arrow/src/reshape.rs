@@ -360,9 +360,9 @@ impl ExplodePlan {
         let mut records = Vec::with_capacity(items.len().max(rows));
         let mut elements: Vec<Option<u32>> = Vec::with_capacity(items.len().max(rows));
         let mut unexploded = 0;
-        // Whether the elements are one run of the items in order (no record left a row of
-        // nulls, no list skipped items): then the items column is a slice of the list's.
-        let mut run = Some((None::<usize>, 0usize));
+        // Whether the elements are one run of the items in order, `first..next` (no record
+        // left a row of nulls, no list skipped items): then the items column is a slice.
+        let (mut run, mut first, mut next) = (true, None, 0);
         for (row, &(start, end)) in ranges.iter().enumerate() {
             let there = present.as_ref().is_none_or(|p| p.is_valid(row));
             if !there || start == end {
@@ -370,27 +370,23 @@ impl ExplodePlan {
                 if self.outer {
                     records.push(index(row)?);
                     elements.push(None);
-                    run = None;
+                    run = false;
                 }
                 continue;
             }
-            run = match run {
-                Some((None, _)) => Some((Some(start), end)),
-                Some((first, next)) if next == start => Some((first, end)),
-                _ => None,
-            };
+            run &= first.is_none() || next == start;
+            first.get_or_insert(start);
+            next = end;
             for item in start..end {
                 records.push(index(row)?);
                 elements.push(Some(index(item)?));
             }
         }
         let records = UInt32Array::from(records);
-        let items = match run {
-            Some((first, end)) => {
-                let first = first.unwrap_or(0);
-                Items::Run(items.slice(first, end.saturating_sub(first)))
-            }
-            None => Items::Taken(&items, UInt32Array::from(elements)),
+        let items = match (run, first) {
+            (true, Some(first)) => Items::Run(items.slice(first, next - first)),
+            (true, None) => Items::Run(items.slice(0, 0)),
+            (false, _) => Items::Taken(&items, UInt32Array::from(elements)),
         };
         let columns = take_exploded(columns, &self.fields, &self.steps, &records, &items)?;
         Ok((columns, records, unexploded))
@@ -533,27 +529,23 @@ fn take_nulls(nulls: &NullBuffer, rows: &UInt32Array) -> NullBuffer {
     NullBuffer::new(BooleanBuffer::from_iter(rows.values().iter().map(|&r| nulls.is_valid(r as usize))))
 }
 
-/// The offsets of a list's `rows` (in range) and the indices of their items, in order.
+/// The offsets of a list's `rows` (in range: [`take_rows`] checks them) and the indices of
+/// their items, in order.
 fn item_indices<O: OffsetSizeTrait>(
     offsets: &OffsetBuffer<O>,
     rows: &UInt32Array,
 ) -> Result<(OffsetBuffer<O>, UInt32Array), ArrowError> {
     let too_many = || ArrowError::InvalidArgumentError("exploding: more list items than the offsets hold".into());
-    let mut out = Vec::with_capacity(rows.len() + 1);
-    out.push(O::usize_as(0));
+    let range = |r: u32| offsets[r as usize].as_usize()..offsets[r as usize + 1].as_usize();
     // Sized first: one allocation of the exact size (a growing one faults its pages in
     // again at every doubling).
-    let len = |r: u32| match (offsets.get(r as usize), offsets.get(r as usize + 1)) {
-        (Some(start), Some(end)) => end.as_usize().saturating_sub(start.as_usize()),
-        _ => 0,
-    };
-    let mut items = Vec::with_capacity(rows.values().iter().map(|&r| len(r)).sum());
+    let mut items = Vec::with_capacity(rows.values().iter().map(|&r| range(r).len()).sum());
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    out.push(O::usize_as(0));
     for &r in rows.values() {
-        let (Some(start), Some(end)) = (offsets.get(r as usize), offsets.get(r as usize + 1)) else {
-            return Err(ArrowError::InvalidArgumentError(format!("exploding: row {r} past a list's end")));
-        };
-        let first = u32::try_from(start.as_usize()).map_err(|_| too_many())?;
-        let last = u32::try_from(end.as_usize()).map_err(|_| too_many())?;
+        let items_of_r = range(r);
+        let first = u32::try_from(items_of_r.start).map_err(|_| too_many())?;
+        let last = u32::try_from(items_of_r.end).map_err(|_| too_many())?;
         items.extend(first..last);
         out.push(O::from_usize(items.len()).ok_or_else(too_many)?);
     }
