@@ -4,7 +4,7 @@
 //! Arrow converter's in-memory streams ([`DelimitedRecords`]), the SQL scans, which are fed
 //! a file's bytes in chunks, and [`RecordReader`] (the CLI and Python).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 
 /// Where one record sits in its stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,15 +190,24 @@ impl<'a> Iterator for DelimitedRecords<'a> {
 /// Largest record a reader accepts by default: 4 GiB - 1, past what a decoder takes.
 pub const MAX_RECORD: u64 = u32::MAX as u64;
 
-/// Bytes read from the input at a time: big reads, and most records found whole in the
-/// buffer (see [`RecordReader::next_into`]).
+/// Bytes read from the input at a time by [`RecordReader::next_into`]: big reads, and most
+/// records found whole in the buffer.
 const READ_BUFFER: usize = 1 << 18;
 
-/// Reads the records of a varint-delimited stream from `R`, one at a time, into a buffer
-/// the caller owns: memory stays bounded by the largest record, and a length prefix larger
-/// than the input allocates no more than the bytes that arrive.
+/// The least [`RecordReader::read_run`] reads at a time (a few records of any size).
+const MIN_RUN_READ: usize = 1 << 16;
+
+/// Reads the records of a varint-delimited stream from `R`, one at a time
+/// ([`next_into`](Self::next_into)) or a run at a time straight into a caller's buffer
+/// ([`read_run`](Self::read_run)): memory stays bounded by the largest record (or run), and
+/// a length prefix larger than the input allocates no more than the bytes that arrive.
 pub struct RecordReader<R: Read> {
-    r: BufReader<R>,
+    r: R,
+    /// Bytes read from `r` and not yet consumed: `buf[pos..end]`. `buf` stays initialized
+    /// to its full length, so that a read fills it in place.
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
     /// Bytes consumed so far.
     offset: u64,
     /// Records read so far.
@@ -215,7 +224,7 @@ impl<R: Read> std::fmt::Debug for RecordReader<R> {
 impl<R: Read> RecordReader<R> {
     /// A reader of the records of `r`.
     pub fn new(r: R) -> Self {
-        RecordReader { r: BufReader::with_capacity(READ_BUFFER, r), offset: 0, records: 0, max_record: MAX_RECORD }
+        RecordReader { r, buf: Vec::new(), pos: 0, end: 0, offset: 0, records: 0, max_record: MAX_RECORD }
     }
 
     /// Refuses records longer than `max` bytes ([`ReadError::TooLarge`]); default [`MAX_RECORD`].
@@ -237,72 +246,187 @@ impl<R: Read> RecordReader<R> {
     /// Appends the next record's bytes to `buf`; `None` at the end of the stream. After
     /// an error, `buf` is as it was.
     pub fn next_into(&mut self, buf: &mut Vec<u8>) -> Result<Option<RecordInfo>, ReadError> {
-        // The common case: the length prefix and the record are both in the buffer, so
-        // one copy takes them, with no read call per byte of the prefix.
-        if let Prefix::Length { size: prefix, len } = length_prefix(self.r.buffer()) {
-            let available = self.r.buffer().len() - prefix;
-            if len <= available as u64 && len <= self.max_record {
-                let len = len as usize;
-                buf.extend_from_slice(&self.r.buffer()[prefix..prefix + len]);
-                self.r.consume(prefix + len);
-                let data_offset = self.offset + prefix as u64;
-                self.offset = data_offset + len as u64;
-                self.records += 1;
-                return Ok(Some(RecordInfo { number: self.records, data_offset, len }));
-            }
-        }
         let number = self.records + 1;
         let offset = self.offset;
-        let Some(len) = self.read_prefix(number)? else { return Ok(None) };
-        if len > self.max_record {
-            return Err(ReadError::TooLarge { number, offset, len, max: self.max_record });
-        }
-        let data_offset = self.offset;
-        let start = buf.len();
-        // Through `take`, so that a huge length prefix on a short input allocates no more
-        // than the bytes that actually arrive.
-        let got = match (&mut self.r).take(len).read_to_end(buf) {
-            Ok(got) => got as u64,
-            Err(e) => {
-                buf.truncate(start);
-                return Err(e.into());
-            }
-        };
-        self.offset += got;
-        if got < len {
-            buf.truncate(start);
-            return Err(ReadError::Truncated { number, offset, len, got });
-        }
-        self.records = number;
-        Ok(Some(RecordInfo { number, data_offset, len: got as usize }))
-    }
-
-    /// Reads a length prefix byte by byte (across buffer refills); `None` at a clean end
-    /// of the stream.
-    fn read_prefix(&mut self, number: u64) -> Result<Option<u64>, ReadError> {
-        let offset = self.offset;
-        let mut value = 0u64;
-        for i in 0..10 {
-            let byte = loop {
-                match self.r.fill_buf() {
-                    Ok([]) if i == 0 => return Ok(None),
-                    Ok([]) => return Err(ReadError::PrefixCutOff { number, offset }),
-                    Ok(buf) => break buf[0],
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e.into()),
+        loop {
+            let (size, len) = match length_prefix(&self.buf[self.pos..self.end]) {
+                Prefix::Length { size, len } => (size, len),
+                Prefix::Invalid => return Err(ReadError::PrefixTooLong { number, offset }),
+                Prefix::Incomplete => {
+                    if self.read_some()? == 0 {
+                        if self.pos == self.end {
+                            return Ok(None);
+                        }
+                        return Err(ReadError::PrefixCutOff { number, offset });
+                    }
+                    continue;
                 }
             };
-            self.r.consume(1);
-            self.offset += 1;
-            if i == 9 && byte > 1 {
-                break;
+            if len > self.max_record {
+                return Err(ReadError::TooLarge { number, offset, len, max: self.max_record });
             }
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte < 0x80 {
-                return Ok(Some(value));
+            let body = self.pos + size;
+            let data_offset = offset + size as u64;
+            let available = self.end - body;
+            if len <= available as u64 {
+                // The common case: the record is in the buffer, so one copy takes it.
+                let len = len as usize;
+                buf.extend_from_slice(&self.buf[body..body + len]);
+                self.consume(size + len);
+                self.records = number;
+                return Ok(Some(RecordInfo { number, data_offset, len }));
+            }
+            // The rest of a long record goes straight into `buf`, through `take`, so that a
+            // huge length prefix on a short input allocates no more than the bytes that
+            // actually arrive.
+            let start = buf.len();
+            buf.extend_from_slice(&self.buf[body..self.end]);
+            let got = match (&mut self.r).take(len - available as u64).read_to_end(buf) {
+                Ok(got) => (available + got) as u64,
+                Err(e) => {
+                    buf.truncate(start);
+                    return Err(e.into());
+                }
+            };
+            self.consume(size + available);
+            self.offset += got - available as u64;
+            if got < len {
+                buf.truncate(start);
+                return Err(ReadError::Truncated { number, offset, len, got });
+            }
+            self.records = number;
+            return Ok(Some(RecordInfo { number, data_offset, len: got as usize }));
+        }
+    }
+
+    /// Reads the next run of records into `run` (emptied first), straight from the input
+    /// where it can (so no second copy, and the bytes land in the cache of the thread that
+    /// will use them), and lists each record with its start in `run` in `records` (emptied
+    /// first): `max_records` records at most, and no more once they hold `max_bytes` bytes
+    /// (at least one record when any remain). Returns whether more may follow. On an
+    /// error, the records listed before it stay in `run` and `records`.
+    ///
+    /// `run` may hold bytes past the last record's end (the start of the next one, which
+    /// the reader keeps too); only the listed ranges are records.
+    pub fn read_run(
+        &mut self,
+        run: &mut Vec<u8>,
+        records: &mut Vec<(RecordInfo, usize)>,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> Result<bool, ReadError> {
+        run.clear();
+        records.clear();
+        // What an earlier read left over starts the run.
+        run.extend_from_slice(&self.buf[self.pos..self.end]);
+        self.consume_all();
+        // The next record's length prefix in `run`.
+        let mut at = 0;
+        let result = loop {
+            if records.len() >= max_records.max(1) || at >= max_bytes.max(1) {
+                break Ok(true);
+            }
+            let number = self.records + 1;
+            let need = match length_prefix(&run[at..]) {
+                Prefix::Length { size, len } => {
+                    if len > self.max_record {
+                        break Err(ReadError::TooLarge { number, offset: self.offset, len, max: self.max_record });
+                    }
+                    let body = at + size;
+                    let available = run.len() - body;
+                    if len <= available as u64 {
+                        let len = len as usize;
+                        records.push((RecordInfo { number, data_offset: self.offset + size as u64, len }, body));
+                        self.offset += (size + len) as u64;
+                        self.records = number;
+                        at = body + len;
+                        continue;
+                    }
+                    len as usize - available
+                }
+                Prefix::Incomplete => 1,
+                Prefix::Invalid => break Err(ReadError::PrefixTooLong { number, offset: self.offset }),
+            };
+            // Read about what the rest of the run needs (judged by its records so far), so
+            // that little is left over for the next run to copy.
+            let budget = max_bytes.saturating_sub(at);
+            let by_records = match records.len() {
+                0 => READ_BUFFER,
+                n => (at / n).saturating_mul(max_records - n),
+            };
+            let want = need.max(budget.min(by_records)).max(MIN_RUN_READ);
+            match (&mut self.r).take(want as u64).read_to_end(run) {
+                Ok(0) => {
+                    // The end of the stream: clean between records, else inside one.
+                    break match length_prefix(&run[at..]) {
+                        _ if at == run.len() => Ok(false),
+                        Prefix::Length { size, len } => Err(ReadError::Truncated {
+                            number,
+                            offset: self.offset,
+                            len,
+                            got: (run.len() - at - size) as u64,
+                        }),
+                        _ => Err(ReadError::PrefixCutOff { number, offset: self.offset }),
+                    };
+                }
+                Ok(_) => {}
+                Err(e) => break Err(e.into()),
+            }
+        };
+        // The start of the next record stays with the reader.
+        if result.is_ok() && at < run.len() {
+            self.keep(&run[at..]);
+        }
+        result
+    }
+
+    /// Reads what one read call gives (at most [`READ_BUFFER`] bytes) after the unconsumed
+    /// bytes; 0 at the end of the input.
+    fn read_some(&mut self) -> std::io::Result<usize> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.buf.len() < self.end + READ_BUFFER {
+            self.buf.resize(self.end + READ_BUFFER, 0);
+        }
+        loop {
+            match self.r.read(&mut self.buf[self.end..]) {
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
         }
-        Err(ReadError::PrefixTooLong { number, offset })
+    }
+
+    /// Consumes `n` unconsumed bytes.
+    fn consume(&mut self, n: usize) {
+        self.pos += n;
+        self.offset += n as u64;
+        if self.pos == self.end {
+            self.consume_all();
+        }
+    }
+
+    /// Forgets the unconsumed bytes (they have been taken elsewhere).
+    fn consume_all(&mut self) {
+        self.pos = 0;
+        self.end = 0;
+    }
+
+    /// Keeps `bytes` as the unconsumed bytes (there are none).
+    fn keep(&mut self, bytes: &[u8]) {
+        debug_assert_eq!(self.pos, self.end);
+        if self.buf.len() < bytes.len() {
+            self.buf.resize(bytes.len(), 0);
+        }
+        self.buf[..bytes.len()].copy_from_slice(bytes);
+        self.pos = 0;
+        self.end = bytes.len();
     }
 }
 
@@ -346,6 +470,97 @@ mod tests {
         // A huge prefix on a short input allocates only what arrives.
         let (_, err) = records(b"\xff\xff\xff\xff\x0fxyz");
         assert!(matches!(err, Some(ReadError::TooLarge { .. })));
+    }
+
+    /// Gives at most `step` bytes per read call (cycling through 1..=step), as pipes do.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+        n: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.n = self.n % self.step + 1;
+            let k = self.n.min(buf.len()).min(self.data.len());
+            buf[..k].copy_from_slice(&self.data[..k]);
+            self.data = &self.data[k..];
+            Ok(k)
+        }
+    }
+
+    /// The records and the final error (as text) of `data` read one at a time.
+    fn one_by_one(data: &[u8], step: usize) -> (Vec<(RecordInfo, Vec<u8>)>, Option<String>) {
+        let mut r = RecordReader::new(Trickle { data, step, n: 0 }).with_max_record(100_000);
+        let mut out = Vec::new();
+        loop {
+            let mut buf = Vec::new();
+            match r.next_into(&mut buf) {
+                Ok(Some(info)) => out.push((info, buf)),
+                Ok(None) => return (out, None),
+                Err(e) => return (out, Some(e.to_string())),
+            }
+        }
+    }
+
+    /// The same, read a run at a time (one run reused, as the CLI reuses its items).
+    fn by_runs(
+        data: &[u8],
+        step: usize,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> (Vec<(RecordInfo, Vec<u8>)>, Option<String>) {
+        let mut r = RecordReader::new(Trickle { data, step, n: 0 }).with_max_record(100_000);
+        let (mut run, mut records, mut out) = (Vec::new(), Vec::new(), Vec::new());
+        loop {
+            let result = r.read_run(&mut run, &mut records, max_records, max_bytes);
+            assert!(records.len() <= max_records.max(1));
+            for &(info, start) in &records {
+                out.push((info, run[start..start + info.len].to_vec()));
+            }
+            assert_eq!(r.records(), out.len() as u64);
+            match result {
+                Ok(true) => assert!(!records.is_empty(), "a run that says more follow has records"),
+                Ok(false) => return (out, None),
+                Err(e) => return (out, Some(e.to_string())),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Runs give the records, offsets and errors that single records give, for any
+        /// stream (well formed or cut anywhere or with a bad prefix), read sizes and limits.
+        #[test]
+        fn runs_read_what_single_records_read(
+            lens in proptest::collection::vec(0usize..3000, 0..40),
+            cut in proptest::option::of(0usize..100_000),
+            bad in proptest::option::of((0usize..40, 0u8..3)),
+            step in 1usize..70_000,
+            max_records in 0usize..20,
+            max_bytes in 0usize..20_000,
+        ) {
+            let mut data = Vec::new();
+            for (i, &len) in lens.iter().enumerate() {
+                match bad {
+                    Some((at, 0)) if at == i => data.extend_from_slice(&[0xff; 11]),
+                    Some((at, 1)) if at == i => data.extend_from_slice(b"\x80\xb5\x18"),
+                    _ => {}
+                }
+                let mut n = len as u64;
+                while n >= 0x80 {
+                    data.push(n as u8 | 0x80);
+                    n >>= 7;
+                }
+                data.push(n as u8);
+                data.extend((0..len).map(|j| (i * 31 + j) as u8));
+            }
+            if let Some(cut) = cut {
+                data.truncate(cut.min(data.len()));
+            }
+            let want = one_by_one(&data, 4096);
+            proptest::prop_assert_eq!(&by_runs(&data, step, max_records, max_bytes), &want);
+            proptest::prop_assert_eq!(&one_by_one(&data, step), &want);
+        }
     }
 
     #[test]

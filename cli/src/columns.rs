@@ -415,24 +415,9 @@ fn convert(
 /// Reads the next run of records into `job` (emptied first): `limit` records, or fewer
 /// where they hold half of [`MAX_BATCH_INPUT`] bytes (the size at which a batch builder
 /// is full). Returns whether more may follow.
-fn fill(reader: &mut RecordReader<Box<dyn std::io::Read>>, job: &mut Job, limit: usize) -> bool {
-    job.bytes.clear();
-    job.records.clear();
-    job.end = None;
-    let more = loop {
-        if job.records.len() >= limit || job.bytes.len() >= MAX_BATCH_INPUT / 2 {
-            break true;
-        }
-        let start = job.bytes.len();
-        match reader.next_into(&mut job.bytes) {
-            Ok(Some(info)) => job.records.push((info, start)),
-            Ok(None) => break false,
-            Err(e) => {
-                job.end = Some(e);
-                break false;
-            }
-        }
-    };
+fn fill(reader: &mut RecordReader<Box<dyn std::io::Read + Send>>, job: &mut Job, limit: usize) -> bool {
+    let (more, end) = reader.read_run(&mut job.bytes, &mut job.records, limit, MAX_BATCH_INPUT / 2);
+    job.end = end;
     job.offset = reader.offset();
     more
 }

@@ -92,7 +92,10 @@ pub fn read_input(input: &str, compression: Option<Compression>) -> Result<Vec<u
 /// Opens an input for streaming, decompressed as `compression` says (`None`: by its
 /// extension, `.gz` `.zst` `.bz2` `.xz`, else by its first bytes), with its size when
 /// known (a regular file read as it is).
-pub fn open_input(input: &str, compression: Option<Compression>) -> Result<(Box<dyn Read>, Option<u64>), Failure> {
+pub fn open_input(
+    input: &str,
+    compression: Option<Compression>,
+) -> Result<(Box<dyn Read + Send>, Option<u64>), Failure> {
     let fail = |e: std::io::Error| Failure::input(format!("cannot read {}: {e}", input_name(input)));
     if input == "-" {
         let (r, _) = decompressed(std::io::stdin(), None, compression).map_err(fail)?;

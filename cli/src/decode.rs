@@ -137,7 +137,7 @@ pub fn run(args: &DecodeArgs) -> Result<(), Failure> {
 /// What `decode` reads: a stream of delimited records (its size, when known), or one
 /// message, read whole.
 enum Input {
-    Stream(Box<dyn Read>, Option<u64>),
+    Stream(Box<dyn Read + Send>, Option<u64>),
     Message(Vec<u8>),
 }
 
@@ -369,10 +369,17 @@ struct Worker {
 }
 
 impl Stream<'_> {
-    /// Reads batches on this thread, decodes and prints them on `jobs` workers (on this
-    /// thread alone with one job), and writes their output here in input order: reading,
-    /// decoding and writing overlap, and the workers format into their own buffers.
-    fn run(&self, input: Box<dyn Read>, jobs: usize, out: &mut Out, progress: &mut Progress) -> Result<(), Failure> {
+    /// Reads, decodes and prints batches on `jobs` workers (each reads its batch straight
+    /// from the input, in turn; on this thread alone with one job), and writes their
+    /// output here in input order: reading, decoding and writing overlap, and the workers
+    /// format into their own buffers.
+    fn run(
+        &self,
+        input: Box<dyn Read + Send>,
+        jobs: usize,
+        out: &mut Out,
+        progress: &mut Progress,
+    ) -> Result<(), Failure> {
         let mut reader = RecordReader::new(input, self.name, self.type_name);
         let mut tally = Tally::default();
         out.write(self.format.open())?;
@@ -397,24 +404,9 @@ impl Stream<'_> {
 
     /// Reads the next batch of records into `batch` (emptied first); returns whether
     /// more may follow (not after the end of the stream or a framing error).
-    fn fill(&self, reader: &mut RecordReader<Box<dyn Read>>, batch: &mut Batch) -> bool {
-        batch.bytes.clear();
-        batch.records.clear();
-        batch.end = None;
-        let more = loop {
-            if batch.bytes.len() >= BATCH_BYTES || batch.records.len() >= BATCH_RECORDS {
-                break true;
-            }
-            let start = batch.bytes.len();
-            match reader.next_into(&mut batch.bytes) {
-                Ok(Some(info)) => batch.records.push((info, start)),
-                Ok(None) => break false,
-                Err(e) => {
-                    batch.end = Some(e);
-                    break false;
-                }
-            }
-        };
+    fn fill(&self, reader: &mut RecordReader<Box<dyn Read + Send>>, batch: &mut Batch) -> bool {
+        let (more, end) = reader.read_run(&mut batch.bytes, &mut batch.records, BATCH_RECORDS, BATCH_BYTES);
+        batch.end = end;
         batch.offset = reader.offset();
         more
     }

@@ -1,35 +1,56 @@
-//! A fixed set of worker threads for a stream of work items: the calling thread fills
-//! items and takes the results in input order, the workers process them in between.
+//! A fixed set of worker threads for a stream of work items: each worker fills the next
+//! item (in turn, under a lock) and processes it, and the calling thread takes the results
+//! in input order.
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::Mutex;
 
-/// Items in flight per worker: enough that a worker finds the next item queued when it
-/// finishes one (the calling thread may be busy writing), few enough to bound memory.
+/// Items in flight per worker: enough that a worker finds a free item when it finishes
+/// one (the calling thread may be busy writing), few enough to bound memory.
 const IN_FLIGHT_PER_WORKER: usize = 2;
+
+/// The filling side, shared by the workers: one of them fills at a time, in input order.
+struct Feed<F> {
+    fill: F,
+    /// The next item's number in input order.
+    next: u64,
+    /// A fill said nothing follows (or failed, or panicked): no more items.
+    ended: bool,
+}
+
+/// What a worker hands back: the item's number, and the item processed, or the error or
+/// panic that ended it; `last` when no item follows it.
+struct Done<T, E> {
+    seq: u64,
+    item: std::thread::Result<Result<T, E>>,
+    last: bool,
+}
 
 /// Runs a stream of items through `jobs` workers and hands them back in input order.
 ///
-/// On the calling thread, `fill` fills the next item (a recycled one: it must reset it)
-/// and says whether more follow; `drain` takes each processed item in input order. On a
-/// worker, `work` processes an item with that worker's own state, made once per worker by
-/// `state`. Items are reused, so their buffers are allocated once per item in flight, not
-/// once per batch. The first error of `fill` or `drain` ends the run (items in flight are
-/// dropped) and is returned; a panic on a worker is resumed on the calling thread.
+/// `fill` fills the next item (a recycled one: it must reset it) and says whether more
+/// follow; `work` processes an item with the worker's own state, made once per worker by
+/// `state`; `drain`, on the calling thread, takes each processed item in input order.
+/// Fill runs on the workers, one at a time, so that an item's input is read by the thread
+/// that processes it (into its cache, not the calling thread's). Items are reused, so their
+/// buffers are allocated once per item in flight, not once per batch. The first error of
+/// `fill` or `drain` ends the run (items in flight are dropped) and is returned; a panic on
+/// a worker is resumed on the calling thread.
 ///
 /// With `jobs <= 1` everything runs on the calling thread, one item at a time: the same
 /// items and results, without threads.
 pub fn ordered<T, S, E>(
     jobs: usize,
-    mut fill: impl FnMut(&mut T) -> Result<bool, E>,
+    mut fill: impl FnMut(&mut T) -> Result<bool, E> + Send,
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, &mut T) + Sync,
     mut drain: impl FnMut(&mut T) -> Result<(), E>,
 ) -> Result<(), E>
 where
     T: Default + Send,
+    E: Send,
 {
     if jobs <= 1 {
         let mut s = state();
@@ -43,12 +64,13 @@ where
             }
         }
     }
-    let (job_tx, job_rx) = mpsc::channel::<(u64, T)>();
-    // One queue that idle workers take from in turn: an item goes to whichever worker is
-    // free, so a worker that loses its core for a while does not hold the others back.
-    let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(u64, std::thread::Result<T>)>();
-    let (state, work, job_rx) = (&state, &work, &job_rx);
+    // Free items go to whichever worker asks first, so a worker that loses its core for a
+    // while does not hold the others back.
+    let (free_tx, free_rx) = mpsc::channel::<T>();
+    let free_rx = Mutex::new(free_rx);
+    let feed = Mutex::new(Feed { fill, next: 0, ended: false });
+    let (done_tx, done_rx) = mpsc::channel::<Done<T, E>>();
+    let (state, work, free_rx, feed) = (&state, &work, &free_rx, &feed);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let done_tx = done_tx.clone();
@@ -56,42 +78,58 @@ where
                 let mut s = state();
                 loop {
                     // A poisoned lock only means another worker panicked holding it; the
-                    // receiver itself is intact.
-                    let next = job_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                    let Ok((seq, mut item)) = next else { return };
-                    let done = catch_unwind(AssertUnwindSafe(|| {
-                        work(&mut s, &mut item);
-                        item
-                    }));
-                    if done_tx.send((seq, done)).is_err() {
+                    // receiver itself is intact (and a panicked feed has ended).
+                    let next = free_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let Ok(mut item) = next else { return };
+                    let mut feed = feed.lock().unwrap_or_else(|p| p.into_inner());
+                    if feed.ended {
+                        return;
+                    }
+                    let seq = feed.next;
+                    feed.next += 1;
+                    // Ended until the fill says otherwise, so that a panic in it ends the feed.
+                    feed.ended = true;
+                    let filled = catch_unwind(AssertUnwindSafe(|| (feed.fill)(&mut item)));
+                    feed.ended = !matches!(filled, Ok(Ok(true)));
+                    let last = feed.ended;
+                    drop(feed);
+                    let item = match filled {
+                        Ok(Ok(_)) => catch_unwind(AssertUnwindSafe(|| {
+                            work(&mut s, &mut item);
+                            Ok(item)
+                        })),
+                        Ok(Err(e)) => Ok(Err(e)),
+                        Err(panic) => Err(panic),
+                    };
+                    if done_tx.send(Done { seq, item, last }).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(done_tx);
-        let cap = IN_FLIGHT_PER_WORKER * jobs;
-        let mut spare: Vec<T> = Vec::new();
+        // Returning drops `free_tx`: workers waiting for an item end.
+        let free_tx = free_tx;
+        for _ in 0..IN_FLIGHT_PER_WORKER * jobs {
+            free_tx.send(T::default()).expect("the workers hold the free list until it closes");
+        }
         let mut ready: BTreeMap<u64, T> = BTreeMap::new();
-        let (mut sent, mut written, mut more) = (0u64, 0u64, true);
-        // Returning drops `job_tx`: the workers' queue closes and they end.
-        let job_tx = job_tx;
+        let (mut written, mut end) = (0u64, None);
         loop {
-            while more && sent - written < cap as u64 {
-                let mut item = spare.pop().unwrap_or_default();
-                more = fill(&mut item)?;
-                job_tx.send((sent, item)).expect("the workers hold the queue until it closes");
-                sent += 1;
-            }
-            if written == sent {
+            if end.is_some_and(|end| written > end) {
                 return Ok(());
             }
-            let (seq, done) = done_rx.recv().expect("a worker answers for every item it took");
-            ready.insert(seq, done.unwrap_or_else(|panic| resume_unwind(panic)));
+            let Done { seq, item, last } = done_rx.recv().expect("a worker answers for every item it filled");
+            if last {
+                end = Some(seq);
+            }
+            ready.insert(seq, item.unwrap_or_else(|panic| resume_unwind(panic))?);
             while let Some(mut item) = ready.remove(&written) {
                 drain(&mut item)?;
                 written += 1;
-                spare.push(item);
+                // Back to the free list (which outlives this loop, so the send cannot fail;
+                // after the end no worker takes it).
+                let _ = free_tx.send(item);
             }
         }
     })
@@ -160,6 +198,57 @@ mod tests {
             assert_eq!(result, Err("stop at 37".to_owned()), "jobs {jobs}");
             assert_eq!(seen, (0..37).collect::<Vec<_>>(), "jobs {jobs}");
         }
+    }
+
+    /// An error from `fill` (which runs on the workers) ends the run with that error; the
+    /// items drained are a prefix of the input, in order.
+    #[test]
+    fn a_fill_error_stops_the_run() {
+        for jobs in [1, 2, 4] {
+            let mut next = 0u32;
+            let mut seen = Vec::new();
+            let result = ordered(
+                jobs,
+                |item: &mut u32| {
+                    if next == 20 {
+                        return Err("cannot fill 20".to_owned());
+                    }
+                    *item = next;
+                    next += 1;
+                    Ok(true)
+                },
+                || (),
+                |_, _| {},
+                |item| {
+                    seen.push(*item);
+                    Ok(())
+                },
+            );
+            assert_eq!(result, Err("cannot fill 20".to_owned()), "jobs {jobs}");
+            assert_eq!(seen, (0..seen.len() as u32).collect::<Vec<_>>(), "jobs {jobs}");
+            assert!(seen.len() <= 20, "jobs {jobs}");
+        }
+    }
+
+    /// A panic in `fill` on a worker reaches the calling thread instead of hanging it.
+    #[test]
+    fn a_fill_panic_is_resumed() {
+        let caught = std::panic::catch_unwind(|| {
+            let mut next = 0u32;
+            let _ = ordered::<u32, (), ()>(
+                2,
+                |item| {
+                    assert!(next != 30, "fill 30");
+                    *item = next;
+                    next += 1;
+                    Ok(true)
+                },
+                || (),
+                |_, _| {},
+                |_| Ok(()),
+            );
+        });
+        assert!(caught.is_err());
     }
 
     /// A panic on a worker reaches the calling thread instead of hanging it.

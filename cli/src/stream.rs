@@ -31,6 +31,22 @@ impl<R: Read> RecordReader<R> {
         self.inner.next_into(buf).map_err(|e| self.failure(e))
     }
 
+    /// Reads the next run of records into `run`, listing them in `records` (see
+    /// [`protojit::delimited::RecordReader::read_run`]): returns whether more may follow,
+    /// and the error that ends the stream after the listed records, if one does.
+    pub fn read_run(
+        &mut self,
+        run: &mut Vec<u8>,
+        records: &mut Vec<(RecordInfo, usize)>,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> (bool, Option<Failure>) {
+        match self.inner.read_run(run, records, max_records, max_bytes) {
+            Ok(more) => (more, None),
+            Err(e) => (false, Some(self.failure(e))),
+        }
+    }
+
     fn failure(&self, e: ReadError) -> Failure {
         let (name, what) = (&self.name, &self.what);
         Failure::input(match e {

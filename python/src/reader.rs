@@ -66,25 +66,18 @@ impl Chunks {
         if self.done {
             return Ok(None);
         }
-        let mut data = Vec::new();
-        let mut records = Vec::new();
-        while records.len() < max_records && data.len() < CHUNK_BYTES {
-            match self.reader.next_into(&mut data) {
-                Ok(Some(info)) => records.push((info, data.len() - info.len..data.len())),
-                Ok(None) => {
-                    self.done = true;
-                    break;
-                }
-                Err(e) if records.is_empty() => {
-                    self.done = true;
-                    return Err(e);
-                }
-                Err(e) => {
-                    self.pending = Some(e);
-                    break;
-                }
+        let (mut data, mut run) = (Vec::new(), Vec::new());
+        match self.reader.read_run(&mut data, &mut run, max_records, CHUNK_BYTES) {
+            Ok(more) => self.done = !more,
+            Err(e) if run.is_empty() => {
+                self.done = true;
+                return Err(e);
             }
+            Err(e) => self.pending = Some(e),
         }
+        // The run may hold the start of the next record after its last one.
+        data.truncate(run.last().map_or(0, |&(info, start)| start + info.len));
+        let records: Vec<_> = run.into_iter().map(|(info, start)| (info, start..start + info.len)).collect();
         if records.is_empty() {
             return Ok(None);
         }
