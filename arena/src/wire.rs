@@ -133,7 +133,12 @@ pub fn read_length(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize),
 /// number (1..=2^29-1) and the wire type (0..=5).
 #[inline]
 pub fn read_tag(buf: &[u8], pos: usize) -> Result<(u32, u8, usize), DecodeError> {
-    let (tag, next) = read_varint(buf, pos)?;
+    // Two-byte tags (fields 16 to 2047) inline too: schemas number fields past 15 often.
+    let (tag, next) = match (buf.get(pos), buf.get(pos + 1)) {
+        (Some(&b), _) if b < 0x80 => (u64::from(b), pos + 1),
+        (Some(&b), Some(&c)) if c < 0x80 => (u64::from(b & 0x7f) | u64::from(c) << 7, pos + 2),
+        _ => read_varint(buf, pos)?,
+    };
     // protobuf's parsers read at most 5 bytes of a tag; an overlong tag is malformed even
     // when its value is small (conformance: BadTag_OverlongVarint).
     if next - pos > 5 {
@@ -300,8 +305,34 @@ pub fn skip_value(
 
 #[cfg(test)]
 mod tests {
-    use super::{read_varint, varint_word, write_varint};
-    use crate::DecodeErrorKind;
+    use super::{read_tag, read_varint, varint_word, write_varint, MAX_FIELD_NUMBER};
+    use crate::{DecodeError, DecodeErrorKind};
+
+    /// A tag read the plain way: the varint, then the checks.
+    fn tag_by_varint(buf: &[u8]) -> Result<(u32, u8, usize), DecodeError> {
+        let (tag, next) = read_varint(buf, 0)?;
+        let error = |kind| Err(DecodeError::new(kind, 0));
+        match (tag >> 3, (tag & 7) as u8) {
+            _ if next > 5 => error(DecodeErrorKind::TagTooLong),
+            (0, _) => error(DecodeErrorKind::FieldNumberZero),
+            (n, _) if n > MAX_FIELD_NUMBER as u64 => error(DecodeErrorKind::FieldNumberTooLarge),
+            (_, wt) if wt > 5 => error(DecodeErrorKind::InvalidWireType),
+            (n, wt) => Ok((n as u32, wt, next)),
+        }
+    }
+
+    /// Tags of one and two bytes (read inline) read as the varint loop reads them, and so
+    /// do the inputs that end inside them or go on past two bytes.
+    #[test]
+    fn short_tags_read_as_varints() {
+        for b in 0..=255u8 {
+            for c in 0..=255u8 {
+                for buf in [&[b][..], &[b, c], &[b, c, 0x01], &[b, c, 0x80]] {
+                    assert_eq!(read_tag(buf, 0), tag_by_varint(buf), "{buf:02x?}");
+                }
+            }
+        }
+    }
 
     /// The word decoder agrees with the byte loop on every varint length and bit pattern
     /// it takes, on overlong encodings, and on random bytes (where it must say `None`
