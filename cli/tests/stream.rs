@@ -142,6 +142,25 @@ fn jobs_2_prints_what_jobs_1_prints_for_100k_records() {
     assert!(one == all);
     assert_eq!(one.iter().filter(|&&b| b == b'\n').count(), 2 * N as usize);
     assert!(one.starts_with(b"\"r1\"\n2\n\"r2\"\n3\n"));
+    // The workers read their items from the input in turn: from a pipe (short reads, records
+    // cut across them) and through a decompressor, the same records come out.
+    let text = ok(&decode_stream(&proto, &input, &["--jobs", "1"]));
+    let piped = ok(&run(
+        protojit().arg("decode").arg("--proto").arg(&proto).args([
+            "--type",
+            "Reading",
+            "--delimited",
+            "--jobs",
+            "2",
+            "-",
+        ]),
+        Some(&stream),
+    ));
+    assert!(piped == text, "--jobs 2 from stdin differs from --jobs 1 from the file");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &stream).unwrap();
+    let gz = tmp.write("stream.bin.gz", &gz.finish().unwrap());
+    assert!(ok(&decode_stream(&proto, &gz, &["--jobs", "2"])) == text, "--jobs 2 from .gz differs");
 }
 
 #[test]
