@@ -172,58 +172,44 @@ mod tests {
         }
     }
 
-    /// An error from `drain` ends the run with that error, after the items before it.
-    #[test]
-    fn a_drain_error_stops_the_run() {
-        for jobs in [1, 2, 4] {
-            let mut next = 0u32;
-            let mut seen = Vec::new();
-            let result = ordered(
-                jobs,
-                |item: &mut u32| {
-                    *item = next;
-                    next += 1;
-                    Ok(true)
-                },
-                || (),
-                |_, _| {},
-                |item| {
-                    if *item == 37 {
-                        return Err(format!("stop at {item}"));
-                    }
-                    seen.push(*item);
-                    Ok(())
-                },
-            );
-            assert_eq!(result, Err("stop at 37".to_owned()), "jobs {jobs}");
-            assert_eq!(seen, (0..37).collect::<Vec<_>>(), "jobs {jobs}");
-        }
+    /// Numbers items from 0 until `fill` fails at `fill_fails` or `drain` at `drain_fails`:
+    /// the run's result and the items drained.
+    fn failing_run(jobs: usize, fill_fails: u32, drain_fails: u32) -> (Result<(), String>, Vec<u32>) {
+        let mut next = 0u32;
+        let mut seen = Vec::new();
+        let result = ordered(
+            jobs,
+            |item: &mut u32| {
+                if next == fill_fails {
+                    return Err(format!("cannot fill {next}"));
+                }
+                *item = next;
+                next += 1;
+                Ok(true)
+            },
+            || (),
+            |_, _| {},
+            |item| {
+                if *item == drain_fails {
+                    return Err(format!("stop at {item}"));
+                }
+                seen.push(*item);
+                Ok(())
+            },
+        );
+        (result, seen)
     }
 
-    /// An error from `fill` (which runs on the workers) ends the run with that error; the
-    /// items drained are a prefix of the input, in order.
+    /// An error from `drain` ends the run with that error, after the items before it; one
+    /// from `fill` (which runs on the workers) with that error, the items drained a prefix
+    /// of the input, in order.
     #[test]
-    fn a_fill_error_stops_the_run() {
+    fn an_error_stops_the_run() {
         for jobs in [1, 2, 4] {
-            let mut next = 0u32;
-            let mut seen = Vec::new();
-            let result = ordered(
-                jobs,
-                |item: &mut u32| {
-                    if next == 20 {
-                        return Err("cannot fill 20".to_owned());
-                    }
-                    *item = next;
-                    next += 1;
-                    Ok(true)
-                },
-                || (),
-                |_, _| {},
-                |item| {
-                    seen.push(*item);
-                    Ok(())
-                },
-            );
+            let (result, seen) = failing_run(jobs, u32::MAX, 37);
+            assert_eq!(result, Err("stop at 37".to_owned()), "jobs {jobs}");
+            assert_eq!(seen, (0..37).collect::<Vec<_>>(), "jobs {jobs}");
+            let (result, seen) = failing_run(jobs, 20, u32::MAX);
             assert_eq!(result, Err("cannot fill 20".to_owned()), "jobs {jobs}");
             assert_eq!(seen, (0..seen.len() as u32).collect::<Vec<_>>(), "jobs {jobs}");
             assert!(seen.len() <= 20, "jobs {jobs}");
