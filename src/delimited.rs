@@ -194,8 +194,9 @@ pub const MAX_RECORD: u64 = u32::MAX as u64;
 /// records found whole in the buffer.
 const READ_BUFFER: usize = 1 << 18;
 
-/// The least [`RecordReader::read_run`] reads at a time (a few records of any size).
-const MIN_RUN_READ: usize = 1 << 16;
+/// The least [`RecordReader::read_run`] reads at a time: a page, so that the read that
+/// completes a run's last record takes little of the next run (which copies it back).
+const MIN_RUN_READ: usize = 1 << 12;
 
 /// Reads the records of a varint-delimited stream from `R`, one at a time
 /// ([`next_into`](Self::next_into)) or a run at a time straight into a caller's buffer
