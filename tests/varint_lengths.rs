@@ -135,3 +135,22 @@ fn length_prefixes_of_every_length_decode_alike() {
         check(&decoders, &run, &format!("a packed run, {len}-byte length"));
     }
 }
+
+#[test]
+fn tags_of_every_length_decode_alike() {
+    let decoders = decoders();
+    for len in 1..=11 {
+        // Field 1 (a one-byte tag) padded to `len` bytes: five at most, as protobuf reads tags.
+        let tag = varint_of_len(1 << 3, len);
+        for record in [[&tag[..], &[0x05]].concat(), [&tag[..], &[0x05, 0x10, 0x07]].concat()] {
+            let ok = check(&decoders, &record, &format!("a {len}-byte tag"));
+            assert_eq!(ok, len <= 5, "a {len}-byte tag: {record:02x?}");
+        }
+        // An unknown field past 2047 (a tag of three bytes or more, padded).
+        if len >= 3 {
+            let record = [varint_of_len(5000 << 3, len), vec![0x01, 0x08, 0x02]].concat();
+            let ok = check(&decoders, &record, &format!("a {len}-byte unknown tag"));
+            assert_eq!(ok, len <= 5, "a {len}-byte unknown tag: {record:02x?}");
+        }
+    }
+}

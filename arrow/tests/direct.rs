@@ -1223,6 +1223,11 @@ fn varints_of_every_length_convert_alike() {
         }
         let items: Vec<u8> = (1..=10).flat_map(|l| varint(u64::MAX, l)).collect();
         records.push([&[0x62][..], &varint(items.len() as u64, len), &items].concat());
+        // Tags of every length: field 1's (padded), and an unknown field's past 2047.
+        let tag = [varint(1 << 3, len), vec![0x05]].concat();
+        records.push(tag.clone());
+        records.push([&tag[..], &[0x10, 0x07]].concat());
+        records.push([varint(5000 << 3, len), vec![0x01, 0x08, 0x02]].concat());
     }
     let schema = Schema::from_proto_source("v.proto", SCHEMA).unwrap();
     for enums in [EnumColumns::Dictionary, EnumColumns::Number] {

@@ -18,9 +18,10 @@ use protojit_arena::{DecodeErrorKind, MessageLayout, SlotIndex};
 /// Reads the varint at `p`, which must end by `end`, into `*out`: the position after it,
 /// or null when it is malformed (cut by `end`, or longer than ten bytes; `p == end` too).
 /// Each product's `varint_long` helper wraps it and reports a malformed varint its own
-/// way. Compiled code of both products calls it for the varints longer than three bytes ([`Wire::read_varint`]; those of 64-bit fields longer
-/// than eight, [`Wire::read_varint_wide`]): one routine, out of line, in place of the word
-/// read every varint field once inlined. Never panics.
+/// way. Compiled code of both products calls it for the varints longer than three bytes
+/// (two for lengths, tags, enums and bools: [`Wire::read_varint`]; those of 64-bit fields
+/// longer than eight, [`Wire::read_varint_wide`]): one routine, out of line, in place of
+/// the word read every varint field once inlined. Never panics.
 ///
 /// # Safety
 /// `p <= end`, and `p..end` is readable; `out` is writable.
@@ -205,14 +206,17 @@ pub(crate) trait Wire<'b> {
     }
 
     /// Reads a varint at `p` that must end by `end` (the message's end, or a packed run's):
-    /// up to three bytes inline, longer ones in [`varint_long`], errors in the product's
-    /// varint helper. `(value as i64, position after)`. Inlined, the word read of
-    /// [`read_varint_wide`](Self::read_varint_wide) costs each varint some 70 IR
-    /// instructions: out of line for lengths, tags, 32-bit numbers, enums and bools, whose
+    /// one and two bytes inline, three too when `third`, longer ones in [`varint_long`],
+    /// errors in the product's varint helper. `(value as i64, position after)`. Inlined, the
+    /// word read of [`read_varint_wide`](Self::read_varint_wide) costs each varint some 70
+    /// IR instructions: out of line for lengths, tags, 32-bit numbers, enums and bools, whose
     /// values rarely take four bytes, it cut compile time per type by a fifth to a third
     /// (descriptor.proto's types, osmformat's) at ±2% of decode instructions (BENCHMARKS.md,
-    /// "Compile cost").
-    fn read_varint(&mut self, p: Value, end: Value) -> (Value, Value) {
+    /// "Compile cost"). `third` is for the 32-bit numbers, whose values often take three
+    /// bytes (counters, ids below 2^21); lengths, tags, enums and bools take three bytes
+    /// rarely, or only for a payload that dwarfs a call, and leave that case out of line: a
+    /// few dozen bytes of code less per field at unchanged decode instructions.
+    fn read_varint(&mut self, p: Value, end: Value, third: bool) -> (Value, Value) {
         let b = self.b();
         let load = b.create_block();
         let long = b.create_block();
@@ -220,7 +224,7 @@ pub(crate) trait Wire<'b> {
         let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
         b.ins().brif(inside, load, &[], long, &[]);
         b.switch_to_block(load);
-        let (join, v, np) = self.short_varint(p, end, true, long);
+        let (join, v, np) = self.short_varint(p, end, third, long);
         self.b().switch_to_block(long);
         self.varint_call(p, end, join);
         (v, np)
@@ -456,8 +460,10 @@ pub(crate) trait Wire<'b> {
     }
 
     /// A length prefix at `p`: `(start, stop)` of the bytes, which must lie before `end`.
+    /// A length of 16 KiB or more (three bytes) is read out of line: a call that costs
+    /// little beside the bytes it announces.
     fn read_length(&mut self, p: Value, end: Value) -> (Value, Value) {
-        let (len, start) = self.read_varint(p, end);
+        let (len, start) = self.read_varint(p, end, false);
         let avail = self.b().ins().isub(end, start);
         let over = self.b().ins().icmp(IntCC::UnsignedGreaterThan, len, avail);
         self.fail_if(over, DecodeErrorKind::LengthOutOfBounds, p);

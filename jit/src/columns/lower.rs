@@ -341,10 +341,15 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         self.b.ins().jump(unknown, &[BlockArg::Value(tag), BlockArg::Value(p1)]);
 
         self.b.switch_to_block(long);
-        let (tag, after) = self.read_varint(p, self.end);
-        // Tags are 32-bit: a longer one is malformed.
+        // Three-byte tags (fields past 2047) are rare: out of line.
+        let (tag, after) = self.read_varint(p, self.end, false);
+        // Tags are 32-bit, and of five bytes at most (as protobuf's parsers read them: a
+        // padded one-byte tag too): a longer one is malformed.
         let big = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, tag, u32::MAX as i64);
-        self.fail_if(big, DecodeErrorKind::TagTooLong, p);
+        let len = self.b.ins().isub(after, p);
+        let long_tag = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, len, 5);
+        let bad = self.b.ins().bor(big, long_tag);
+        self.fail_if(bad, DecodeErrorKind::TagTooLong, p);
         self.switch_tags(tag, &labels, after, long_miss);
         self.b.switch_to_block(long_miss);
         self.b.ins().jump(unknown, &[BlockArg::Value(tag), BlockArg::Value(after)]);
@@ -400,7 +405,8 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
             0 if matches!(kind, FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64) => {
                 self.read_varint_wide(p, end)
             }
-            0 => self.read_varint(p, end),
+            // Enums and bools rarely take three bytes: those go out of line.
+            0 => self.read_varint(p, end, !matches!(kind, FieldKind::Enum | FieldKind::Bool)),
             4 => {
                 let (v, next) = self.read_fixed(4, p, end);
                 (self.b.ins().uextend(types::I64, v), next)

@@ -419,7 +419,8 @@ impl<'a> Translator<'a, '_> {
         }
         match slot.kind {
             FieldKind::Int32 | FieldKind::Uint32 | FieldKind::Enum | FieldKind::Sint32 => {
-                let (v, np) = self.read_varint(p, self.end);
+                // An enum's value rarely takes three bytes: those go out of line.
+                let (v, np) = self.read_varint(p, self.end, slot.kind != FieldKind::Enum);
                 let v = self.b.ins().ireduce(types::I32, v);
                 let v = if slot.kind == FieldKind::Sint32 { self.zigzag(v) } else { v };
                 if slot.kind == FieldKind::Enum && slot.closed_enum {
@@ -439,7 +440,8 @@ impl<'a> Translator<'a, '_> {
                 self.thread(si, np);
             }
             FieldKind::Bool => {
-                let (v, np) = self.read_varint(p, self.end);
+                // A bool of three bytes is not canonical: out of line.
+                let (v, np) = self.read_varint(p, self.end, false);
                 let v = self.b.ins().icmp_imm_u(IntCC::NotEqual, v, 0);
                 self.put(si, &slot, v);
                 self.thread(si, np);
