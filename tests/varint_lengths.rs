@@ -1,8 +1,9 @@
 //! Varints of every length (one to ten bytes, canonical and padded with continuation bytes, a tenth byte with high bits set), too long (eleven bytes) and cut by the input's or an embedded message's end, in every kind of varint field and in length prefixes: the compiled decoder and the interpreter give the same tree or the same error (kind and offset).
 //!
-//! Compiled code reads one-, two- and three-byte varints inline, 64-bit fields' varints up to
-//! eight bytes from one word, and everything longer through one out-of-line routine
-//! (`wire::varint_long`); each boundary between those is a length here.
+//! Compiled code reads one-, two- and three-byte varints inline (lengths, tags, enums and
+//! bools: one and two), 64-bit fields' varints up to eight bytes from one word, and
+//! everything longer through one out-of-line routine (`wire::varint_long`); each boundary
+//! between those is a length here, and tags of every length too.
 
 mod common;
 

@@ -1187,8 +1187,9 @@ fn auto_path_races_and_keeps_the_faster_with_the_tree_batch() {
 /// Varints of every length (one to ten bytes, padded with continuation bytes, a tenth byte
 /// with high bits set), eleven bytes, and cut short, in every kind of varint field and in
 /// length prefixes, alone and inside an embedded message: every path gives the tree's rows
-/// and errors. (Compiled code reads up to three bytes inline, 64-bit fields' varints up to
-/// eight from one word, and longer ones out of line: each boundary is a length here.)
+/// and errors. (Compiled code reads up to three bytes inline, two for lengths, tags, enums
+/// and bools, 64-bit fields' varints up to eight from one word, and longer ones out of line:
+/// each boundary is a length here.)
 #[test]
 fn varints_of_every_length_convert_alike() {
     const SCHEMA: &str = r#"
