@@ -169,7 +169,7 @@ impl Scalar<'_, '_, '_> {
     /// An integer field's value as JSON wrote it: a number (in any JSON form whose value
     /// is an integer, `1e2` and `1.0` too) or a string holding one; or null.
     #[inline]
-    fn integer_text<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
+    pub(super) fn integer_text<E: serde::de::Error>(self, raw: &str) -> Result<Got, E> {
         // The common case: a short decimal integer, bare or in a string, in the field's range.
         if let Some(v) = short_integer(raw) {
             if let Ok(wire) = int_wire(self.kind, v) {

@@ -32,6 +32,8 @@ use tables::{FieldData, MessageTable, Tables};
 use protojit_arena::wire::{zigzag_encode32, zigzag_encode64};
 
 pub use json::json_to_binary;
+#[doc(hidden)]
+pub use json::{json_to_binary_with, JsonReaders};
 pub use text::text_to_binary;
 
 /// What the parsers accept.

@@ -269,3 +269,151 @@ fn packed_integer_arrays_read_as_unpacked_ones() {
         }
     }
 }
+
+/// `json_to_binary`'s direct reader against serde_json's pass, on every field of both test
+/// messages given each of a list of values that probe JSON's grammar and the fields' ranges
+/// (and the same inside lists, maps and nested messages): whatever the direct reader takes,
+/// serde_json gives the same bytes for; what it refuses, serde_json's pass answers.
+#[test]
+fn the_direct_reader_agrees_with_serde_json() {
+    use protojit_parse::{json_to_binary_with, JsonReaders};
+    const VALUES: &[&str] = &[
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "01",
+        "-",
+        "1.",
+        ".5",
+        "1.5",
+        "1e2",
+        "1E+2",
+        "1e-2",
+        "-1.0e0",
+        "1e400",
+        "1e-400",
+        "2147483647",
+        "2147483648",
+        "-2147483648",
+        "-2147483649",
+        "4294967295",
+        "4294967296",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "18446744073709551615",
+        "18446744073709551616",
+        "123456789012345678",
+        "1234567890123456789",
+        "\"1\"",
+        "\"-1\"",
+        "\"01\"",
+        "\"1e2\"",
+        "\"1.5\"",
+        "\" 1\"",
+        "\"\"",
+        "\"NaN\"",
+        "\"Infinity\"",
+        "\"-Infinity\"",
+        "\"18446744073709551615\"",
+        "true",
+        "false",
+        "null",
+        "nul",
+        "truex",
+        "\"ONE\"",
+        "\"TWO\"",
+        "\"THREE\"",
+        "\"C5\"",
+        "5",
+        "\"C0\"",
+        "\"abc\"",
+        "\"a\\\"b\"",
+        "\"\\u00e9\\n\\t\\/\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\\ud83d\"",
+        "\"\\ude00\"",
+        "\"\\x\"",
+        "\"\u{1}\"",
+        "\"é😀\"",
+        "\"AAEC\"",
+        "\"AAEC=\"",
+        "\"-_8=\"",
+        "\"YWJj\"",
+        "{}",
+        "{\"i32\": 1}",
+        "{\"a\": 1}",
+        "{\"x\": 1, \"y\": \"z\"}",
+        "[]",
+        "[1]",
+        "[1, 2,3 ]",
+        "[1,]",
+        "[,1]",
+        "[\"1\", 2]",
+        "[1.5]",
+        "[1e2]",
+        "[null]",
+        "[18446744073709551615]",
+        "[\"ONE\", 2]",
+        "[{}]",
+        "[{\"i32\": 1}, {}]",
+        "{\"k\": 1}",
+        "{\"1\": {}}",
+        "{\"true\": \"x\"}",
+        "{\"k\": null}",
+        "{\"k\": 1,}",
+        "[[1]]",
+        "{\"z\": 5}",
+    ];
+    let options = ParseOptions::default();
+    for (ty, fields) in [
+        (
+            support::message("t.M"),
+            support::message("t.M").fields().map(|f| f.json_name().to_owned()).collect::<Vec<_>>(),
+        ),
+        (
+            support::message("t2.P"),
+            vec![
+                "a".into(),
+                "c".into(),
+                "ru".into(),
+                "rp".into(),
+                "G".into(),
+                "R".into(),
+                "mc".into(),
+                "child".into(),
+                "[t2.e1]".into(),
+                "[t2.e2]".into(),
+            ],
+        ),
+    ] {
+        let mut taken = 0;
+        for field in &fields {
+            for value in VALUES {
+                for json in [
+                    format!("{{\"{field}\": {value}}}"),
+                    format!(" {{ \"{field}\" :{value} , \"{field}\": {value} }} "),
+                    format!("{{\"child\": {{\"{field}\":{value}}}}}"),
+                ] {
+                    let run = |readers| {
+                        let mut out = vec![9];
+                        let r = json_to_binary_with(readers, &ty.layouts, ty.root, json.as_bytes(), &options, &mut out);
+                        (r, out)
+                    };
+                    let serde = run(JsonReaders::Serde);
+                    let direct = run(JsonReaders::Direct);
+                    if direct.0.is_ok() {
+                        taken += 1;
+                        assert_eq!(direct, serde, "{json}");
+                    } else {
+                        assert_eq!(direct.1, [9], "{json}");
+                    }
+                    assert_eq!(run(JsonReaders::Both), serde, "{json}");
+                }
+            }
+        }
+        // The reader is not refusing everything.
+        assert!(taken > 5 * fields.len(), "{}: the direct reader took {taken} inputs", ty.full_name());
+    }
+}

@@ -1,0 +1,550 @@
+//! The common shapes of proto3 JSON read straight from the bytes, without serde's visitors.
+//!
+//! [`message`] reads ordinary messages (objects keyed by JSON or proto field names), lists,
+//! maps, and every scalar form; it gives up ([`Unsupported`]) on well-known types with
+//! their own JSON form, unknown keys, lone surrogates, and anything that is not valid
+//! JSON or does not fit the schema. `json_to_binary` then reads the whole input again
+//! through serde_json, which takes every shape and reports errors with their line and
+//! column: the two readers give the same bytes for every input this one accepts (tested
+//! differentially in `tests/parse_roundtrip.rs`), and errors always come from serde_json.
+//!
+//! What it does not repeat: each value's meaning. Values are handed to the same
+//! [`Scalar`] methods the serde seeds call (integer text, strings, bytes, enums, floats),
+//! and fields are written, dropped as defaults and checked for duplicates and oneof
+//! conflicts exactly as `json.rs` does; only the tokenizing and the walk are its own. On
+//! small messages (the OSM header block, 351 bytes) serde's visitor layers were most of
+//! the parse.
+
+use prost_reflect::Kind;
+use protojit_arena::wire::{EGROUP, LEN};
+use protojit_arena::LayoutIndex;
+use serde::de::Visitor as _;
+
+use super::super::json_value::{Ctx, Got, Scalar};
+use super::{packed_integers_fast, MapKey};
+use crate::{is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
+
+/// The input is not in the shapes [`message`] reads, or is not valid: read it again
+/// through serde_json. Also the error type handed to [`Scalar`]'s methods, so that their
+/// errors cost nothing but the message they format.
+#[derive(Debug)]
+pub(super) struct Unsupported;
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not read by the direct JSON reader")
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+impl serde::de::Error for Unsupported {
+    #[inline]
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Unsupported
+    }
+}
+
+type Read<T> = Result<T, Unsupported>;
+
+/// Reads `text` (the whole input: one JSON object of message type `root`, with nothing but
+/// whitespace around it) into `ctx`'s writer.
+pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, text: &str) -> Read<()> {
+    let mut r = Reader { s: text, b: text.as_bytes(), i: 0, scratch: String::new() };
+    r.ws();
+    match r.body(ctx, root)? {
+        Got::Value { .. } => {}
+        // A root `null` is an error, which serde_json's pass reports.
+        _ => return Err(Unsupported),
+    }
+    r.ws();
+    match r.i == r.b.len() {
+        true => Ok(()),
+        false => Err(Unsupported),
+    }
+}
+
+/// A string token: where its text is.
+enum Str {
+    /// In the input, without escapes: these bytes.
+    Input(usize, usize),
+    /// Unescaped into the reader's scratch buffer.
+    Scratch,
+}
+
+struct Reader<'j> {
+    s: &'j str,
+    b: &'j [u8],
+    /// The next byte to read.
+    i: usize,
+    /// Strings with escapes, unescaped.
+    scratch: String,
+}
+
+/// Eight copies of `b`.
+const fn splat(b: u8) -> u64 {
+    u64::from_le_bytes([b; 8])
+}
+
+/// In each byte of the result, the top bit set where `w`'s byte is zero; exact for the
+/// lowest such byte (bytes above a zero may be flagged too), which is all a search needs.
+#[inline]
+fn zero_bytes(w: u64) -> u64 {
+    w.wrapping_sub(splat(1)) & !w & splat(0x80)
+}
+
+impl<'j> Reader<'j> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// Consumes `c` (after whitespace).
+    #[inline]
+    fn expect(&mut self, c: u8) -> Read<()> {
+        self.ws();
+        match self.peek() == Some(c) {
+            true => {
+                self.i += 1;
+                Ok(())
+            }
+            false => Err(Unsupported),
+        }
+    }
+
+    /// Consumes the literal `word` (`null`, `true`, `false`).
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Read<()> {
+        match self.b[self.i..].starts_with(word) {
+            true => {
+                self.i += word.len();
+                Ok(())
+            }
+            false => Err(Unsupported),
+        }
+    }
+
+    /// After an element of an object or array: `true` at a `,` (consumed, and whitespace
+    /// after it), `false` at `close` (consumed).
+    #[inline]
+    fn more(&mut self, close: u8) -> Read<bool> {
+        self.ws();
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                self.ws();
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(false)
+            }
+            _ => Err(Unsupported),
+        }
+    }
+
+    /// The end of the string whose text starts at `self.i` (past its opening quote): the
+    /// offset of the first `"`, `\` or control character from there, eight bytes at a time.
+    #[inline]
+    fn string_stop(&self) -> Read<usize> {
+        let b = self.b;
+        let mut i = self.i;
+        while let Some(chunk) = b.get(i..i + 8) {
+            let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let control = w.wrapping_sub(splat(0x20)) & !w & splat(0x80);
+            let hits = zero_bytes(w ^ splat(b'"')) | zero_bytes(w ^ splat(b'\\')) | control;
+            if hits != 0 {
+                return Ok(i + hits.trailing_zeros() as usize / 8);
+            }
+            i += 8;
+        }
+        while i < b.len() {
+            if matches!(b[i], b'"' | b'\\' | 0..0x20) {
+                return Ok(i);
+            }
+            i += 1;
+        }
+        Err(Unsupported)
+    }
+
+    /// A string token at `self.i` (its opening quote), escapes decoded.
+    fn string(&mut self) -> Read<Str> {
+        self.i += 1;
+        let start = self.i;
+        let stop = self.string_stop()?;
+        if self.b[stop] == b'"' {
+            self.i = stop + 1;
+            return Ok(Str::Input(start, stop));
+        }
+        self.scratch.clear();
+        self.scratch.push_str(&self.s[start..stop]);
+        self.i = stop;
+        loop {
+            match self.b[self.i] {
+                b'"' => {
+                    self.i += 1;
+                    return Ok(Str::Scratch);
+                }
+                b'\\' => self.escape()?,
+                0..0x20 => return Err(Unsupported),
+                _ => {}
+            }
+            let from = self.i;
+            let stop = self.string_stop()?;
+            self.scratch.push_str(&self.s[from..stop]);
+            self.i = stop;
+        }
+    }
+
+    /// One escape at `self.i` (its backslash), appended to the scratch buffer.
+    fn escape(&mut self) -> Read<()> {
+        let c = *self.b.get(self.i + 1).ok_or(Unsupported)?;
+        self.i += 2;
+        let ch = match c {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = self.hex4()?;
+                let code = match high {
+                    0xd800..=0xdbff => {
+                        // A surrogate pair; a lone surrogate is left to serde_json.
+                        if !self.b[self.i..].starts_with(b"\\u") {
+                            return Err(Unsupported);
+                        }
+                        self.i += 2;
+                        let low = self.hex4()?;
+                        if !(0xdc00..=0xdfff).contains(&low) {
+                            return Err(Unsupported);
+                        }
+                        0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)
+                    }
+                    0xdc00..=0xdfff => return Err(Unsupported),
+                    c => c,
+                };
+                char::from_u32(code).ok_or(Unsupported)?
+            }
+            _ => return Err(Unsupported),
+        };
+        self.scratch.push(ch);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Read<u32> {
+        let digits = self.b.get(self.i..self.i + 4).ok_or(Unsupported)?;
+        let mut v = 0;
+        for &d in digits {
+            v = v << 4 | (d as char).to_digit(16).ok_or(Unsupported)?;
+        }
+        self.i += 4;
+        Ok(v)
+    }
+
+    /// The text of string token `s`.
+    #[inline]
+    fn text(&self, s: Str) -> &str {
+        match s {
+            Str::Input(start, end) => &self.s[start..end],
+            Str::Scratch => &self.scratch,
+        }
+    }
+
+    /// A JSON number token at `self.i`, as JSON's grammar has it: its end, and whether it
+    /// is an integer (no fraction, no exponent).
+    fn number(&mut self) -> Read<(usize, bool)> {
+        let b = self.b;
+        let start = self.i;
+        let mut i = start + usize::from(b.get(start) == Some(&b'-'));
+        let digits = |mut i: usize| {
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            i
+        };
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits(i + 1),
+            _ => return Err(Unsupported),
+        }
+        let mut integer = true;
+        if b.get(i) == Some(&b'.') {
+            let end = digits(i + 1);
+            if end == i + 1 {
+                return Err(Unsupported);
+            }
+            (i, integer) = (end, false);
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            let end = digits(i);
+            if end == i {
+                return Err(Unsupported);
+            }
+            (i, integer) = (end, false);
+        }
+        self.i = i;
+        Ok((start, integer))
+    }
+
+    /// The fields of one message (no tag, no length): an object, or `null`.
+    fn body(&mut self, ctx: &mut Ctx, layout: LayoutIndex) -> Read<Got> {
+        let message = ctx.message(layout);
+        if message.table.wkt.is_some() || ctx.depth > ctx.options.max_depth {
+            return Err(Unsupported);
+        }
+        match self.peek() {
+            Some(b'{') => self.i += 1,
+            Some(b'n') => {
+                self.literal(b"null")?;
+                return Ok(Got::Null);
+            }
+            _ => return Err(Unsupported),
+        }
+        ctx.depth += 1;
+        let frame = ctx.w.begin_message();
+        let mut seen = Seen::new();
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+        } else {
+            loop {
+                if self.peek() != Some(b'"') {
+                    return Err(Unsupported);
+                }
+                let key = self.string()?;
+                let slot = message.table.json_slot(self.text(key)).ok_or(Unsupported)?;
+                let f = message.field(slot);
+                self.expect(b':')?;
+                self.ws();
+                let got = self.field(ctx, &f)?;
+                seen.set(&f, got != Got::Null).map_err(|_| Unsupported)?;
+                if !self.more(b'}')? {
+                    break;
+                }
+            }
+        }
+        ctx.w.end_message(frame);
+        ctx.depth -= 1;
+        Ok(Got::Value { default: false })
+    }
+
+    /// One field's value: singular, list or map (as `json.rs`'s `FieldSeed`).
+    fn field(&mut self, ctx: &mut Ctx, f: &FieldInfo<'_>) -> Read<Got> {
+        if f.map {
+            return self.map(ctx, f);
+        }
+        if f.list {
+            return self.list(ctx, f);
+        }
+        let start = ctx.w.pos();
+        let got = self.value(ctx, f)?;
+        match got {
+            Got::Value { default } if !default || f.presence || matches!(f.kind, Kind::Message(_)) => {
+                ctx.w.field_done(f.number, start, false)
+            }
+            _ => ctx.w.truncate(start),
+        }
+        Ok(got)
+    }
+
+    /// One value of field `f` with its tag (a message with its length or group end).
+    fn value(&mut self, ctx: &mut Ctx, f: &FieldInfo<'_>) -> Read<Got> {
+        ctx.w.tag(f.number, tag_wire_type(f));
+        match (&f.kind, f.child) {
+            (Kind::Message(_), Some(layout)) if f.group => {
+                let got = self.body(ctx, layout)?;
+                ctx.w.tag(f.number, EGROUP);
+                Ok(got)
+            }
+            (Kind::Message(_), Some(layout)) => {
+                let mark = ctx.w.begin_len();
+                let got = self.body(ctx, layout)?;
+                ctx.w.end_len(mark);
+                Ok(got)
+            }
+            (Kind::Message(_), None) => Err(Unsupported),
+            (kind, _) => self.scalar(ctx, kind, f.closed_enum, f.enum_index),
+        }
+    }
+
+    /// One scalar value (no tag), handed to [`Scalar`] as serde_json would hand it.
+    fn scalar(&mut self, ctx: &mut Ctx, kind: &Kind, closed: bool, enum_index: u32) -> Read<Got> {
+        let scalar = Scalar { ctx, kind, closed, enum_index };
+        let start = self.i;
+        if is_integer(kind) {
+            // The value's text, as `Scalar` reads integers (a raw value in the serde pass).
+            match self.peek() {
+                Some(b'"') => match self.string()? {
+                    Str::Input(..) => {}
+                    Str::Scratch => return Err(Unsupported),
+                },
+                Some(b'-' | b'0'..=b'9') => _ = self.number()?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                _ => return Err(Unsupported),
+            }
+            return scalar.integer_text::<Unsupported>(&self.s[start..self.i]);
+        }
+        match self.peek() {
+            Some(b'"') => {
+                let s = self.string()?;
+                scalar.visit_str(self.text(s))
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let (start, integer) = self.number()?;
+                let text = &self.s[start..self.i];
+                match kind {
+                    // A number past f64's range is an error to serde_json, not infinity.
+                    Kind::Float | Kind::Double => match text.parse::<f64>() {
+                        Ok(v) if v.is_finite() => scalar.visit_f64(v),
+                        _ => Err(Unsupported),
+                    },
+                    // An enum's number; `-0` and long numbers are f64s to serde_json.
+                    _ if integer && text.len() <= 18 && text != "-0" => {
+                        scalar.visit_i64(text.parse().map_err(|_| Unsupported)?)
+                    }
+                    _ => Err(Unsupported),
+                }
+            }
+            Some(b'n') => {
+                self.literal(b"null")?;
+                scalar.visit_unit()
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                scalar.visit_bool(true)
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                scalar.visit_bool(false)
+            }
+            _ => Err(Unsupported),
+        }
+    }
+
+    /// A repeated field's array, or `null` (as `json.rs`'s `ListVisitor`).
+    fn list(&mut self, ctx: &mut Ctx, f: &FieldInfo<'_>) -> Read<Got> {
+        match self.peek() {
+            Some(b'[') => {}
+            Some(b'n') => {
+                self.literal(b"null")?;
+                return Ok(Got::Null);
+            }
+            _ => return Err(Unsupported),
+        }
+        if f.packed && is_integer(f.kind()) {
+            // Short integers in a tight loop; anything else (long numbers, exponents, ...)
+            // value by value below, as serde_json's pass does.
+            let at = ctx.w.pos();
+            if let Some((got, read)) = packed_integers_fast(ctx, f, &self.b[self.i..]) {
+                self.i += read;
+                return Ok(got);
+            }
+            ctx.w.truncate(at);
+        }
+        self.i += 1;
+        self.ws();
+        let empty = self.peek() == Some(b']');
+        if empty {
+            self.i += 1;
+        }
+        let start = ctx.w.pos();
+        if f.packed {
+            ctx.w.tag(f.number, LEN);
+            let mark = ctx.w.begin_len();
+            if !empty {
+                loop {
+                    if self.scalar(ctx, f.kind(), f.closed_enum, f.enum_index)? == Got::Null {
+                        return Err(Unsupported);
+                    }
+                    if !self.more(b']')? {
+                        break;
+                    }
+                }
+            }
+            if ctx.w.len_since(mark) == 0 {
+                ctx.w.truncate(start);
+            } else {
+                ctx.w.end_len(mark);
+                ctx.w.field_done(f.number, start, true);
+            }
+        } else {
+            if !empty {
+                loop {
+                    let at = ctx.w.pos();
+                    match self.value(ctx, f)? {
+                        Got::Null => return Err(Unsupported),
+                        Got::Skip => ctx.w.truncate(at),
+                        Got::Value { .. } => {}
+                    }
+                    if !self.more(b']')? {
+                        break;
+                    }
+                }
+            }
+            ctx.w.field_done(f.number, start, false);
+        }
+        Ok(Got::Value { default: false })
+    }
+
+    /// A map field's object, or `null` (as `json.rs`'s `MapVisitor`).
+    fn map(&mut self, ctx: &mut Ctx, f: &FieldInfo<'_>) -> Read<Got> {
+        match self.peek() {
+            Some(b'{') => self.i += 1,
+            Some(b'n') => {
+                self.literal(b"null")?;
+                return Ok(Got::Null);
+            }
+            _ => return Err(Unsupported),
+        }
+        let entry = f.child.map(|li| ctx.message(li)).ok_or(Unsupported)?;
+        let (Some(key_field), Some(value_field)) = (entry.by_number(1), entry.by_number(2)) else {
+            return Err(Unsupported);
+        };
+        let start = ctx.w.pos();
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+        } else {
+            loop {
+                if self.peek() != Some(b'"') {
+                    return Err(Unsupported);
+                }
+                let at = ctx.w.pos();
+                ctx.w.tag(f.number, LEN);
+                let mark = ctx.w.begin_len();
+                ctx.w.tag(1, wire_type(&key_field.kind));
+                let key = self.string()?;
+                MapKey { ctx: &mut *ctx, kind: key_field.kind() }.visit_str::<Unsupported>(self.text(key))?;
+                self.expect(b':')?;
+                self.ws();
+                match self.value(ctx, &value_field)? {
+                    Got::Null => return Err(Unsupported),
+                    Got::Skip => ctx.w.truncate(at),
+                    Got::Value { .. } => ctx.w.end_len(mark),
+                }
+                if !self.more(b'}')? {
+                    break;
+                }
+            }
+        }
+        ctx.w.field_done(f.number, start, false);
+        Ok(Got::Value { default: false })
+    }
+}
