@@ -153,7 +153,7 @@ impl<'de> DeserializeSeed<'de> for Scalar<'_, '_, '_> {
 }
 
 impl Scalar<'_, '_, '_> {
-    fn put(self, wire: Wire) -> Got {
+    pub(super) fn put(self, wire: Wire) -> Got {
         wire.write(&mut self.ctx.w);
         Got::Value { default: wire.is_zero() }
     }

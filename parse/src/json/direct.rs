@@ -22,7 +22,7 @@ use serde::de::Visitor as _;
 
 use super::super::json_value::{Ctx, Got, Scalar};
 use super::{packed_integers_fast, MapKey};
-use crate::{is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
+use crate::{int_wire, is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
 
 /// The input is not in the shapes [`message`] reads, or is not valid: read it again
 /// through serde_json. Also the error type handed to [`Scalar`]'s methods, so that their
@@ -175,14 +175,22 @@ impl<'j> Reader<'j> {
     }
 
     /// A string token at `self.i` (its opening quote), escapes decoded.
+    #[inline]
     fn string(&mut self) -> Read<Str> {
-        self.i += 1;
-        let start = self.i;
+        let start = self.i + 1;
+        self.i = start;
         let stop = self.string_stop()?;
         if self.b[stop] == b'"' {
             self.i = stop + 1;
             return Ok(Str::Input(start, stop));
         }
+        self.escaped(start, stop)
+    }
+
+    /// The rest of a string whose text from `start` reaches something other than its
+    /// closing quote at `stop`: an escape (decoded into the scratch buffer) or an error.
+    #[cold]
+    fn escaped(&mut self, start: usize, stop: usize) -> Read<Str> {
         self.scratch.clear();
         self.scratch.push_str(&self.s[start..stop]);
         self.i = stop;
@@ -301,6 +309,47 @@ impl<'j> Reader<'j> {
         Ok((start, integer))
     }
 
+    /// A decimal integer at `self.i` of 1 to 19 digits after an optional `-`, bare (as
+    /// JSON writes numbers: no leading zero, no fraction or exponent after it) or alone in
+    /// a string (leading zeros allowed, as `Scalar` allows them there): its value, read in
+    /// the same pass that finds its end. `None` (nothing consumed that matters: the caller
+    /// starts again) for anything else.
+    #[inline]
+    fn short_integer(&mut self) -> Option<i128> {
+        let b = self.b;
+        let mut i = self.i;
+        let quoted = b.get(i) == Some(&b'"');
+        i += usize::from(quoted);
+        let negative = b.get(i) == Some(&b'-');
+        i += usize::from(negative);
+        let first = i;
+        let mut v: u64 = 0;
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        let digits = i - first;
+        if digits == 0 || digits > 19 {
+            return None;
+        }
+        match quoted {
+            true if b.get(i) == Some(&b'"') => i += 1,
+            false if b[first] != b'0' || digits == 1 => {
+                if let Some(b'.' | b'e' | b'E') = b.get(i) {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        self.i = i;
+        let v = i128::from(v);
+        Some(if negative { -v } else { v })
+    }
+
     /// The fields of one message (no tag, no length): an object, or `null`.
     fn body(&mut self, ctx: &mut Ctx, layout: LayoutIndex) -> Read<Got> {
         let message = ctx.message(layout);
@@ -387,6 +436,13 @@ impl<'j> Reader<'j> {
         let scalar = Scalar { ctx, kind, closed, enum_index };
         let start = self.i;
         if is_integer(kind) {
+            // The common case in one pass: a short decimal, bare or quoted, in range.
+            if let Some(v) = self.short_integer() {
+                if let Ok(wire) = int_wire(kind, v.into()) {
+                    return Ok(scalar.put(wire));
+                }
+                self.i = start;
+            }
             // The value's text, as `Scalar` reads integers (a raw value in the serde pass).
             match self.peek() {
                 Some(b'"') => match self.string()? {
@@ -402,6 +458,13 @@ impl<'j> Reader<'j> {
             return scalar.integer_text::<Unsupported>(&self.s[start..self.i]);
         }
         match self.peek() {
+            // A string field's text as it is (what `visit_str` does with it).
+            Some(b'"') if matches!(kind, Kind::String) => {
+                let s = self.string()?;
+                let text = self.text(s);
+                scalar.ctx.w.bytes(text.as_bytes());
+                Ok(Got::Value { default: text.is_empty() })
+            }
             Some(b'"') => {
                 let s = self.string()?;
                 scalar.visit_str(self.text(s))
