@@ -106,14 +106,18 @@ const CHUNKED_WON: u8 = 2;
 /// [`ConvertPath::Auto`]'s race: once the appenders and the decoder are compiled, chunks
 /// alternate between the compiled appenders and the chunked path, each timed with the
 /// input bytes it read, until both arms have converted [`RACE_CHUNKS`] chunks and
-/// [`RACE_BYTES`] bytes; the one with fewer nanoseconds per byte converts every later
-/// chunk. Shared by every builder of the converter (threads add to the same counters).
+/// [`RACE_BYTES`] bytes; the one with the lower median nanoseconds per byte over its
+/// chunks converts every later chunk. The median, not the total: a chunk whose thread was
+/// preempted (as with `--jobs` at the machine's core count, beside the background
+/// compiler) only adds time, and one such chunk in a total once gave the verdict to the
+/// slower arm. Shared by every builder of the converter (threads add to the same counters).
 #[derive(Default)]
 struct Race {
     state: AtomicU8,
     chunks: [AtomicU32; 2],
-    nanos: [AtomicU64; 2],
     bytes: [AtomicU64; 2],
+    /// Nanoseconds per input byte of each timed chunk, per arm.
+    rates: [Mutex<Vec<f64>>; 2],
     verdict: OnceLock<String>,
 }
 
@@ -131,26 +135,32 @@ impl Race {
     /// Adds a chunk of `arm` that read `bytes` in `nanos`; decides when both arms have run
     /// enough.
     fn record(&self, arm: usize, nanos: u64, bytes: u64) {
-        if self.chunks[arm].fetch_add(1, Ordering::Relaxed) == 0 {
+        if self.chunks[arm].fetch_add(1, Ordering::Relaxed) == 0 || bytes == 0 {
             return;
         }
-        self.nanos[arm].fetch_add(nanos, Ordering::Relaxed);
         self.bytes[arm].fetch_add(bytes, Ordering::Relaxed);
-        let load = |n: &[AtomicU64; 2], arm: usize| n[arm].load(Ordering::Relaxed);
-        let ran =
-            |arm: usize| self.chunks[arm].load(Ordering::Relaxed) > RACE_CHUNKS && load(&self.bytes, arm) >= RACE_BYTES;
+        let lock = |arm: usize| self.rates[arm].lock().unwrap_or_else(|p| p.into_inner());
+        lock(arm).push(nanos as f64 / bytes as f64);
+        let ran = |arm: usize| {
+            self.chunks[arm].load(Ordering::Relaxed) > RACE_CHUNKS
+                && self.bytes[arm].load(Ordering::Relaxed) >= RACE_BYTES
+        };
         if !(ran(ARM_COMPILED) && ran(ARM_CHUNKED)) {
             return;
         }
-        let per_byte = |arm: usize| load(&self.nanos, arm) as f64 / load(&self.bytes, arm).max(1) as f64;
-        let (compiled, chunked) = (per_byte(ARM_COMPILED), per_byte(ARM_CHUNKED));
+        let median = |arm: usize| {
+            let mut rates = lock(arm).clone();
+            rates.sort_unstable_by(f64::total_cmp);
+            rates.get(rates.len() / 2).copied().unwrap_or(f64::INFINITY)
+        };
+        let (compiled, chunked) = (median(ARM_COMPILED), median(ARM_CHUNKED));
         let won = if compiled <= chunked { COMPILED_WON } else { CHUNKED_WON };
         if self.state.compare_exchange(RACING, won, Ordering::AcqRel, Ordering::Acquire).is_ok() {
             let winner =
                 if won == COMPILED_WON { "the compiled column appenders convert" } else { "the chunked path converts" };
             let _ = self.verdict.set(format!(
                 "raced on the first chunks: compiled column appenders {compiled:.2} ns per input byte, \
-                 chunked path {chunked:.2}: {winner} the rest"
+                 chunked path {chunked:.2} (medians over chunks): {winner} the rest"
             ));
         }
     }
