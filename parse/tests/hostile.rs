@@ -184,8 +184,13 @@ fn a_depth_limit_past_the_decoders_is_theirs() {
     let deeper = format!("deeper than the limit of {limit}");
     rejects_with(Format::Text, &m, nested(Format::Text, limit + 1).as_bytes(), &any_depth, &deeper);
     rejects_with(Format::Text, &m, nested(Format::Text, 1_000_000).as_bytes(), &any_depth, &deeper);
-    // JSON: serde_json's own limit (128 nested arrays and objects) comes first.
+    // JSON: serde_json's own limit (128 nested arrays and objects) comes first, whichever
+    // of json_to_binary's readers meets the input.
     rejects_with(Format::Json, &m, nested(Format::Json, 1_000_000).as_bytes(), &any_depth, "recursion limit");
+    rejects_with(Format::Json, &m, nested(Format::Json, 150).as_bytes(), &any_depth, "recursion limit");
+    let lists = format!("{}{{}}{}", r#"{"rm": ["#.repeat(70), "]}".repeat(70));
+    rejects_with(Format::Json, &m, lists.as_bytes(), &any_depth, "recursion limit");
+    parse_with(Format::Json, &m, nested(Format::Json, 120).as_bytes(), &any_depth).unwrap();
 }
 
 #[test]

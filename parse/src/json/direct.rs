@@ -47,6 +47,11 @@ impl serde::de::Error for Unsupported {
 
 type Read<T> = Result<T, Unsupported>;
 
+/// The deepest message this reader opens; deeper ones are serde_json's, whose own limit
+/// (128 nested arrays and objects, at most two per message: a list or map, then the
+/// message's object) must decide them as it decides them for every other input.
+const DEEPEST: u32 = 60;
+
 /// Reads `text` (the whole input: one JSON object of message type `root`, with nothing but
 /// whitespace around it) into `ctx`'s writer.
 pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, text: &str) -> Read<()> {
@@ -353,7 +358,7 @@ impl<'j> Reader<'j> {
     /// The fields of one message (no tag, no length): an object, or `null`.
     fn body(&mut self, ctx: &mut Ctx, layout: LayoutIndex) -> Read<Got> {
         let message = ctx.message(layout);
-        if message.table.wkt.is_some() || ctx.depth > ctx.options.max_depth {
+        if message.table.wkt.is_some() || ctx.depth > ctx.options.max_depth.min(DEEPEST) {
             return Err(Unsupported);
         }
         match self.peek() {
