@@ -1,12 +1,14 @@
 //! The common shapes of proto3 JSON read straight from the bytes, without serde's visitors.
 //!
 //! [`message`] reads ordinary messages (objects keyed by JSON or proto field names), lists,
-//! maps, and every scalar form; it gives up ([`Unsupported`]) on well-known types with
-//! their own JSON form, unknown keys, lone surrogates, and anything that is not valid
-//! JSON or does not fit the schema. `json_to_binary` then reads the whole input again
-//! through serde_json, which takes every shape and reports errors with their line and
-//! column: the two readers give the same bytes for every input this one accepts (tested
-//! differentially in `tests/parse_roundtrip.rs`), and errors always come from serde_json.
+//! maps, and every scalar form; the value of a well-known type with a JSON form of its own
+//! (`Timestamp`, `Struct`, `Any`, ...) it finds and hands to serde_json alone. It gives up
+//! ([`Unsupported`]) on unknown keys, lone surrogates, nesting near serde_json's limit, and
+//! anything that is not valid JSON or does not fit the schema; `json_to_binary` then reads
+//! the whole input again through serde_json, which takes every shape and reports errors
+//! with their line and column. The two readers give the same bytes for every input this one
+//! accepts (tested differentially in `parse/tests/json.rs` and `tests/parse_roundtrip.rs`),
+//! and errors always come from serde_json.
 //!
 //! What it does not repeat: each value's meaning. Values are handed to the same
 //! [`Scalar`] methods the serde seeds call (integer text, strings, bytes, enums, floats),
@@ -21,8 +23,9 @@ use protojit_arena::LayoutIndex;
 use serde::de::Visitor as _;
 
 use super::super::json_value::{Ctx, Got, Scalar};
-use super::{packed_integers_fast, MapKey};
+use super::{packed_integers_fast, Body, MapKey};
 use crate::{int_wire, is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
+use serde::de::DeserializeSeed as _;
 
 /// The input is not in the shapes [`message`] reads, or is not valid: read it again
 /// through serde_json. Also the error type handed to [`Scalar`]'s methods, so that their
@@ -47,15 +50,15 @@ impl serde::de::Error for Unsupported {
 
 type Read<T> = Result<T, Unsupported>;
 
-/// The deepest message this reader opens; deeper ones are serde_json's, whose own limit
-/// (128 nested arrays and objects, at most two per message: a list or map, then the
-/// message's object) must decide them as it decides them for every other input.
-const DEEPEST: u32 = 60;
+/// The most arrays and objects this reader has open at once (those of a well-known type's
+/// value included); deeper input is serde_json's, whose own limit (128 nested arrays and
+/// objects) must decide it as it decides it for every other input.
+const NESTING: u32 = 120;
 
 /// Reads `text` (the whole input: one JSON object of message type `root`, with nothing but
 /// whitespace around it) into `ctx`'s writer.
 pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, text: &str) -> Read<()> {
-    let mut r = Reader { s: text, b: text.as_bytes(), i: 0, scratch: String::new() };
+    let mut r = Reader { s: text, b: text.as_bytes(), i: 0, nesting: 0, scratch: String::new() };
     r.ws();
     match r.body(ctx, root)? {
         Got::Value { .. } => {}
@@ -82,6 +85,8 @@ struct Reader<'j> {
     b: &'j [u8],
     /// The next byte to read.
     i: usize,
+    /// Arrays and objects open around `i`.
+    nesting: u32,
     /// Strings with escapes, unescaped.
     scratch: String,
 }
@@ -109,6 +114,80 @@ impl<'j> Reader<'j> {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
             self.i += 1;
         }
+    }
+
+    /// Consumes the `[` or `{` at `self.i`, counting it against [`NESTING`].
+    #[inline]
+    fn open(&mut self) -> Read<()> {
+        self.nesting += 1;
+        self.i += 1;
+        match self.nesting <= NESTING {
+            true => Ok(()),
+            false => Err(Unsupported),
+        }
+    }
+
+    /// Past one JSON value at `self.i`, which serde_json reads next (so it is not checked
+    /// here): the most arrays and objects open at once inside it.
+    fn skip_value(&mut self) -> Read<u32> {
+        let (mut depth, mut deepest) = (0u32, 0u32);
+        loop {
+            match self.peek().ok_or(Unsupported)? {
+                b'"' => _ = self.string_extent()?,
+                b'{' | b'[' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                    self.i += 1;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1).ok_or(Unsupported)?;
+                    self.i += 1;
+                }
+                // A bare number or literal: up to what ends it.
+                _ if depth == 0 => {
+                    while let Some(c) = self.peek() {
+                        if matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                }
+                _ => self.i += 1,
+            }
+            if depth == 0 {
+                return Ok(deepest);
+            }
+        }
+    }
+
+    /// Past the string at `self.i` (its opening quote), escapes passed over, not decoded.
+    fn string_extent(&mut self) -> Read<()> {
+        self.i += 1;
+        loop {
+            let stop = self.string_stop()?;
+            match self.b[stop] {
+                b'"' => {
+                    self.i = stop + 1;
+                    return Ok(());
+                }
+                b'\\' => self.i = stop + 2,
+                _ => return Err(Unsupported),
+            }
+        }
+    }
+
+    /// A well-known type with a JSON form of its own (`Timestamp`, `Struct`, `Any`, the
+    /// wrappers, ...): its value is found here and read by serde_json, through the same
+    /// seed as in serde_json's pass over the whole input.
+    fn well_known(&mut self, ctx: &mut Ctx, layout: LayoutIndex) -> Read<Got> {
+        let start = self.i;
+        if self.nesting + self.skip_value()? > NESTING {
+            return Err(Unsupported);
+        }
+        let mut de = serde_json::Deserializer::from_str(&self.s[start..self.i]);
+        let got = Body { ctx, layout }.deserialize(&mut de).map_err(|_| Unsupported)?;
+        de.end().map_err(|_| Unsupported)?;
+        Ok(got)
     }
 
     /// Consumes `c` (after whitespace).
@@ -358,11 +437,14 @@ impl<'j> Reader<'j> {
     /// The fields of one message (no tag, no length): an object, or `null`.
     fn body(&mut self, ctx: &mut Ctx, layout: LayoutIndex) -> Read<Got> {
         let message = ctx.message(layout);
-        if message.table.wkt.is_some() || ctx.depth > ctx.options.max_depth.min(DEEPEST) {
+        if message.table.wkt.is_some() {
+            return self.well_known(ctx, layout);
+        }
+        if ctx.depth > ctx.options.max_depth {
             return Err(Unsupported);
         }
         match self.peek() {
-            Some(b'{') => self.i += 1,
+            Some(b'{') => self.open()?,
             Some(b'n') => {
                 self.literal(b"null")?;
                 return Ok(Got::Null);
@@ -394,6 +476,7 @@ impl<'j> Reader<'j> {
         }
         ctx.w.end_message(frame);
         ctx.depth -= 1;
+        self.nesting -= 1;
         Ok(Got::Value { default: false })
     }
 
@@ -526,7 +609,7 @@ impl<'j> Reader<'j> {
             }
             ctx.w.truncate(at);
         }
-        self.i += 1;
+        self.open()?;
         self.ws();
         let empty = self.peek() == Some(b']');
         if empty {
@@ -568,13 +651,14 @@ impl<'j> Reader<'j> {
             }
             ctx.w.field_done(f.number, start, false);
         }
+        self.nesting -= 1;
         Ok(Got::Value { default: false })
     }
 
     /// A map field's object, or `null` (as `json.rs`'s `MapVisitor`).
     fn map(&mut self, ctx: &mut Ctx, f: &FieldInfo<'_>) -> Read<Got> {
         match self.peek() {
-            Some(b'{') => self.i += 1,
+            Some(b'{') => self.open()?,
             Some(b'n') => {
                 self.literal(b"null")?;
                 return Ok(Got::Null);
@@ -613,6 +697,7 @@ impl<'j> Reader<'j> {
             }
         }
         ctx.w.field_done(f.number, start, false);
+        self.nesting -= 1;
         Ok(Got::Value { default: false })
     }
 }
