@@ -3,7 +3,7 @@
 //! [`message`] reads ordinary messages (objects keyed by JSON or proto field names), lists,
 //! maps, and every scalar form; the value of a well-known type with a JSON form of its own
 //! (`Timestamp`, `Struct`, `Any`, ...) it finds and hands to serde_json alone. It gives up
-//! ([`Unsupported`]) on unknown keys, lone surrogates, nesting near serde_json's limit, and
+//! ([`Unsupported`]) on unknown keys (unless ignored), lone surrogates, nesting near serde_json's limit, and
 //! anything that is not valid JSON or does not fit the schema; `json_to_binary` then reads
 //! the whole input again through serde_json, which takes every shape and reports errors
 //! with their line and column. The two readers give the same bytes for every input this one
@@ -173,6 +173,17 @@ impl<'j> Reader<'j> {
                 b'\\' => self.i = stop + 2,
                 _ => return Err(Unsupported),
             }
+        }
+    }
+
+    /// The value of a key that names no field, under `ignore_unknown_fields`: found here,
+    /// checked by serde_json as its pass checks it (`IgnoredAny`, at any depth).
+    fn ignored(&mut self) -> Read<()> {
+        let start = self.i;
+        self.skip_value()?;
+        match serde_json::from_str::<serde::de::IgnoredAny>(&self.s[start..self.i]) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(Unsupported),
         }
     }
 
@@ -463,12 +474,18 @@ impl<'j> Reader<'j> {
                     return Err(Unsupported);
                 }
                 let key = self.string()?;
-                let slot = message.table.json_slot(self.text(key)).ok_or(Unsupported)?;
-                let f = message.field(slot);
+                let slot = message.table.json_slot(self.text(key));
                 self.expect(b':')?;
                 self.ws();
-                let got = self.field(ctx, &f)?;
-                seen.set(&f, got != Got::Null).map_err(|_| Unsupported)?;
+                match slot {
+                    Some(slot) => {
+                        let f = message.field(slot);
+                        let got = self.field(ctx, &f)?;
+                        seen.set(&f, got != Got::Null).map_err(|_| Unsupported)?;
+                    }
+                    None if ctx.options.ignore_unknown_fields => self.ignored()?,
+                    None => return Err(Unsupported),
+                }
                 if !self.more(b'}')? {
                     break;
                 }
