@@ -50,7 +50,7 @@ fn readers_agree(layouts: &Layouts, root: LayoutIndex, json: &[u8], mutations: u
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (state >> 33) as usize
     };
-    for m in 0..mutations.min(json.len()) {
+    for m in 0..if json.is_empty() { 0 } else { mutations } {
         let at = next() % json.len();
         let mut input = json.to_vec();
         match m % 3 {
@@ -81,8 +81,12 @@ fn round_trip(decoder: &Decoder, bytes: Vec<u8>, what: &str) -> bool {
         back.len(),
         canonical.len()
     );
-    // Every mutation parses the whole input twice more: fewer for large payloads.
-    let mutations = if json.len() <= 1 << 16 { 120 } else { 8 };
+    // Every mutation parses the whole input three times more: fewer for large payloads.
+    // PROTOJIT_JSON_MUTATIONS=N runs N per payload up to 64 KiB (a longer fuzz, outside CI).
+    let mutations = match json.len() <= 1 << 16 {
+        true => common::env_count("PROTOJIT_JSON_MUTATIONS").unwrap_or(120),
+        false => 8,
+    };
     let taken = readers_agree(layouts, root, json.as_bytes(), mutations, what);
     let text = msg.to_text_format();
     back.clear();

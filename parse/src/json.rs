@@ -497,6 +497,22 @@ impl Packed {
     }
 }
 
+/// The decimal digits of `b` from `i`: their value (wrapping past `u64`'s range, which
+/// callers that take at most 19 digits never reach) and where they end.
+#[inline]
+fn decimal_digits(b: &[u8], mut i: usize) -> (u64, usize) {
+    let mut v: u64 = 0;
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (v, i)
+}
+
 /// [`packed_integers`]' loop over `b`, which starts with the array: `None` when it is not an
 /// array of short integers in the field's range (bare or quoted; bare ones as JSON writes
 /// them, without leading zeros), to be read again by the general path; else what it wrote
@@ -525,15 +541,10 @@ fn packed_integers_fast(ctx: &mut Ctx, f: &FieldInfo<'_>, b: &[u8]) -> Option<(G
             let negative = b.get(i) == Some(&b'-');
             i += usize::from(negative);
             let digits = i;
-            let mut v: i64 = 0;
-            while let Some(&c) = b.get(i) {
-                let d = c.wrapping_sub(b'0');
-                if d > 9 {
-                    break;
-                }
-                v = v.wrapping_mul(10).wrapping_add(i64::from(d));
-                i += 1;
-            }
+            let v;
+            (v, i) = decimal_digits(b, i);
+            // At most 18 digits (checked next): below i64's maximum.
+            let v = v as i64;
             if i == digits || i - digits > 18 || (!quoted && b[digits] == b'0' && i - digits > 1) {
                 return None;
             }

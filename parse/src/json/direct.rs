@@ -23,7 +23,7 @@ use protojit_arena::LayoutIndex;
 use serde::de::Visitor as _;
 
 use super::super::json_value::{Ctx, Got, Scalar};
-use super::{packed_integers_fast, Body, MapKey};
+use super::{decimal_digits, packed_integers_fast, Body, MapKey};
 use crate::{int_wire, is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
 use serde::de::DeserializeSeed as _;
 
@@ -124,6 +124,16 @@ impl<'j> Reader<'j> {
         match self.nesting <= NESTING {
             true => Ok(()),
             false => Err(Unsupported),
+        }
+    }
+
+    /// At an object: consumes its `{` (`true`), or a `null` in its place (`false`).
+    #[inline]
+    fn object_or_null(&mut self) -> Read<bool> {
+        match self.peek() {
+            Some(b'{') => self.open().map(|()| true),
+            Some(b'n') => self.literal(b"null").map(|()| false),
+            _ => Err(Unsupported),
         }
     }
 
@@ -418,15 +428,8 @@ impl<'j> Reader<'j> {
         let negative = b.get(i) == Some(&b'-');
         i += usize::from(negative);
         let first = i;
-        let mut v: u64 = 0;
-        while let Some(&c) = b.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
+        let v;
+        (v, i) = decimal_digits(b, i);
         let digits = i - first;
         if digits == 0 || digits > 19 {
             return None;
@@ -454,13 +457,8 @@ impl<'j> Reader<'j> {
         if ctx.depth > ctx.options.max_depth {
             return Err(Unsupported);
         }
-        match self.peek() {
-            Some(b'{') => self.open()?,
-            Some(b'n') => {
-                self.literal(b"null")?;
-                return Ok(Got::Null);
-            }
-            _ => return Err(Unsupported),
+        if !self.object_or_null()? {
+            return Ok(Got::Null);
         }
         ctx.depth += 1;
         let frame = ctx.w.begin_message();
@@ -674,13 +672,8 @@ impl<'j> Reader<'j> {
 
     /// A map field's object, or `null` (as `json.rs`'s `MapVisitor`).
     fn map(&mut self, ctx: &mut Ctx, f: &FieldInfo<'_>) -> Read<Got> {
-        match self.peek() {
-            Some(b'{') => self.open()?,
-            Some(b'n') => {
-                self.literal(b"null")?;
-                return Ok(Got::Null);
-            }
-            _ => return Err(Unsupported),
+        if !self.object_or_null()? {
+            return Ok(Got::Null);
         }
         let entry = f.child.map(|li| ctx.message(li)).ok_or(Unsupported)?;
         let (Some(key_field), Some(value_field)) = (entry.by_number(1), entry.by_number(2)) else {
