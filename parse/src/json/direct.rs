@@ -3,12 +3,12 @@
 //! [`message`] reads ordinary messages (objects keyed by JSON or proto field names), lists,
 //! maps, and every scalar form; the value of a well-known type with a JSON form of its own
 //! (`Timestamp`, `Struct`, `Any`, ...) it finds and hands to serde_json alone. It gives up
-//! ([`Unsupported`]) on unknown keys (unless ignored), lone surrogates, nesting near serde_json's limit, and
-//! anything that is not valid JSON or does not fit the schema; `json_to_binary` then reads
-//! the whole input again through serde_json, which takes every shape and reports errors
-//! with their line and column. The two readers give the same bytes for every input this one
-//! accepts (tested differentially in `parse/tests/json.rs` and `tests/parse_roundtrip.rs`),
-//! and errors always come from serde_json.
+//! ([`Unsupported`]) on unknown keys (unless ignored), lone surrogates, nesting near
+//! serde_json's limit, and anything that is not valid JSON or does not fit the schema;
+//! `json_to_binary` then reads the whole input again through serde_json, which takes every
+//! shape and reports errors with their line and column. The two readers give the same
+//! bytes for every input this one accepts (tested differentially in `parse/tests/json.rs`
+//! and `tests/parse_roundtrip.rs`), and errors always come from serde_json.
 //!
 //! What it does not repeat: each value's meaning. Values are handed to the same
 //! [`Scalar`] methods the serde seeds call (integer text, strings, bytes, enums, floats),
@@ -20,12 +20,11 @@
 use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
 use protojit_arena::LayoutIndex;
-use serde::de::Visitor as _;
+use serde::de::{DeserializeSeed as _, Visitor as _};
 
 use super::super::json_value::{Ctx, Got, Scalar};
 use super::{decimal_digits, packed_integers_fast, Body, MapKey};
 use crate::{int_wire, is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
-use serde::de::DeserializeSeed as _;
 
 /// The input is not in the shapes [`message`] reads, or is not valid: read it again
 /// through serde_json. Also the error type handed to [`Scalar`]'s methods, so that their
