@@ -142,7 +142,7 @@ impl<'j> Reader<'j> {
         let (mut depth, mut deepest) = (0u32, 0u32);
         loop {
             match self.peek().ok_or(Unsupported)? {
-                b'"' => _ = self.string_extent()?,
+                b'"' => self.string_extent()?,
                 b'{' | b'[' => {
                     depth += 1;
                     deepest = deepest.max(depth);
@@ -540,7 +540,7 @@ impl<'j> Reader<'j> {
         if is_integer(kind) {
             // The common case in one pass: a short decimal, bare or quoted, in range.
             if let Some(v) = self.short_integer() {
-                if let Ok(wire) = int_wire(kind, v.into()) {
+                if let Ok(wire) = int_wire(kind, v) {
                     return Ok(scalar.put(wire));
                 }
                 self.i = start;
