@@ -87,14 +87,10 @@ fn parse(
         // At most the decoders' limit, as the text parser.
         let options = ParseOptions { max_depth: options.max_depth.min(protojit_arena::MAX_DEPTH_LIMIT), ..*options };
         let tables = Tables::of(layouts);
-        // Valid UTF-8 checked once for the whole input, so that serde_json does not check
-        // each string again (a call per string: 13% of gm1's parse); other input goes the
-        // way that finds and reports the bad bytes.
-        let text = std::str::from_utf8(json).ok();
-        if let Some(text) = text.filter(|_| readers != JsonReaders::Serde) {
+        if readers != JsonReaders::Serde {
             // The direct reader first; what it does not take, serde_json reads again.
             let mut ctx = Ctx::new(Writer::new(out), layouts, &tables, options, json);
-            let read = direct::message(&mut ctx, root, text);
+            let read = direct::message(&mut ctx, root, json);
             let too_large = ctx.w.too_large();
             ctx.w.recycle();
             if read.is_ok() && !too_large {
@@ -106,6 +102,10 @@ fn parse(
             let message = "not read by the direct reader".to_owned();
             return Err(ParseError::Json { line: 0, column: 0, message });
         }
+        // Valid UTF-8 checked once for the whole input, so that serde_json does not check
+        // each string again (a call per string: 13% of gm1's parse); other input goes the
+        // way that finds and reports the bad bytes.
+        let text = std::str::from_utf8(json).ok();
         let mut ctx = Ctx::new(Writer::new(out), layouts, &tables, options, json);
         let body = Body { ctx: &mut ctx, layout: root };
         let parsed = match text {
@@ -315,7 +315,7 @@ impl<'de, 'l> Visitor<'de> for KeySeed<'l> {
             return Ok(None);
         }
         // JSON name, field name or `[extension]`, in that order of preference (the table's).
-        if let Some(slot) = self.message.table.json_slot(key) {
+        if let Some(slot) = self.message.table.json_slot(key.as_bytes()) {
             return Ok(Some(self.message.field(slot)));
         }
         Err(E::custom(format!("no field {key:?} in {}", self.message.layout.descriptor().full_name())))

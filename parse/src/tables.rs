@@ -114,8 +114,8 @@ impl MessageTable {
 
     /// The slot a JSON object key names.
     #[inline]
-    pub(crate) fn json_slot(&self, key: &str) -> Option<SlotIndex> {
-        self.json.get(key.as_bytes()).map(SlotIndex::new)
+    pub(crate) fn json_slot(&self, key: &[u8]) -> Option<SlotIndex> {
+        self.json.get(key).map(SlotIndex::new)
     }
 
     /// The slot a text format field name names.

@@ -423,3 +423,46 @@ fn the_direct_reader_agrees_with_serde_json() {
         }
     }
 }
+
+/// Bytes that are not UTF-8, wherever they stand (string fields, keys, bytes, enums, map
+/// keys, well-known types, ignored values, between tokens): both readers agree, and the
+/// direct reader, which checks UTF-8 only where bytes past ASCII appear, takes none of it.
+#[test]
+fn the_direct_reader_checks_utf8_where_it_can_be_wrong() {
+    use protojit_parse::{json_to_binary_with, JsonReaders};
+    let m = support::message("t.M");
+    let bad: [&[u8]; 5] = [b"\xff", b"\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"a\xe2\x82"];
+    let places: [(&[u8], &[u8]); 10] = [
+        (br#"{"s": ""#, br#""}"#),
+        (br#"{"s": "x\n"#, br#"y"}"#),
+        (br#"{"s": "\"#, br#"n"}"#),
+        (br#"{""#, br#"": 1}"#),
+        (br#"{"by": ""#, br#""}"#),
+        (br#"{"e": ""#, br#""}"#),
+        (br#"{"msi": {""#, br#"": 1}}"#),
+        (br#"{"ts": ""#, br#""}"#),
+        (br#"{"nope": [""#, br#""], "i32": 1}"#),
+        (br#"{"i32": 1"#, br#"}"#),
+    ];
+    for options in [ParseOptions::default(), ParseOptions { ignore_unknown_fields: true, ..ParseOptions::default() }] {
+        for (before, after) in places {
+            for bytes in bad.iter().copied().chain([&b"\xc3\xa9"[..], &b"\xf0\x9f\x98\x80"[..]]) {
+                let json = [before, bytes, after].concat();
+                let run = |readers| {
+                    let mut out = Vec::new();
+                    let r = json_to_binary_with(readers, &m.layouts, m.root, &json, &options, &mut out);
+                    (r, out)
+                };
+                let serde = run(JsonReaders::Serde);
+                let direct = run(JsonReaders::Direct);
+                if direct.0.is_ok() {
+                    assert_eq!(direct, serde, "{}", String::from_utf8_lossy(&json));
+                }
+                if std::str::from_utf8(&json).is_err() {
+                    assert!(direct.0.is_err(), "{}: taken", String::from_utf8_lossy(&json));
+                }
+                assert_eq!(run(JsonReaders::Both), serde, "{}", String::from_utf8_lossy(&json));
+            }
+        }
+    }
+}

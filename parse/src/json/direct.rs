@@ -54,10 +54,12 @@ type Read<T> = Result<T, Unsupported>;
 /// objects) must decide it as it decides it for every other input.
 const NESTING: u32 = 120;
 
-/// Reads `text` (the whole input: one JSON object of message type `root`, with nothing but
-/// whitespace around it) into `ctx`'s writer.
-pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, text: &str) -> Read<()> {
-    let mut r = Reader { s: text, b: text.as_bytes(), i: 0, nesting: 0, scratch: String::new() };
+/// Reads `json` (the whole input: one JSON object of message type `root`, with nothing but
+/// whitespace around it) into `ctx`'s writer. UTF-8 is checked where it can be wrong: in
+/// strings that hold bytes past ASCII, and in values handed to serde_json; anywhere else
+/// such a byte is not JSON.
+pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, json: &[u8]) -> Read<()> {
+    let mut r = Reader { b: json, i: 0, nesting: 0, scratch: String::new() };
     r.ws();
     match r.body(ctx, root)? {
         Got::Value { .. } => {}
@@ -73,14 +75,13 @@ pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, text: &str) -> Read<()> 
 
 /// A string token: where its text is.
 enum Str {
-    /// In the input, without escapes: these bytes.
+    /// In the input, without escapes: these bytes (valid UTF-8).
     Input(usize, usize),
     /// Unescaped into the reader's scratch buffer.
     Scratch,
 }
 
 struct Reader<'j> {
-    s: &'j str,
     b: &'j [u8],
     /// The next byte to read.
     i: usize,
@@ -173,7 +174,7 @@ impl<'j> Reader<'j> {
     fn string_extent(&mut self) -> Read<()> {
         self.i += 1;
         loop {
-            let stop = self.string_stop()?;
+            let stop = self.string_stop::<false>()?;
             match self.b[stop] {
                 b'"' => {
                     self.i = stop + 1;
@@ -190,7 +191,7 @@ impl<'j> Reader<'j> {
     fn ignored(&mut self) -> Read<()> {
         let start = self.i;
         self.skip_value()?;
-        match serde_json::from_str::<serde::de::IgnoredAny>(&self.s[start..self.i]) {
+        match serde_json::from_str::<serde::de::IgnoredAny>(self.str(start, self.i)?) {
             Ok(_) => Ok(()),
             Err(_) => Err(Unsupported),
         }
@@ -204,7 +205,7 @@ impl<'j> Reader<'j> {
         if self.nesting + self.skip_value()? > NESTING {
             return Err(Unsupported);
         }
-        let mut de = serde_json::Deserializer::from_str(&self.s[start..self.i]);
+        let mut de = serde_json::Deserializer::from_str(self.str(start, self.i)?);
         let got = Body { ctx, layout }.deserialize(&mut de).map_err(|_| Unsupported)?;
         de.end().map_err(|_| Unsupported)?;
         Ok(got)
@@ -254,23 +255,25 @@ impl<'j> Reader<'j> {
         }
     }
 
-    /// The end of the string whose text starts at `self.i` (past its opening quote): the
-    /// offset of the first `"`, `\` or control character from there, eight bytes at a time.
+    /// The end of the string text from `self.i`: the offset of the first `"`, `\` or
+    /// control character from there (and, when `ASCII`, of the first byte past ASCII),
+    /// eight bytes at a time.
     #[inline]
-    fn string_stop(&self) -> Read<usize> {
+    fn string_stop<const ASCII: bool>(&self) -> Read<usize> {
         let b = self.b;
         let mut i = self.i;
         while let Some(chunk) = b.get(i..i + 8) {
             let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
             let control = w.wrapping_sub(splat(0x20)) & !w & splat(0x80);
-            let hits = zero_bytes(w ^ splat(b'"')) | zero_bytes(w ^ splat(b'\\')) | control;
+            let high = if ASCII { w & splat(0x80) } else { 0 };
+            let hits = zero_bytes(w ^ splat(b'"')) | zero_bytes(w ^ splat(b'\\')) | control | high;
             if hits != 0 {
                 return Ok(i + hits.trailing_zeros() as usize / 8);
             }
             i += 8;
         }
         while i < b.len() {
-            if matches!(b[i], b'"' | b'\\' | 0..0x20) {
+            if matches!(b[i], b'"' | b'\\' | 0..0x20) || (ASCII && b[i] >= 0x80) {
                 return Ok(i);
             }
             i += 1;
@@ -283,36 +286,53 @@ impl<'j> Reader<'j> {
     fn string(&mut self) -> Read<Str> {
         let start = self.i + 1;
         self.i = start;
-        let stop = self.string_stop()?;
+        let stop = self.string_stop::<true>()?;
         if self.b[stop] == b'"' {
             self.i = stop + 1;
             return Ok(Str::Input(start, stop));
         }
-        self.escaped(start, stop)
+        self.string_slow(start)
     }
 
-    /// The rest of a string whose text from `start` reaches something other than its
-    /// closing quote at `stop`: an escape (decoded into the scratch buffer) or an error.
+    /// A string whose text from `start` holds an escape or a byte past ASCII (or is not a
+    /// string): the text between escapes checked as UTF-8, escapes decoded into the
+    /// scratch buffer.
     #[cold]
-    fn escaped(&mut self, start: usize, stop: usize) -> Read<Str> {
-        self.scratch.clear();
-        self.scratch.push_str(&self.s[start..stop]);
-        self.i = stop;
+    fn string_slow(&mut self, start: usize) -> Read<Str> {
+        self.i = start;
+        let mut escaped = false;
         loop {
-            match self.b[self.i] {
+            let from = self.i;
+            let stop = self.string_stop::<false>()?;
+            let text = self.str(from, stop)?;
+            match self.b[stop] {
+                b'"' if !escaped => {
+                    self.i = stop + 1;
+                    return Ok(Str::Input(start, stop));
+                }
                 b'"' => {
-                    self.i += 1;
+                    self.scratch.push_str(text);
+                    self.i = stop + 1;
                     return Ok(Str::Scratch);
                 }
-                b'\\' => self.escape()?,
-                0..0x20 => return Err(Unsupported),
-                _ => {}
+                b'\\' => {
+                    if !escaped {
+                        self.scratch.clear();
+                        escaped = true;
+                    }
+                    self.scratch.push_str(text);
+                    self.i = stop;
+                    self.escape()?;
+                }
+                _ => return Err(Unsupported),
             }
-            let from = self.i;
-            let stop = self.string_stop()?;
-            self.scratch.push_str(&self.s[from..stop]);
-            self.i = stop;
         }
+    }
+
+    /// The input's bytes `start..end` as text, when they are UTF-8.
+    #[inline]
+    fn str(&self, start: usize, end: usize) -> Read<&'j str> {
+        std::str::from_utf8(&self.b[start..end]).map_err(|_| Unsupported)
     }
 
     /// One escape at `self.i` (its backslash), appended to the scratch buffer.
@@ -366,10 +386,19 @@ impl<'j> Reader<'j> {
 
     /// The text of string token `s`.
     #[inline]
-    fn text(&self, s: Str) -> &str {
+    fn text(&self, s: Str) -> Read<&str> {
         match s {
-            Str::Input(start, end) => &self.s[start..end],
-            Str::Scratch => &self.scratch,
+            Str::Input(start, end) => self.str(start, end),
+            Str::Scratch => Ok(&self.scratch),
+        }
+    }
+
+    /// The bytes of string token `s` (UTF-8, as [`Reader::string`] checked them).
+    #[inline]
+    fn bytes(&self, s: Str) -> &[u8] {
+        match s {
+            Str::Input(start, end) => &self.b[start..end],
+            Str::Scratch => self.scratch.as_bytes(),
         }
     }
 
@@ -471,7 +500,7 @@ impl<'j> Reader<'j> {
                     return Err(Unsupported);
                 }
                 let key = self.string()?;
-                let slot = message.table.json_slot(self.text(key));
+                let slot = message.table.json_slot(self.bytes(key));
                 self.expect(b':')?;
                 self.ws();
                 match slot {
@@ -557,23 +586,23 @@ impl<'j> Reader<'j> {
                 Some(b'f') => self.literal(b"false")?,
                 _ => return Err(Unsupported),
             }
-            return scalar.integer_text::<Unsupported>(&self.s[start..self.i]);
+            return scalar.integer_text::<Unsupported>(self.str(start, self.i)?);
         }
         match self.peek() {
             // A string field's text as it is (what `visit_str` does with it).
             Some(b'"') if matches!(kind, Kind::String) => {
                 let s = self.string()?;
-                let text = self.text(s);
-                scalar.ctx.w.bytes(text.as_bytes());
+                let text = self.bytes(s);
+                scalar.ctx.w.bytes(text);
                 Ok(Got::Value { default: text.is_empty() })
             }
             Some(b'"') => {
                 let s = self.string()?;
-                scalar.visit_str(self.text(s))
+                scalar.visit_str(self.text(s)?)
             }
             Some(b'-' | b'0'..=b'9') => {
                 let (start, integer) = self.number()?;
-                let text = &self.s[start..self.i];
+                let text = self.str(start, self.i)?;
                 match kind {
                     // A number past f64's range is an error to serde_json, not infinity.
                     Kind::Float | Kind::Double => match text.parse::<f64>() {
@@ -692,7 +721,7 @@ impl<'j> Reader<'j> {
                 let mark = ctx.w.begin_len();
                 ctx.w.tag(1, wire_type(&key_field.kind));
                 let key = self.string()?;
-                MapKey { ctx: &mut *ctx, kind: key_field.kind() }.visit_str::<Unsupported>(self.text(key))?;
+                MapKey { ctx: &mut *ctx, kind: key_field.kind() }.visit_str::<Unsupported>(self.text(key)?)?;
                 self.expect(b':')?;
                 self.ws();
                 match self.value(ctx, &value_field)? {
