@@ -1,11 +1,12 @@
 //! What the proto3 JSON seeds share: parse state, results, the scalar seed, the `Bodies` hook.
 //!
 //! Parse state ([`Ctx`]), what a seed did ([`Got`]), one scalar ([`Scalar`]) with the
-//! number and base64 readers it needs, and [`Bodies`], the hook through which well-known
-//! types read the messages they hold.
+//! number and base64 readers it needs, map keys ([`map_key`]), packed integer arrays read
+//! in one loop ([`packed_integers_fast`]), and [`Bodies`], the hook through which
+//! well-known types read the messages they hold.
 //!
-//! This is a leaf: `json.rs` (ordinary messages) and `wkt.rs` (well-known types) both build
-//! on it and neither is named here. `wkt.rs` reads embedded messages (`Any`'s, `Struct`'s
+//! This is a leaf: `json.rs` (ordinary messages), `json_direct.rs` (the direct reader) and
+//! `wkt.rs` (well-known types) build on it and none is named here. `wkt.rs` reads embedded messages (`Any`'s, `Struct`'s
 //! values) through [`Bodies`], which `json.rs` implements with its message seed; wkt's entry
 //! points are generic over it, so the call is resolved at compile time (no `dyn`, no cost).
 
@@ -13,6 +14,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use prost_reflect::Kind;
+use protojit_arena::wire::{zigzag_encode32, zigzag_encode64, LEN};
 use protojit_arena::{LayoutIndex, Layouts};
 use serde::de::{DeserializeSeed, Deserializer, Unexpected, Visitor};
 use serde::Deserialize as _;
@@ -20,7 +22,7 @@ use serde_json::value::RawValue;
 
 use super::tables::Tables;
 use super::writer::Writer;
-use super::{enum_by_name, enum_declares, int_wire, is_integer, Message, ParseOptions, Wire};
+use super::{enum_by_name, enum_declares, int_wire, is_integer, FieldInfo, Message, ParseOptions, Wire};
 
 /// The parse state threaded through every seed.
 pub(super) struct Ctx<'o> {
@@ -603,9 +605,205 @@ fn truncated(s: &str) -> &str {
     }
 }
 
+/// How a packed integer kind writes an `i64` read from text, and its range.
+#[derive(Clone, Copy)]
+pub(super) enum Packed {
+    Varint { lo: i64, hi: i64 },
+    Zigzag32,
+    Zigzag64,
+    Fixed32 { lo: i64, hi: i64 },
+    Fixed64 { lo: i64 },
+}
+
+impl Packed {
+    pub(super) fn of(kind: &Kind) -> Option<Packed> {
+        let (i32_lo, i32_hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+        Some(match kind {
+            Kind::Int32 => Packed::Varint { lo: i32_lo, hi: i32_hi },
+            Kind::Uint32 => Packed::Varint { lo: 0, hi: i64::from(u32::MAX) },
+            Kind::Int64 => Packed::Varint { lo: i64::MIN, hi: i64::MAX },
+            Kind::Uint64 => Packed::Varint { lo: 0, hi: i64::MAX },
+            Kind::Sint32 => Packed::Zigzag32,
+            Kind::Sint64 => Packed::Zigzag64,
+            Kind::Sfixed32 => Packed::Fixed32 { lo: i32_lo, hi: i32_hi },
+            Kind::Fixed32 => Packed::Fixed32 { lo: 0, hi: i64::from(u32::MAX) },
+            Kind::Sfixed64 => Packed::Fixed64 { lo: i64::MIN },
+            Kind::Fixed64 => Packed::Fixed64 { lo: 0 },
+            _ => return None,
+        })
+    }
+
+    /// Writes `v` as `int_wire` would; `None` when it is out of range (an error, which the
+    /// general reader then reports).
+    #[inline]
+    pub(super) fn write(self, w: &mut Writer, v: i64) -> Option<()> {
+        match self {
+            Packed::Varint { lo, hi } if v >= lo && v <= hi => w.varint(v as u64),
+            Packed::Zigzag32 if i32::try_from(v).is_ok() => w.varint(u64::from(zigzag_encode32(v as i32))),
+            Packed::Zigzag64 => w.varint(zigzag_encode64(v)),
+            Packed::Fixed32 { lo, hi } if v >= lo && v <= hi => w.fixed32(v as u32),
+            // Short integers (18 digits) are below both 64-bit maximums.
+            Packed::Fixed64 { lo } if v >= lo => w.fixed64(v as u64),
+            _ => return None,
+        }
+        Some(())
+    }
+}
+
+/// The decimal digits of `b` from `i`: their value (wrapping past `u64`'s range, which
+/// callers that take at most 19 digits never reach) and where they end.
+#[inline]
+pub(super) fn decimal_digits(b: &[u8], mut i: usize) -> (u64, usize) {
+    let mut v: u64 = 0;
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (v, i)
+}
+
+/// `json.rs`'s `packed_integers` loop over `b` (and the direct reader's), which starts with the array: `None` when it is not an
+/// array of short integers in the field's range (bare or quoted; bare ones as JSON writes
+/// them, without leading zeros), to be read again by the general path; else what it wrote
+/// and the array's length in `b`.
+pub(super) fn packed_integers_fast(ctx: &mut Ctx, f: &FieldInfo<'_>, b: &[u8]) -> Option<(Got, usize)> {
+    #[inline]
+    fn ws(b: &[u8], mut i: usize) -> usize {
+        while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+            i += 1;
+        }
+        i
+    }
+    let packed = Packed::of(f.kind())?;
+    if b.first() != Some(&b'[') {
+        return None;
+    }
+    let start = ctx.w.pos();
+    ctx.w.tag(f.number, LEN);
+    // A varint per two characters or so (a digit or two and a comma): the prefix's size.
+    let mark = ctx.w.begin_len_sized(b.len() / 2);
+    let mut i = ws(b, 1);
+    if b.get(i) != Some(&b']') {
+        loop {
+            let quoted = b.get(i) == Some(&b'"');
+            i += usize::from(quoted);
+            let negative = b.get(i) == Some(&b'-');
+            i += usize::from(negative);
+            let digits = i;
+            let v;
+            (v, i) = decimal_digits(b, i);
+            // At most 18 digits (checked next): below i64's maximum.
+            let v = v as i64;
+            if i == digits || i - digits > 18 || (!quoted && b[digits] == b'0' && i - digits > 1) {
+                return None;
+            }
+            if quoted {
+                if b.get(i) != Some(&b'"') {
+                    return None;
+                }
+                i += 1;
+            }
+            packed.write(&mut ctx.w, if negative { -v } else { v })?;
+            if b.get(i) == Some(&b',') {
+                i += 1;
+                if b.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                i = ws(b, i);
+                continue;
+            }
+            i = ws(b, i);
+            match b.get(i) {
+                Some(b',') => i = ws(b, i + 1),
+                Some(b']') => break,
+                _ => return None,
+            }
+        }
+    }
+    if ctx.w.len_since_sized(mark) == 0 {
+        ctx.w.truncate(start);
+    } else {
+        ctx.w.end_len_sized(mark);
+        ctx.w.field_done(f.number, start, true);
+    }
+    Some((Got::Value { default: false }, i + 1))
+}
+
+/// A map key (a JSON object key) written as the key type's value, without its tag; what is
+/// wrong with it when it is not one.
+pub(super) fn map_key(w: &mut Writer, kind: &Kind, key: &str) -> Result<(), String> {
+    let wire = match kind {
+        Kind::String => {
+            w.bytes(key.as_bytes());
+            return Ok(());
+        }
+        Kind::Bool => match key {
+            "true" => Wire::Varint(1),
+            "false" => Wire::Varint(0),
+            _ => return Err(format!("map key {key:?} is not true or false")),
+        },
+        kind => {
+            let v = parse_int_str(key).ok_or_else(|| format!("map key {key:?} is not an integer"))?;
+            int_wire(kind, v)?
+        }
+    };
+    wire.write(w);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{base64_decode, base64_slow};
+    use prost_reflect::Kind;
+
+    use super::{base64_decode, base64_slow, int_wire, Packed, Writer};
+
+    /// The packed loop's writer accepts and writes what `int_wire` does, kind by kind.
+    #[test]
+    fn packed_kinds_write_as_int_wire() {
+        let kinds = [
+            Kind::Int32,
+            Kind::Uint32,
+            Kind::Int64,
+            Kind::Uint64,
+            Kind::Sint32,
+            Kind::Sint64,
+            Kind::Sfixed32,
+            Kind::Fixed32,
+            Kind::Sfixed64,
+            Kind::Fixed64,
+        ];
+        let e18 = 999_999_999_999_999_999i64;
+        let values = [
+            -e18,
+            -(1 << 40),
+            -2_147_483_649,
+            -2_147_483_648,
+            -1,
+            0,
+            1,
+            127,
+            128,
+            2_147_483_647,
+            2_147_483_648,
+            4_294_967_295,
+            4_294_967_296,
+            1 << 40,
+            e18,
+        ];
+        for kind in &kinds {
+            let packed = Packed::of(kind).unwrap();
+            for v in values {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let fast = packed.write(&mut Writer::new(&mut a), v);
+                let slow = int_wire(kind, v.into()).ok().map(|w| w.write(&mut Writer::new(&mut b)));
+                assert_eq!((fast, a), (slow, b), "{kind:?} {v}");
+            }
+        }
+    }
 
     /// Standard and URL-safe base64 of `data`, unpadded.
     fn encode(data: &[u8]) -> (String, String) {

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 mod json;
+mod json_direct;
 mod json_value;
 mod tables;
 mod text;

@@ -11,20 +11,23 @@
 //! and `tests/parse_roundtrip.rs`), and errors always come from serde_json.
 //!
 //! What it does not repeat: each value's meaning. Values are handed to the same
-//! [`Scalar`] methods the serde seeds call (integer text, strings, bytes, enums, floats),
-//! and fields are written, dropped as defaults and checked for duplicates and oneof
-//! conflicts exactly as `json.rs` does; only the tokenizing and the walk are its own. On
+//! [`Scalar`] methods and [`map_key`] the serde seeds call (integer text, strings, bytes,
+//! enums, floats, map keys), and fields are written, dropped as defaults and checked for
+//! duplicates and oneof conflicts exactly as `json.rs` does; only the tokenizing and the
+//! walk are its own. It names `json.rs` only in docs: the message seed it hands
+//! well-known types to comes in as `B: Bodies`, as for `wkt.rs`. On
 //! small messages (the OSM header block, 351 bytes) serde's visitor layers were most of
 //! the parse.
+
+use std::marker::PhantomData;
 
 use prost_reflect::Kind;
 use protojit_arena::wire::{EGROUP, LEN};
 use protojit_arena::LayoutIndex;
-use serde::de::{DeserializeSeed as _, Visitor as _};
+use serde::de::Visitor as _;
 
-use super::super::json_value::{Ctx, Got, Scalar};
-use super::{decimal_digits, packed_integers_fast, Body, MapKey};
-use crate::{int_wire, is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
+use super::json_value::{decimal_digits, map_key, packed_integers_fast, Bodies, Ctx, Got, Scalar};
+use super::{int_wire, is_integer, tag_wire_type, wire_type, FieldInfo, Seen};
 
 /// The input is not in the shapes [`message`] reads, or is not valid: read it again
 /// through serde_json. Also the error type handed to [`Scalar`]'s methods, so that their
@@ -55,11 +58,12 @@ type Read<T> = Result<T, Unsupported>;
 const NESTING: u32 = 120;
 
 /// Reads `json` (the whole input: one JSON object of message type `root`, with nothing but
-/// whitespace around it) into `ctx`'s writer. UTF-8 is checked where it can be wrong: in
-/// strings that hold bytes past ASCII, and in values handed to serde_json; anywhere else
-/// such a byte is not JSON.
-pub(super) fn message(ctx: &mut Ctx, root: LayoutIndex, json: &[u8]) -> Read<()> {
-    let mut r = Reader { b: json, i: 0, nesting: 0, scratch: String::new() };
+/// whitespace around it) into `ctx`'s writer; the values of well-known types through `B`
+/// (`json.rs`'s message seed, over a serde_json deserializer of the value alone). UTF-8 is
+/// checked where it can be wrong: in strings that hold bytes past ASCII, and in values
+/// handed to serde_json; anywhere else such a byte is not JSON.
+pub(super) fn message<B: Bodies>(ctx: &mut Ctx, root: LayoutIndex, json: &[u8]) -> Read<()> {
+    let mut r = Reader::<B> { b: json, i: 0, nesting: 0, scratch: String::new(), bodies: PhantomData };
     r.ws();
     match r.body(ctx, root)? {
         Got::Value { .. } => {}
@@ -81,7 +85,7 @@ enum Str {
     Scratch,
 }
 
-struct Reader<'j> {
+struct Reader<'j, B> {
     b: &'j [u8],
     /// The next byte to read.
     i: usize,
@@ -89,6 +93,7 @@ struct Reader<'j> {
     nesting: u32,
     /// Strings with escapes, unescaped.
     scratch: String,
+    bodies: PhantomData<B>,
 }
 
 /// Eight copies of `b`.
@@ -103,7 +108,7 @@ fn zero_bytes(w: u64) -> u64 {
     w.wrapping_sub(splat(1)) & !w & splat(0x80)
 }
 
-impl<'j> Reader<'j> {
+impl<'j, B: Bodies> Reader<'j, B> {
     #[inline]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
@@ -206,7 +211,7 @@ impl<'j> Reader<'j> {
             return Err(Unsupported);
         }
         let mut de = serde_json::Deserializer::from_str(self.str(start, self.i)?);
-        let got = Body { ctx, layout }.deserialize(&mut de).map_err(|_| Unsupported)?;
+        let got = B::body(ctx, layout, &mut de).map_err(|_| Unsupported)?;
         de.end().map_err(|_| Unsupported)?;
         Ok(got)
     }
@@ -721,7 +726,7 @@ impl<'j> Reader<'j> {
                 let mark = ctx.w.begin_len();
                 ctx.w.tag(1, wire_type(&key_field.kind));
                 let key = self.string()?;
-                MapKey { ctx: &mut *ctx, kind: key_field.kind() }.visit_str::<Unsupported>(self.text(key)?)?;
+                map_key(&mut ctx.w, key_field.kind(), self.text(key)?).map_err(|_| Unsupported)?;
                 self.expect(b':')?;
                 self.ws();
                 match self.value(ctx, &value_field)? {
