@@ -150,7 +150,7 @@ impl<'j, B: Bodies> Reader<'j, B> {
             match self.peek().ok_or(Unsupported)? {
                 b'"' => self.string_extent()?,
                 b'{' | b'[' => {
-                    depth += 1;
+                    depth = depth.saturating_add(1);
                     deepest = deepest.max(depth);
                     self.i += 1;
                 }
@@ -207,7 +207,7 @@ impl<'j, B: Bodies> Reader<'j, B> {
     /// seed as in serde_json's pass over the whole input.
     fn well_known(&mut self, ctx: &mut Ctx, layout: LayoutIndex) -> Read<Got> {
         let start = self.i;
-        if self.nesting + self.skip_value()? > NESTING {
+        if self.nesting.saturating_add(self.skip_value()?) > NESTING {
             return Err(Unsupported);
         }
         let mut de = serde_json::Deserializer::from_str(self.str(start, self.i)?);

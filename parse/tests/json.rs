@@ -466,3 +466,44 @@ fn the_direct_reader_checks_utf8_where_it_can_be_wrong() {
         }
     }
 }
+
+/// Where the direct reader's limits and shortcuts meet serde_json's: keys that name a field
+/// only once unescaped, a well-known type's value nested to either side of the reader's
+/// limit (120 arrays and objects open) and of serde_json's (128), and a packed array whose
+/// length prefix is sized before the rest of a large document.
+#[test]
+fn the_direct_reader_at_its_edges() {
+    use protojit_parse::{json_to_binary_with, JsonReaders};
+    let m = support::message("t.M");
+    let deep = ParseOptions { max_depth: u32::MAX, ..ParseOptions::default() };
+    let run = |readers, json: &str, options: &ParseOptions| {
+        let mut out = Vec::new();
+        let r = json_to_binary_with(readers, &m.layouts, m.root, json.as_bytes(), options, &mut out);
+        (r, out)
+    };
+    let agree = |json: &str, options: &ParseOptions| {
+        let serde = run(JsonReaders::Serde, json, options);
+        let direct = run(JsonReaders::Direct, json, options);
+        if direct.0.is_ok() {
+            assert_eq!(direct, serde, "{json}");
+        }
+        assert_eq!(run(JsonReaders::Both, json, options), serde, "{json}");
+        direct.0.is_ok()
+    };
+    let default = ParseOptions::default();
+    assert!(agree(
+        r#"{"\u0069\u0033\u0032": 5, "cust\u006fm": 7, "\u00e9": 1}"#,
+        &ParseOptions { ignore_unknown_fields: true, ..default }
+    ));
+    assert!(!agree(r#"{"\u0069\u0033\u0032": 5, "\u00e9": 1}"#, &default));
+    // `va` is a google.protobuf.Value: the root object and k arrays open at once.
+    let lists = |k: usize| format!(r#"{{"va": {}1{}}}"#, "[".repeat(k), "]".repeat(k));
+    assert!(agree(&lists(119), &deep), "taken at 120 open");
+    assert!(!agree(&lists(120), &deep), "left to serde_json past 120");
+    for k in [126, 127, 128, 200] {
+        agree(&lists(k), &deep);
+    }
+    assert!(run(JsonReaders::Both, &lists(200), &deep).0.is_err());
+    let big = format!(r#"{{"ri": [1, 2, 3], "s": "{}", "rs64": [-1, 300]}}"#, "x".repeat(200_000));
+    assert!(agree(&big, &default));
+}
