@@ -482,12 +482,7 @@ impl<'de> Visitor<'de> for ListVisitor<'_, '_, '_> {
                     return Err(null());
                 }
             }
-            if ctx.w.len_since(mark) == 0 {
-                ctx.w.truncate(start);
-            } else {
-                ctx.w.end_len(mark);
-                ctx.w.field_done(f.number, start, true);
-            }
+            ctx.w.end_packed(f.number, start, mark);
         } else {
             loop {
                 let at = ctx.w.pos();

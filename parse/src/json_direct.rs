@@ -132,6 +132,24 @@ impl<'j, B: Bodies> Reader<'j, B> {
         }
     }
 
+    /// Past an object's `{`: consumes whitespace, and the `}` of an empty object (`true`).
+    #[inline]
+    fn empty_object(&mut self) -> bool {
+        self.ws();
+        let empty = self.peek() == Some(b'}');
+        self.i += usize::from(empty);
+        empty
+    }
+
+    /// An object's key: a string, which must come next.
+    #[inline]
+    fn key(&mut self) -> Read<Str> {
+        match self.peek() {
+            Some(b'"') => self.string(),
+            _ => Err(Unsupported),
+        }
+    }
+
     /// At an object: consumes its `{` (`true`), or a `null` in its place (`false`).
     #[inline]
     fn object_or_null(&mut self) -> Read<bool> {
@@ -496,15 +514,9 @@ impl<'j, B: Bodies> Reader<'j, B> {
         ctx.depth += 1;
         let frame = ctx.w.begin_message();
         let mut seen = Seen::new();
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.i += 1;
-        } else {
+        if !self.empty_object() {
             loop {
-                if self.peek() != Some(b'"') {
-                    return Err(Unsupported);
-                }
-                let key = self.string()?;
+                let key = self.key()?;
                 let slot = message.table.json_slot(self.bytes(key));
                 self.expect(b':')?;
                 self.ws();
@@ -677,12 +689,7 @@ impl<'j, B: Bodies> Reader<'j, B> {
                     }
                 }
             }
-            if ctx.w.len_since(mark) == 0 {
-                ctx.w.truncate(start);
-            } else {
-                ctx.w.end_len(mark);
-                ctx.w.field_done(f.number, start, true);
-            }
+            ctx.w.end_packed(f.number, start, mark);
         } else {
             if !empty {
                 loop {
@@ -713,19 +720,13 @@ impl<'j, B: Bodies> Reader<'j, B> {
             return Err(Unsupported);
         };
         let start = ctx.w.pos();
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.i += 1;
-        } else {
+        if !self.empty_object() {
             loop {
-                if self.peek() != Some(b'"') {
-                    return Err(Unsupported);
-                }
                 let at = ctx.w.pos();
                 ctx.w.tag(f.number, LEN);
                 let mark = ctx.w.begin_len();
                 ctx.w.tag(1, wire_type(&key_field.kind));
-                let key = self.string()?;
+                let key = self.key()?;
                 map_key(&mut ctx.w, key_field.kind(), self.text(key)?).map_err(|_| Unsupported)?;
                 self.expect(b':')?;
                 self.ws();

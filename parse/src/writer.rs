@@ -220,6 +220,18 @@ impl<'o> Writer<'o> {
         }
     }
 
+    /// Ends the packed record of field `number` whose tag is at `start` and whose length
+    /// `mark` reserved: recorded as the field's ([`Writer::field_done`]), or dropped when it
+    /// holds no value (protoc writes no empty packed record).
+    pub(crate) fn end_packed(&mut self, number: u32, start: usize, mark: LenMark) {
+        if self.len_since(mark) == 0 {
+            self.truncate(start);
+        } else {
+            self.end_len(mark);
+            self.field_done(number, start, true);
+        }
+    }
+
     /// Opens a message whose fields are written from here on.
     #[inline]
     pub(crate) fn begin_message(&mut self) -> Frame {
