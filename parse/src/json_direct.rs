@@ -142,7 +142,7 @@ impl<'j, B: Bodies> Reader<'j, B> {
     }
 
     /// An object's key: a string, which must come next.
-    #[inline]
+    #[inline(always)]
     fn key(&mut self) -> Read<Str> {
         match self.peek() {
             Some(b'"') => self.string(),
