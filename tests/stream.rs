@@ -216,6 +216,37 @@ fn the_stream_fails_where_the_decoders_fail() {
     }
 }
 
+/// A byte made to continue a varint: the varint then runs past where it ended, often past
+/// the end of its message into the bytes after it (the walk reads a value's varint as one
+/// word that may reach past its message, and checks the message's end after). Every byte
+/// of a few messages per root, each walk against the tree decoders.
+#[test]
+fn a_varint_continued_past_its_end_fails_where_the_decoders_fail() {
+    let schema = reflect_schema();
+    let mut rng = common::Rng(0x57ea_0003);
+    for root in common::REFLECT_ROOTS {
+        let desc = schema.pool().get_message_by_name(root).unwrap();
+        let decoder = schema.decoder_with_options(root, &EngineOptions::default()).unwrap();
+        let mut checked = 0;
+        for _ in 0..12 {
+            let b = common::random_message(&desc, 3, &mut rng).encode_to_vec();
+            if b.len() < 24 {
+                continue;
+            }
+            for i in 0..b.len() {
+                let mut m = b.clone();
+                m[i] |= 0x80;
+                let arena = Arena::new();
+                let tree = decoder.decode(&m, &arena).map(|_| ());
+                let streamed = decoder.stream(&m, &mut Collect::default()).map(|_| ());
+                assert_eq!(streamed, tree, "{root}: byte {i} of {b:02x?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{root}: {checked} mutations");
+    }
+}
+
 /// A callback that breaks stops the walk there.
 #[test]
 fn a_callback_stops_the_walk() {

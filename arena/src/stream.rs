@@ -198,7 +198,9 @@ impl<'d, F: Fn(u64) -> WireValue<'d>, const C: u8> Iterator for RunVarints<'d, '
         if pos >= self.data.len() {
             return None;
         }
-        match fast_varint(self.data, pos) {
+        // Not loaded past the run's end: a packed run's varints are short, and the byte
+        // loop reads a short varint in fewer instructions than the word does.
+        match fast_varint(self.data, self.data, pos) {
             Ok((v, next)) => {
                 self.pos = next;
                 Some((self.convert)(v))
@@ -417,26 +419,64 @@ impl<'a> Walk<'a> {
         depth: u32,
     ) -> Result<usize, Halt> {
         let buf = &self.buf[..end];
-        let (v, next) = match slot.kind {
-            FieldKind::Fixed32 | FieldKind::Sfixed32 | FieldKind::Float => {
-                let b: [u8; 4] = buf.get(pos..pos + 4).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
-                (fixed32(slot.kind, b), pos + 4)
+        // One arm per kind, each handing the sink its own variant: with the sink's `value`
+        // inlined, its match on the variant folds away, so a value costs one dispatch.
+        macro_rules! give {
+            ($value:expr, $next:expr) => {{
+                let next = $next;
+                go(sink.value(cx, si, $value))?;
+                Ok(next)
+            }};
+        }
+        macro_rules! varint_as {
+            (|$v:ident| $value:expr) => {{
+                let ($v, next) = fast_varint(self.buf, buf, pos)?;
+                give!($value, next)
+            }};
+        }
+        macro_rules! fixed {
+            ($w:literal, |$b:ident| $value:expr) => {{
+                let $b: [u8; $w] =
+                    buf.get(pos..pos + $w).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
+                give!($value, pos + $w)
+            }};
+        }
+        match slot.kind {
+            FieldKind::Int32 => varint_as!(|v| WireValue::I32(v as i32)),
+            FieldKind::Int64 => varint_as!(|v| WireValue::I64(v as i64)),
+            FieldKind::Uint32 => varint_as!(|v| WireValue::U32(v as u32)),
+            FieldKind::Uint64 => varint_as!(|v| WireValue::U64(v)),
+            FieldKind::Sint32 => varint_as!(|v| WireValue::I32(zigzag_decode32(v as u32))),
+            FieldKind::Sint64 => varint_as!(|v| WireValue::I64(zigzag_decode64(v))),
+            FieldKind::Bool => varint_as!(|v| WireValue::Bool(v != 0)),
+            FieldKind::Enum => {
+                let (v, next) = fast_varint(self.buf, buf, pos)?;
+                let n = v as i32;
+                if slot.closed_enum && !layout.closed_enum_has(si, n) {
+                    return Ok(next);
+                }
+                give!(WireValue::Enum(n), next)
             }
-            FieldKind::Fixed64 | FieldKind::Sfixed64 | FieldKind::Double => {
-                let b: [u8; 8] = buf.get(pos..pos + 8).ok_or(DecodeError::new(K::Truncated, pos))?.try_into().unwrap();
-                (fixed64(slot.kind, b), pos + 8)
-            }
-            FieldKind::String | FieldKind::Bytes => {
+            FieldKind::Fixed32 => fixed!(4, |b| WireValue::U32(u32::from_le_bytes(b))),
+            FieldKind::Sfixed32 => fixed!(4, |b| WireValue::I32(i32::from_le_bytes(b))),
+            FieldKind::Float => fixed!(4, |b| WireValue::F32(f32::from_le_bytes(b))),
+            FieldKind::Fixed64 => fixed!(8, |b| WireValue::U64(u64::from_le_bytes(b))),
+            FieldKind::Sfixed64 => fixed!(8, |b| WireValue::I64(i64::from_le_bytes(b))),
+            FieldKind::Double => fixed!(8, |b| WireValue::F64(f64::from_le_bytes(b))),
+            FieldKind::String => {
                 let (start, stop) = read_length(buf, pos, end)?;
                 let bytes = &self.buf[start..stop];
-                if slot.kind == FieldKind::String && self.utf8.checks(slot.validate_utf8) {
-                    match runtime::utf8(bytes) {
-                        Some(text) => (WireValue::Str(text), stop),
-                        None => return Err(DecodeError::new(K::InvalidUtf8, pos).into()),
-                    }
-                } else {
-                    (WireValue::Bytes(bytes), stop)
+                if !self.utf8.checks(slot.validate_utf8) {
+                    return give!(WireValue::Bytes(bytes), stop);
                 }
+                match runtime::utf8(bytes) {
+                    Some(text) => give!(WireValue::Str(text), stop),
+                    None => Err(DecodeError::new(K::InvalidUtf8, pos).into()),
+                }
+            }
+            FieldKind::Bytes => {
+                let (start, stop) = read_length(buf, pos, end)?;
+                give!(WireValue::Bytes(&self.buf[start..stop]), stop)
             }
             FieldKind::Message | FieldKind::Group => {
                 let group = slot.kind == FieldKind::Group;
@@ -457,18 +497,9 @@ impl<'a> Walk<'a> {
                         self.message(child, &mut Check, &mut (), start, stop, depth + 1, g)?
                     }
                 };
-                return Ok(if group { after } else { stop });
+                Ok(if group { after } else { stop })
             }
-            _ => {
-                let (v, next) = fast_varint(buf, pos)?;
-                match varint(slot.kind, v) {
-                    WireValue::Enum(n) if slot.closed_enum && !layout.closed_enum_has(si, n) => return Ok(next),
-                    w => (w, next),
-                }
-            }
-        };
-        go(sink.value(cx, si, v))?;
-        Ok(next)
+        }
     }
 
     /// The values of a packed run of slot `si` filling `start..stop`.
@@ -591,7 +622,7 @@ impl<'a> Walk<'a> {
                 macro_rules! run {
                     ($k:expr, $convert:expr) => {{
                         let flow = sink.packed(cx, si, RunVarints::<_, $k>::new(data, &mut state, $convert));
-                        if flow.is_continue() && state.pos < data.len() {
+                        if flow.is_continue() && state.pos < stop {
                             RunVarints::<_, $k>::new(data, &mut state, $convert).for_each(drop);
                         }
                         flow
@@ -720,54 +751,41 @@ macro_rules! varint_kinds {
 }
 use varint_kinds;
 
-/// Reads a varint at `buf[pos]` as [`read_varint`] does (same values, same errors): one
-/// and two bytes inline, then the 8-byte SWAR read where 8 bytes remain, then the byte
-/// loop. (Two bytes inline: the short packed runs of map tiles are mostly one- and
-/// two-byte varints, and their last elements lie within 8 bytes of the run's end, where
-/// the SWAR read cannot go.)
+/// Reads a varint at `within[pos]`, as [`read_varint`] does (same values, same errors),
+/// where `within` is `whole[..stop]` (the input up to the end of the varint's message or
+/// run): one and two bytes inline, then the 8-byte SWAR read where 8 bytes of `whole`
+/// remain (past `stop` too: a value near the end of its message or run is read whole, and
+/// only then checked against `stop`), then the byte loop. (Two bytes inline: the short
+/// packed runs of map tiles are mostly one- and two-byte varints.)
 #[inline(always)]
-fn fast_varint(buf: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> {
-    if let Some(&b) = buf.get(pos) {
+fn fast_varint(whole: &[u8], within: &[u8], pos: usize) -> Result<(u64, usize), DecodeError> {
+    if let Some(&b) = within.get(pos) {
         if b < 0x80 {
             return Ok((u64::from(b), pos + 1));
         }
-        if let Some(&c) = buf.get(pos + 1) {
+        if let Some(&c) = within.get(pos + 1) {
             if c < 0x80 {
                 return Ok((u64::from(b & 0x7f) | u64::from(c) << 7, pos + 2));
             }
         }
     }
-    match wire::varint_word(buf, pos) {
-        Some(r) => Ok(r),
-        None => read_varint(buf, pos),
+    match wire::varint_word(whole, pos) {
+        Some((v, next)) if next <= within.len() => Ok((v, next)),
+        _ => read_varint(within, pos),
     }
 }
 
 /// Each varint of the packed run `data[start..]` (`data` ends where the run does), handed
-/// to `f`.
+/// to `f` (read within the run, as [`RunVarints`] does).
 #[inline(always)]
 fn varints(data: &[u8], start: usize, mut f: impl FnMut(u64) -> Result<(), Halt>) -> Result<(), Halt> {
     let mut p = start;
     while p < data.len() {
-        let (v, next) = fast_varint(data, p)?;
+        let (v, next) = fast_varint(data, data, p)?;
         f(v)?;
         p = next;
     }
     Ok(())
-}
-
-#[inline]
-fn varint(kind: FieldKind, v: u64) -> WireValue<'static> {
-    match kind {
-        FieldKind::Int32 => WireValue::I32(v as i32),
-        FieldKind::Int64 => WireValue::I64(v as i64),
-        FieldKind::Uint32 => WireValue::U32(v as u32),
-        FieldKind::Sint32 => WireValue::I32(zigzag_decode32(v as u32)),
-        FieldKind::Sint64 => WireValue::I64(zigzag_decode64(v)),
-        FieldKind::Bool => WireValue::Bool(v != 0),
-        FieldKind::Enum => WireValue::Enum(v as i32),
-        _ => WireValue::U64(v),
-    }
 }
 
 #[inline]
