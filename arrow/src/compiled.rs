@@ -561,18 +561,18 @@ impl Values {
         match valid {
             Some(valid) => {
                 // Most columns of a chunk are present in every row or in none: no mask then.
-                let set = valid.iter().filter(|&&b| b != 0).count();
-                if set == valid.len() {
-                    self.extend_masked(cells.iter().copied());
-                } else if set == 0 {
-                    self.extend_masked(std::iter::repeat_n(0, cells.len()));
-                } else {
-                    // 0 or all ones: a select the loops below vectorize.
-                    let mask = |b: u8| 0u64.wrapping_sub((b != 0) as u64);
-                    self.extend_masked(cells.iter().zip(valid).map(|(&c, &b)| c & mask(b)));
+                let present = presence(valid);
+                match present {
+                    Presence::All => self.extend_masked(cells.iter().copied()),
+                    Presence::None => self.extend_masked(std::iter::repeat_n(0, cells.len())),
+                    Presence::Mixed => {
+                        // 0 or all ones: a select the loops below vectorize.
+                        let mask = |b: u8| 0u64.wrapping_sub((b != 0) as u64);
+                        self.extend_masked(cells.iter().zip(valid).map(|(&c, &b)| c & mask(b)));
+                    }
                 }
                 if let Some(n) = &mut self.nulls {
-                    append_validity(n, valid);
+                    append_presence(n, valid, present);
                 }
             }
             None => self.extend_masked(cells.iter().copied()),
@@ -647,12 +647,94 @@ impl Values {
 /// Appends one validity bit per presence byte, a whole run at once where the chunk's
 /// field is present in every row or in none (sparse records: most columns).
 fn append_validity(n: &mut NullBufferBuilder, valid: &[u8]) {
-    let set = valid.iter().filter(|&&b| b != 0).count();
-    if set == valid.len() {
-        n.append_n_non_nulls(set);
-    } else if set == 0 {
-        n.append_n_nulls(valid.len());
-    } else {
-        n.append_buffer(&NullBuffer::new(BooleanBuffer::collect_bool(valid.len(), |i| valid[i] != 0)));
+    append_presence(n, valid, presence(valid));
+}
+
+/// [`append_validity`] where `present` is `presence(valid)`.
+fn append_presence(n: &mut NullBufferBuilder, valid: &[u8], present: Presence) {
+    match present {
+        Presence::All => n.append_n_non_nulls(valid.len()),
+        Presence::None => n.append_n_nulls(valid.len()),
+        Presence::Mixed => {
+            n.append_buffer(&NullBuffer::new(BooleanBuffer::collect_bool(valid.len(), |i| valid[i] != 0)))
+        }
+    }
+}
+
+/// Whether a column's presence bytes in a chunk (any nonzero byte: present) say present
+/// in every row (also when there are none), in none, or in some.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Presence {
+    All,
+    None,
+    Mixed,
+}
+
+/// [`Presence`] of `valid`, eight bytes a step (a byte at a time, counting, cost ~5
+/// instructions a byte: 4% of a small-record conversion).
+fn presence(valid: &[u8]) -> Presence {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let (mut any, mut all) = (false, true);
+    let mut words = valid.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().expect("chunks of 8"));
+        // The top bit of each nonzero byte: its low seven bits carry into it, or it is set.
+        let nonzero = (((w & LOW7) + LOW7) | w) & HIGH;
+        any |= nonzero != 0;
+        all &= nonzero == HIGH;
+        if any && !all {
+            return Presence::Mixed;
+        }
+    }
+    for &b in words.remainder() {
+        any |= b != 0;
+        all &= b != 0;
+    }
+    match (all, any) {
+        (true, _) => Presence::All,
+        (false, false) => Presence::None,
+        (false, true) => Presence::Mixed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{presence, Presence};
+
+    /// `presence` against its definition (a count of nonzero bytes) on every length to 40
+    /// and bytes of every bit pattern a presence byte could hold.
+    #[test]
+    fn presence_is_the_count_of_nonzero_bytes() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in 0..40 {
+            for round in 0..200 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| match (next() % 4, round % 3) {
+                        (0, _) | (_, 0) => 0,
+                        (1, _) => 1,
+                        (2, _) => 0x80,
+                        _ => next() as u8,
+                    })
+                    .collect();
+                let set = bytes.iter().filter(|&&b| b != 0).count();
+                let want = if set == len {
+                    Presence::All
+                } else if set == 0 {
+                    Presence::None
+                } else {
+                    Presence::Mixed
+                };
+                assert_eq!(presence(&bytes), want, "{bytes:02x?}");
+                let all: Vec<u8> = bytes.iter().map(|&b| b | 1).collect();
+                assert_eq!(presence(&all), Presence::All, "{all:02x?}");
+            }
+        }
     }
 }

@@ -211,22 +211,26 @@ unsafe impl Send for ChunkColumns {}
 
 impl ChunkColumns {
     /// Records appended (rows of space 0).
+    #[inline]
     pub fn rows(&self) -> usize {
         self.rows
     }
 
     /// Records it can hold.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// Whether it holds `capacity` records.
+    #[inline]
     pub fn is_full(&self) -> bool {
         self.rows == self.capacity
     }
 
     /// Rows of column `col`'s space: the records for a column of the record's message and
     /// of singular messages under it, elements for one under a list of messages.
+    #[inline]
     pub fn space_rows(&self, col: usize) -> usize {
         match self.cols[col].space {
             0 => self.rows,
@@ -237,6 +241,7 @@ impl ChunkColumns {
     /// For a column under a list of messages: its space's rows at the end of each record
     /// (record `r`'s elements are rows `bounds[r - 1]..bounds[r]`, from 0 for the first);
     /// for one in space 0, `None` (row `r` is record `r`).
+    #[inline]
     pub fn record_bounds(&self, col: usize) -> Option<&[u32]> {
         match self.cols[col].space {
             0 => None,
@@ -247,6 +252,7 @@ impl ChunkColumns {
     /// Column `col`'s cells, one per row of its space. Where the row's presence byte
     /// ([`valid`](Self::valid)) is 0 the cell holds no value (whatever an earlier chunk
     /// left there): read it as absent.
+    #[inline]
     pub fn values(&self, col: usize) -> &[u64] {
         &self.cols[col].values[..self.space_rows(col)]
     }
@@ -264,11 +270,13 @@ impl ChunkColumns {
     }
 
     /// Column `col`'s presence bytes, one per row of its space.
+    #[inline]
     pub fn valid(&self, col: usize) -> &[u8] {
         &self.cols[col].valid[..self.space_rows(col)]
     }
 
     /// A list column's items (lists of numbers, strings, bytes), all rows'.
+    #[inline]
     pub fn items(&self, col: usize) -> &[u64] {
         &self.cols[col].items
     }
@@ -289,6 +297,7 @@ impl ChunkColumns {
     }
 
     /// The rows of column `col`'s space the last record appended wrote.
+    #[inline]
     pub fn last_rows(&self, col: usize) -> std::ops::Range<usize> {
         match self.cols[col].space {
             0 => self.rows.saturating_sub(1)..self.rows,
@@ -297,6 +306,7 @@ impl ChunkColumns {
     }
 
     /// The items of list column `col` the last record appended.
+    #[inline]
     pub fn last_items(&self, col: usize) -> std::ops::Range<usize> {
         let from = self.item_cols.iter().position(|&c| c == col).map_or(0, |i| self.before.items[i]);
         from.min(self.cols[col].items.len())..self.cols[col].items.len()
