@@ -95,6 +95,13 @@ struct AppenderCell {
 const RACE_CHUNKS: u32 = 4;
 /// Input bytes each arm converts before the race decides (fewer make a noisy verdict).
 const RACE_BYTES: u64 = 1 << 20;
+/// A clear verdict comes sooner: after this many timed chunks and [`RACE_EARLY_BYTES`]
+/// per arm, an arm whose median rate is below [`RACE_CLEAR`] times the other's has won
+/// (the loser's chunks are the race's cost: converted whole at half speed, a MiB of input
+/// costs a millisecond, a tenth of a small batch of whole map tiles).
+const RACE_EARLY_CHUNKS: u32 = 2;
+const RACE_EARLY_BYTES: u64 = 1 << 18;
+const RACE_CLEAR: f64 = 0.75;
 /// The race's arms, as indexes of its counters.
 const ARM_COMPILED: usize = 0;
 const ARM_CHUNKED: usize = 1;
@@ -106,8 +113,9 @@ const CHUNKED_WON: u8 = 2;
 /// [`ConvertPath::Auto`]'s race: once the appenders and the decoder are compiled, chunks
 /// alternate between the compiled appenders and the chunked path, each timed with the
 /// input bytes it read, until both arms have converted [`RACE_CHUNKS`] chunks and
-/// [`RACE_BYTES`] bytes; the one with the lower median nanoseconds per byte over its
-/// chunks converts every later chunk. The median, not the total: a chunk whose thread was
+/// [`RACE_BYTES`] bytes (or fewer, [`RACE_EARLY_CHUNKS`] and [`RACE_EARLY_BYTES`], when one
+/// is faster by far); the one with the lower median nanoseconds per byte over its chunks
+/// converts every later chunk. The median, not the total: a chunk whose thread was
 /// preempted (as with `--jobs` at the machine's core count, beside the background
 /// compiler) only adds time, and one such chunk in a total once gave the verdict to the
 /// slower arm. Shared by every builder of the converter (threads add to the same counters).
@@ -141,11 +149,12 @@ impl Race {
         self.bytes[arm].fetch_add(bytes, Ordering::Relaxed);
         let lock = |arm: usize| self.rates[arm].lock().unwrap_or_else(|p| p.into_inner());
         lock(arm).push(nanos as f64 / bytes as f64);
-        let ran = |arm: usize| {
-            self.chunks[arm].load(Ordering::Relaxed) > RACE_CHUNKS
-                && self.bytes[arm].load(Ordering::Relaxed) >= RACE_BYTES
+        // Chunks counted include each arm's untimed first.
+        let ran = |arm: usize, chunks: u32, bytes: u64| {
+            self.chunks[arm].load(Ordering::Relaxed) > chunks && self.bytes[arm].load(Ordering::Relaxed) >= bytes
         };
-        if !(ran(ARM_COMPILED) && ran(ARM_CHUNKED)) {
+        let both = |chunks: u32, bytes: u64| ran(ARM_COMPILED, chunks, bytes) && ran(ARM_CHUNKED, chunks, bytes);
+        if !both(RACE_EARLY_CHUNKS, RACE_EARLY_BYTES) {
             return;
         }
         let median = |arm: usize| {
@@ -154,6 +163,10 @@ impl Race {
             rates.get(rates.len() / 2).copied().unwrap_or(f64::INFINITY)
         };
         let (compiled, chunked) = (median(ARM_COMPILED), median(ARM_CHUNKED));
+        let clear = compiled.min(chunked) < RACE_CLEAR * compiled.max(chunked);
+        if !clear && !both(RACE_CHUNKS, RACE_BYTES) {
+            return;
+        }
         let won = if compiled <= chunked { COMPILED_WON } else { CHUNKED_WON };
         if self.state.compare_exchange(RACING, won, Ordering::AcqRel, Ordering::Acquire).is_ok() {
             let winner =
@@ -1053,5 +1066,40 @@ impl Iterator for DelimitedBatches<'_, '_> {
             return None;
         }
         Some(self.builder.finish().map_err(ConvertError::from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Race, ARM_CHUNKED, ARM_COMPILED, RACE_BYTES};
+
+    /// Feeds `race` alternate chunks of `bytes` at each arm's ns per byte until it decides;
+    /// the input each arm read by then, and the winner.
+    fn run(race: &Race, compiled: f64, chunked: f64, bytes: u64) -> (u64, Option<usize>) {
+        for chunk in 1..=100u64 {
+            for (arm, rate) in [(ARM_COMPILED, compiled), (ARM_CHUNKED, chunked)] {
+                race.record(arm, (rate * bytes as f64) as u64, bytes);
+                if race.won().is_some() {
+                    return (chunk * bytes, race.won());
+                }
+            }
+        }
+        (0, None)
+    }
+
+    #[test]
+    fn a_clear_race_ends_early_and_a_close_one_runs_its_mib() {
+        let chunk = 64 << 10;
+        // Twice as fast: decided on a quarter of the input a close race needs.
+        let (read, won) = run(&Race::default(), 1.0, 2.0, chunk);
+        assert_eq!(won, Some(ARM_COMPILED));
+        assert!(read < RACE_BYTES / 2, "{read}");
+        let (read, won) = run(&Race::default(), 3.0, 1.0, chunk);
+        assert_eq!(won, Some(ARM_CHUNKED));
+        assert!(read < RACE_BYTES / 2, "{read}");
+        // 10% apart: both arms read their MiB first.
+        let (read, won) = run(&Race::default(), 1.1, 1.0, chunk);
+        assert_eq!(won, Some(ARM_CHUNKED));
+        assert!(read > RACE_BYTES, "{read}");
     }
 }
