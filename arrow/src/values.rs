@@ -85,6 +85,9 @@ impl Read {
 #[derive(Clone)]
 pub(crate) struct EnumDict {
     numbers: Vec<i32>,
+    /// `numbers[0]` when the numbers are one run of consecutive values (most enums): a
+    /// declared number's key is then its distance from it, found without a search.
+    run_from: Option<i32>,
     names: Vec<String>,
     extra: Vec<i32>,
 }
@@ -95,11 +98,20 @@ impl EnumDict {
         numbers.sort_unstable();
         numbers.dedup();
         let names = numbers.iter().map(|&n| e.get_value(n).map(|v| v.name().to_owned()).unwrap_or_default()).collect();
-        EnumDict { numbers, names, extra: Vec::new() }
+        let consecutive = numbers.windows(2).all(|w| w[0].checked_add(1) == Some(w[1]));
+        let run_from = numbers.first().copied().filter(|_| consecutive);
+        EnumDict { numbers, run_from, names, extra: Vec::new() }
     }
 
     #[inline]
     pub(crate) fn key(&mut self, number: i32) -> i32 {
+        if let Some(from) = self.run_from {
+            // Consecutive: `number - from` is the key if it is below the count.
+            let k = i64::from(number) - i64::from(from);
+            if (0..self.numbers.len() as i64).contains(&k) {
+                return k as i32;
+            }
+        }
         match self.numbers.binary_search(&number) {
             Ok(i) => i as i32,
             Err(_) => {
@@ -719,6 +731,47 @@ impl Values {
                 }
             }
             Data::View(v) => v.finish(shared, nulls),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EnumDict;
+
+    /// Keys as the dictionary defines them (a declared number's place among the sorted
+    /// numbers, then undeclared ones in the order met), for enums of one run of numbers
+    /// (found without a search) and with gaps, aliases and negative numbers.
+    #[test]
+    fn enum_keys_are_places_in_the_dictionary() {
+        let schema = protojit::Schema::from_proto_source(
+            "e.proto",
+            r#"syntax = "proto3"; package e;
+               enum Run { R0 = 0; R1 = 1; R2 = 2; R3 = 3; }
+               enum Low { option allow_alias = true; L0 = 0; LM2 = -2; LM1 = -1; L1 = 1; ALSO = 1; }
+               enum Gap { G0 = 0; G2 = 2; G7 = 7; }
+               message M { Run r = 1; Low l = 2; Gap g = 3; }"#,
+        )
+        .unwrap();
+        for name in ["e.Run", "e.Low", "e.Gap"] {
+            let e = schema.pool().get_enum_by_name(name).unwrap();
+            let mut numbers: Vec<i32> = e.values().map(|v| v.number()).collect();
+            numbers.sort_unstable();
+            numbers.dedup();
+            let mut dict = EnumDict::new(&e);
+            let mut extra: Vec<i32> = Vec::new();
+            for n in [-5, -2, -1, 0, 1, 2, 3, 4, 7, 9, 4, -5, i32::MIN, i32::MAX, 3, 0] {
+                let want = match numbers.binary_search(&n) {
+                    Ok(i) => i,
+                    Err(_) => {
+                        if !extra.contains(&n) {
+                            extra.push(n);
+                        }
+                        numbers.len() + extra.iter().position(|&x| x == n).unwrap()
+                    }
+                };
+                assert_eq!(dict.key(n), want as i32, "{name}: {n}");
+            }
         }
     }
 }
