@@ -369,7 +369,11 @@ impl<'a> Walk<'a> {
                 let slot = layout.slot(si);
                 pos = if packed {
                     let (start, stop) = read_length(buf, pos + 1, end)?;
-                    self.run(layout, sink, cx, si, slot, start, stop)?
+                    if S::WANTS_RUNS && !(slot.kind == FieldKind::Enum && slot.closed_enum) {
+                        self.whole_run(sink, cx, si, slot.kind, start, stop)?
+                    } else {
+                        self.run(layout, sink, cx, si, slot, start, stop)?
+                    }
                 } else {
                     self.value(layout, sink, cx, si, slot, pos, pos + 1, end, depth)?
                 };
@@ -516,7 +520,7 @@ impl<'a> Walk<'a> {
     ) -> Result<usize, Halt> {
         let data = &self.buf[..stop];
         if S::WANTS_RUNS && !(slot.kind == FieldKind::Enum && slot.closed_enum) {
-            return self.whole_run(sink, cx, si, slot, data, start);
+            return self.whole_run(sink, cx, si, slot.kind, start, stop);
         }
         match slot.kind.fixed_width() {
             4 => {
@@ -567,25 +571,27 @@ impl<'a> Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// A packed run handed to [`MessageSink::packed`] whole (`data` ends where it does);
-    /// the same values and errors as the per-element loops of [`run`](Self::run).
+    /// The packed run `start..stop` of slot `si` (of `kind`, not a closed enum) handed to
+    /// [`MessageSink::packed`] whole: the same values and errors as the per-element loops
+    /// of [`run`](Self::run). The message loop calls it directly for a sink that takes
+    /// runs (a tile's short runs: the fewer arguments and dispatches, the better).
     fn whole_run<S: MessageSink<'a>>(
         &self,
         sink: &mut S,
         cx: &mut S::Cx,
         si: SlotIndex,
-        slot: &FieldSlot,
-        data: &'a [u8],
+        kind: FieldKind,
         start: usize,
+        stop: usize,
     ) -> Result<usize, Halt> {
-        let stop = data.len();
+        let data = &self.buf[..stop];
         const I32: u8 = RunKind::I32 as u8;
         const I64: u8 = RunKind::I64 as u8;
         const U32: u8 = RunKind::U32 as u8;
         const U64: u8 = RunKind::U64 as u8;
         const F32: u8 = RunKind::F32 as u8;
         const F64: u8 = RunKind::F64 as u8;
-        match slot.kind {
+        match kind {
             FieldKind::Fixed32 => {
                 fixed_run::<_, 4, U32>(sink, cx, si, data, start, |b| WireValue::U32(u32::from_le_bytes(b)))?
             }
@@ -611,7 +617,7 @@ impl<'a> Walk<'a> {
                 // before the malformed one and then fails, as the walk always does.
                 let len = data.len() - start;
                 if (DECODED_RUN_MIN..=DECODED_RUN_MAX).contains(&len) {
-                    if let Some(flow) = decoded_run(sink, cx, si, slot.kind, &data[start..]) {
+                    if let Some(flow) = decoded_run(sink, cx, si, kind, &data[start..]) {
                         go(flow)?;
                         return Ok(stop);
                     }
@@ -628,7 +634,7 @@ impl<'a> Walk<'a> {
                         flow
                     }};
                 }
-                let flow = varint_kinds!(slot.kind, run);
+                let flow = varint_kinds!(kind, run);
                 if let Some(e) = state.error {
                     return Err(e.into());
                 }
