@@ -241,7 +241,7 @@ impl<'a, V: StreamVisitor<'a>> MessageSink<'a> for VisitorSink<'a, '_, V> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn begin(&mut self, _: &mut (), si: SlotIndex) -> ControlFlow<(), Option<&mut Self>> {
         let field = self.field(si);
         match self.visitor.message(field)? {
