@@ -312,7 +312,7 @@ pub struct MessageLayout {
     descriptor: MessageDescriptor,
     slot_descriptors: Vec<SlotDescriptor>,
     oneofs: Vec<OneofDescriptor>,
-    /// Per slot: the sorted values of a closed enum (empty for other slots).
+    /// Per slot: the sorted, distinct values of a closed enum (empty for other slots).
     closed_enum_values: Vec<Box<[i32]>>,
     /// Per slot: the value a singular scalar field reads as when absent.
     defaults: Vec<Option<prost_reflect::Value>>,
@@ -416,19 +416,27 @@ impl MessageLayout {
     /// Whether `value` is a declared value of the closed enum in slot `index`.
     #[inline]
     pub fn closed_enum_has(&self, index: SlotIndex, value: i32) -> bool {
-        self.closed_enum_values[index.index()].binary_search(&value).is_ok()
+        match self.closed_enum_range(index) {
+            Some((lo, hi)) => lo <= value && value <= hi,
+            None => self.closed_enum_values[index.index()].binary_search(&value).is_ok(),
+        }
     }
-    /// The sorted declared values of the closed enum in slot `index` (empty otherwise).
+    /// The sorted, distinct declared values of the closed enum in slot `index` (empty
+    /// otherwise).
+    #[inline]
     pub fn closed_enum_values(&self, index: SlotIndex) -> &[i32] {
         &self.closed_enum_values[index.index()]
     }
     /// The declared values of the closed enum in slot `index` as `(lowest, highest)` when
     /// they are one run of consecutive numbers (most enums), so a value is checked with
-    /// two compares; `None` otherwise (gaps, aliases, or not a closed enum).
+    /// two compares; `None` otherwise (gaps, or not a closed enum).
+    #[inline]
     pub fn closed_enum_range(&self, index: SlotIndex) -> Option<(i32, i32)> {
         let values = self.closed_enum_values(index);
         let (&lo, &hi) = (values.first()?, values.last()?);
-        values.windows(2).all(|w| w[0].checked_add(1) == Some(w[1])).then_some((lo, hi))
+        // Sorted and distinct (the builder's invariant): consecutive iff the span between
+        // the first and the last is the count.
+        (i64::from(hi) - i64::from(lo) + 1 == values.len() as i64).then_some((lo, hi))
     }
     /// The value an absent singular scalar field reads as (proto2 declared defaults,
     /// else the zero value); `None` for messages and repeated fields.

@@ -131,3 +131,35 @@ fn find_type_is_the_one_rule_for_type_names() {
     assert_eq!(layouts.find_type("uter.Inner"), Err(vec![]));
     assert_eq!(layouts.find_type(""), Err(vec![]));
 }
+
+/// A closed enum's declared values answer `closed_enum_has` as a search of them would: by
+/// two compares where they are one run (then `closed_enum_range` gives it), by a search
+/// where they have gaps; aliases and negative numbers included.
+#[test]
+fn closed_enum_checks_agree_with_the_declared_values() {
+    const ENUMS: &str = r#"
+syntax = "proto2";
+package e;
+enum Run { R0 = 0; R1 = 1; R2 = 2; R3 = 3; }
+enum Low { option allow_alias = true; LM2 = -2; LM1 = -1; L0 = 0; ALSO = 0; L1 = 1; }
+enum Gap { G0 = 0; G2 = 2; G3 = 3; G9 = 9; }
+enum One { ONLY = 5; }
+message M { optional Run r = 1; optional Low l = 2; optional Gap g = 3; optional One o = 4; optional int32 n = 5; }
+"#;
+    let layouts = Layouts::new(&pool("e.proto", ENUMS)).unwrap();
+    let layout = layouts.get(layouts.index_of("e.M").unwrap());
+    let ranges = [Some((0, 3)), Some((-2, 1)), None, Some((5, 5))];
+    for (i, range) in ranges.into_iter().enumerate() {
+        let si = SlotIndex::new(i as u32);
+        let values = layout.closed_enum_values(si).to_vec();
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+        assert_eq!(layout.closed_enum_range(si), range, "{values:?}");
+        for v in [i32::MIN, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 9, 10, i32::MAX] {
+            assert_eq!(layout.closed_enum_has(si, v), values.contains(&v), "{values:?} {v}");
+        }
+    }
+    // Not a closed enum: no values, no range, nothing declared.
+    let si = SlotIndex::new(4);
+    assert_eq!(layout.closed_enum_range(si), None);
+    assert!(!layout.closed_enum_has(si, 0));
+}
