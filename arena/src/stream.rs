@@ -380,6 +380,21 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let tag_pos = pos;
+            // A two-byte tag with a nonzero second byte (fields 16 to 2047: a valid number)
+            // of a known field in its own wire type: its value at once. Anything else takes
+            // the general path below, which reads the tag again.
+            if let (b, Some(&c)) = (buf[pos], buf.get(pos + 1)) {
+                if b >= 0x80 && (1..0x80).contains(&c) {
+                    let number = (u32::from(b & 0x7f) | u32::from(c) << 7) >> 3;
+                    if let Some(si) = layout.slot_by_number(number) {
+                        let slot = layout.slot(si);
+                        if b & 7 == slot.kind.wire_type() {
+                            pos = self.value(layout, sink, cx, si, slot, tag_pos, pos + 2, end, depth)?;
+                            continue;
+                        }
+                    }
+                }
+            }
             let (number, wt, next) = read_tag(buf, pos)?;
             if wt == wire::EGROUP {
                 return match group {
