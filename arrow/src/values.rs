@@ -84,10 +84,8 @@ impl Read {
 /// its number's entry), then any undeclared numbers a batch met, as decimal text.
 #[derive(Clone)]
 pub(crate) struct EnumDict {
+    /// Sorted and distinct.
     numbers: Vec<i32>,
-    /// `numbers[0]` when the numbers are one run of consecutive values (most enums): a
-    /// declared number's key is then its distance from it, found without a search.
-    run_from: Option<i32>,
     names: Vec<String>,
     extra: Vec<i32>,
 }
@@ -98,17 +96,16 @@ impl EnumDict {
         numbers.sort_unstable();
         numbers.dedup();
         let names = numbers.iter().map(|&n| e.get_value(n).map(|v| v.name().to_owned()).unwrap_or_default()).collect();
-        let consecutive = numbers.windows(2).all(|w| w[0].checked_add(1) == Some(w[1]));
-        let run_from = numbers.first().copied().filter(|_| consecutive);
-        EnumDict { numbers, run_from, names, extra: Vec::new() }
+        EnumDict { numbers, names, extra: Vec::new() }
     }
 
     #[inline]
     pub(crate) fn key(&mut self, number: i32) -> i32 {
-        if let Some(from) = self.run_from {
-            // Consecutive: `number - from` is the key if it is below the count.
-            let k = i64::from(number) - i64::from(from);
-            if (0..self.numbers.len() as i64).contains(&k) {
+        // Sorted and distinct numbers are one run (most enums) iff their span is their
+        // count: a declared number's key is then its distance from the first, no search.
+        if let (Some(&lo), Some(&hi)) = (self.numbers.first(), self.numbers.last()) {
+            let (len, k) = (self.numbers.len() as i64, i64::from(number) - i64::from(lo));
+            if i64::from(hi) - i64::from(lo) + 1 == len && (0..len).contains(&k) {
                 return k as i32;
             }
         }
