@@ -302,6 +302,10 @@ impl Planner<'_> {
         }
         self.stack.pop();
         plans.sort_by_key(|p| p.number);
+        // A column that writes nothing in any row of this batch (all null, or all the
+        // default of a field without presence: proto3's unused fields) is left out of the
+        // plan, so that no row pays for reading it.
+        plans.retain(|p| !p.writes_nothing());
         // Oneofs with two or more members among the columns: at most one may be set.
         let mut oneofs: Vec<(String, Vec<usize>)> = Vec::new();
         for (i, p) in plans.iter().enumerate() {
@@ -779,6 +783,30 @@ impl FieldPlan {
         Site { path: &self.path, row }
     }
 
+    /// Whether the field writes nothing in any row of its column: every row null (and the
+    /// field not `required`, whose nulls are errors), or every value the default of a field
+    /// without presence, or every list and map empty. Answered a column at a time, for the
+    /// plan of a batch ([`Planner::message`] leaves such fields out).
+    fn writes_nothing(&self) -> bool {
+        if self.required {
+            return false;
+        }
+        if self.nulls.as_ref().is_some_and(|n| n.null_count() == n.len()) {
+            return true;
+        }
+        match &self.shape {
+            Shape::Int { ints, implicit: true, .. } => ints.all_zero(),
+            Shape::Bool { values, implicit: true } => values.count_set_bits() == 0,
+            Shape::F64 { floats, implicit: true } => floats.iter().all(|x| x.to_bits() == 0),
+            Shape::F32 { floats, implicit: true } => floats.iter().all(|x| x.to_bits() == 0),
+            Shape::Bytes { texts, implicit: true } => texts.all_empty(),
+            Shape::PackedInts { offsets, .. } | Shape::List { offsets, .. } | Shape::Map { offsets, .. } => {
+                offsets.all_empty()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the field is set at `i` (for the oneof check).
     fn is_set(&self, i: usize) -> bool {
         !is_null(self.nulls.as_ref(), i)
@@ -945,6 +973,14 @@ enum Offsets {
 }
 
 impl Offsets {
+    /// Whether every list is empty.
+    fn all_empty(&self) -> bool {
+        match self {
+            Offsets::I32(o) => o.first() == o.last(),
+            Offsets::I64(o) => o.first() == o.last(),
+        }
+    }
+
     fn range(&self, i: usize) -> Range<usize> {
         // Arrow offsets are non-negative and ascending (checked when the array is made).
         match self {
@@ -1304,6 +1340,20 @@ impl Ints {
         }
     }
 
+    /// Whether every value is 0.
+    fn all_zero(&self) -> bool {
+        match self {
+            Ints::I8(v) => v.iter().all(|&x| x == 0),
+            Ints::I16(v) => v.iter().all(|&x| x == 0),
+            Ints::I32(v) => v.iter().all(|&x| x == 0),
+            Ints::I64(v) => v.iter().all(|&x| x == 0),
+            Ints::U8(v) => v.iter().all(|&x| x == 0),
+            Ints::U16(v) => v.iter().all(|&x| x == 0),
+            Ints::U32(v) => v.iter().all(|&x| x == 0),
+            Ints::U64(v) => v.iter().all(|&x| x == 0),
+        }
+    }
+
     /// Writes the values at `items` as a packed run of `int`s (the column's type matched
     /// once, not per value).
     fn write_run(&self, items: Range<usize>, int: IntKind, at: Site, out: &mut Vec<u8>) -> Result<(), EncodeError> {
@@ -1407,6 +1457,23 @@ impl Texts {
             Texts::LargeBinary(a) => a.len(),
             Texts::BinaryView(a) => a.len(),
             Texts::Fixed(a) => a.len(),
+        }
+    }
+
+    /// Whether every value is empty.
+    fn all_empty(&self) -> bool {
+        fn no_bytes<O: arrow_array::OffsetSizeTrait>(o: &OffsetBuffer<O>) -> bool {
+            o.first() == o.last()
+        }
+        match self {
+            Texts::Utf8(a) => no_bytes(a.offsets()),
+            Texts::LargeUtf8(a) => no_bytes(a.offsets()),
+            Texts::Binary(a) => no_bytes(a.offsets()),
+            Texts::LargeBinary(a) => no_bytes(a.offsets()),
+            // A view's low 32 bits are its value's length.
+            Texts::Utf8View(a) => a.views().iter().all(|&v| v as u32 == 0),
+            Texts::BinaryView(a) => a.views().iter().all(|&v| v as u32 == 0),
+            Texts::Fixed(a) => a.value_length() == 0 || a.is_empty(),
         }
     }
 

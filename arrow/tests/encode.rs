@@ -271,6 +271,74 @@ fn other_column_shapes_encode_the_same_messages() {
     );
 }
 
+/// A column that writes nothing in any row of a batch (all null, or all its field's
+/// default where the field has no presence, or every list empty) is left out of the
+/// batch's plan: each row's message is the one it gets in a batch where the column does
+/// write. What must still be written or checked is: an explicit field's zeros, a required
+/// field's nulls, a oneof's conflict beside an all-null member.
+#[test]
+fn columns_writing_nothing_leave_the_messages_unchanged() {
+    // Per row, the messages of rows 0..2 alone against the same rows in a batch of three
+    // whose last row sets every field.
+    let alone_and_within = |schema: &Schema, root: &str, columns: Vec<(&str, ArrayRef)>| {
+        let b = batch(columns);
+        let whole = encode(schema, root, &b).unwrap();
+        let first_two = encode(schema, root, &b.slice(0, 2)).unwrap();
+        for row in 0..2 {
+            assert_eq!(first_two.value(row), whole.value(row), "{root}, row {row}");
+        }
+        first_two
+    };
+    // proto3: defaults are not written, so rows 0 and 1 are empty messages.
+    let ev = ev_schema();
+    let mut tags = ListBuilder::new(StringBuilder::new());
+    tags.append(true);
+    tags.append(true);
+    tags.values().append_value("t");
+    tags.append(true);
+    let rows = alone_and_within(
+        &ev,
+        "f.Ev",
+        vec![
+            ("n", Arc::new(Int32Array::from(vec![0, 0, 7])) as ArrayRef),
+            ("s", Arc::new(StringArray::from(vec!["", "", "x"]))),
+            ("tags", Arc::new(tags.finish())),
+            ("at", Arc::new(TimestampMillisecondArray::from(vec![None, None, Some(1)]))),
+            ("big", Arc::new(UInt64Array::from(vec![0, 0, 9]))),
+        ],
+    );
+    assert_eq!((rows.value(0), rows.value(1)), (&[][..], &[][..]));
+    // proto2: an explicit field's zeros are written; the all-null `name` and `b` are not.
+    let req = req_schema();
+    let rows = alone_and_within(
+        &req,
+        "e.Req",
+        vec![
+            ("id", Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef),
+            ("name", Arc::new(StringArray::from(vec![None, None, Some("n")]))),
+            ("color", Arc::new(Int32Array::from(vec![Some(0), Some(0), Some(1)]))),
+            ("a", Arc::new(Int64Array::from(vec![Some(0), None, Some(5)]))),
+            ("b", Arc::new(StringArray::from(vec![None, None, None::<&str>]))),
+        ],
+    );
+    assert_eq!(rows.value(0), &[0x08, 0x01, 0x20, 0x00, 0x28, 0x00]);
+    assert_eq!(rows.value(1), &[0x08, 0x02, 0x20, 0x00]);
+    // A required field null in every row is still an error; so is a oneof set twice.
+    let e = encode(&req, "e.Req", &batch(vec![("id", Arc::new(Int32Array::from(vec![None, None])) as ArrayRef)]));
+    assert_eq!(e.unwrap_err().to_string(), "column `id`, row 0: null in a required field");
+    let e = encode(
+        &req,
+        "e.Req",
+        &batch(vec![
+            ("id", Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+            ("name", Arc::new(StringArray::from(vec![None::<&str>]))),
+            ("a", Arc::new(Int64Array::from(vec![4]))),
+            ("b", Arc::new(StringArray::from(vec!["z"]))),
+        ]),
+    );
+    assert!(matches!(e, Err(EncodeError::OneofConflict { row: 0, .. })), "{e:?}");
+}
+
 /// Enums as names (a dictionary, or plain text) and as numbers give the same messages.
 #[test]
 fn enums_encode_from_names_and_numbers() {
