@@ -195,13 +195,33 @@ pub fn write_varint(out: &mut Vec<u8>, v: u64) {
     }
 }
 
-/// [`write_varint`] of three bytes or more.
+/// [`write_varint`] of three bytes or more: up to eight as one word ([`varint_bytes`]).
 fn write_long_varint(out: &mut Vec<u8>, mut v: u64) {
+    if v < 1 << 56 {
+        // Eight bytes stored at once, then the ones past the varint dropped again: one
+        // capacity check and one store, where a byte at a time is one of each per byte.
+        let len = varint_len(v);
+        out.extend_from_slice(&varint_bytes(v, len).to_le_bytes());
+        out.truncate(out.len() - (8 - len));
+        return;
+    }
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+/// The varint of `v < 2^56`, `len` (its [`varint_len`]) bytes long, as the low bytes of a
+/// little-endian word: each 7-bit group spread to a byte of its own (the inverse of
+/// [`pack_groups`]), then the continuation bit set on every byte but the last.
+#[inline(always)]
+fn varint_bytes(v: u64, len: usize) -> u64 {
+    debug_assert!(v < 1 << 56 && (1..=8).contains(&len));
+    let x = (v & 0x0000_0000_0fff_ffff) | ((v & 0x00ff_ffff_f000_0000) << 4);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x0fff_c000_0fff_c000) << 2);
+    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x3f80_3f80_3f80_3f80) << 1);
+    x | (0x8080_8080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1))
 }
 
 /// Reserves a one-byte length prefix for a length-delimited body written next; returns
@@ -305,7 +325,7 @@ pub fn skip_value(
 
 #[cfg(test)]
 mod tests {
-    use super::{read_tag, read_varint, varint_word, write_varint, MAX_FIELD_NUMBER};
+    use super::{read_tag, read_varint, varint_len, varint_word, write_varint, MAX_FIELD_NUMBER};
     use crate::{DecodeError, DecodeErrorKind};
 
     /// A tag read the plain way: the varint, then the checks.
@@ -400,6 +420,33 @@ mod tests {
         for _ in 0..2000 {
             let buf: Vec<u8> = (0..24).map(|_| next() as u8 | if next() % 3 == 0 { 0 } else { 0x80 }).collect();
             check(&buf);
+        }
+    }
+
+    /// `write_varint` writes each value as the byte loop does (every bit length, both
+    /// ends of each, so every path: one, two, up to eight bytes as a word, nine and ten),
+    /// after whatever the buffer held.
+    #[test]
+    fn write_varint_writes_the_canonical_bytes() {
+        let byte_loop = |mut v: u64| {
+            let mut out = Vec::new();
+            while v >= 0x80 {
+                out.push((v as u8) | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+            out
+        };
+        for bits in 0..=64u32 {
+            let top = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            for v in [top, top >> 1, (top >> 1) + 1, top & 0x5555_5555_5555_5555, top & 0xaaaa_aaaa_aaaa_aaaa] {
+                let mut out = vec![0xee; bits as usize % 5];
+                let before = out.len();
+                write_varint(&mut out, v);
+                assert_eq!(&out[before..], byte_loop(v).as_slice(), "{v:#x}");
+                assert_eq!(out.len() - before, varint_len(v), "{v:#x}");
+                assert_eq!(read_varint(&out, before), Ok((v, out.len())), "{v:#x}");
+            }
         }
     }
 }

@@ -1363,14 +1363,31 @@ impl Ints {
             at: Site,
             out: &mut Vec<u8>,
         ) -> Result<(), EncodeError> {
-            for &v in values {
-                let v: i128 = v.into();
-                if !int.holds(v) {
-                    return Err(out_of_range(at, v, int));
+            // The kind matched once: each arm's loop is its own, knowing how a value is
+            // checked and written.
+            let refused = match int {
+                IntKind::Int32 => varints(values, out, |v| i32::try_from(v).ok().map(|x| x as i64 as u64)),
+                IntKind::Int64 => varints(values, out, |v| i64::try_from(v).ok().map(|x| x as u64)),
+                IntKind::Uint32 => varints(values, out, |v| u32::try_from(v).ok().map(u64::from)),
+                IntKind::Uint64 => varints(values, out, |v| u64::try_from(v).ok()),
+                IntKind::Sint32 => {
+                    varints(values, out, |v| i32::try_from(v).ok().map(|x| u64::from(zigzag_encode32(x))))
                 }
-                int.write(v, out);
+                IntKind::Sint64 => varints(values, out, |v| i64::try_from(v).ok().map(zigzag_encode64)),
+                IntKind::Fixed32 | IntKind::Fixed64 | IntKind::Sfixed32 | IntKind::Sfixed64 => {
+                    values.iter().map(|&v| v.into()).find(|&v| {
+                        let refused = !int.holds(v);
+                        if !refused {
+                            int.write(v, out);
+                        }
+                        refused
+                    })
+                }
+            };
+            match refused {
+                Some(v) => Err(out_of_range(at, v, int)),
+                None => Ok(()),
             }
-            Ok(())
         }
         match self {
             Ints::I8(v) => run(&v[items], int, at, out),
@@ -1411,6 +1428,21 @@ impl Ints {
             Ints::U64(v) => v[i].into(),
         }
     }
+}
+
+/// Appends the varint of `wire(v)` for each value of a packed run; the first value `wire`
+/// refuses (out of the field's range), if any, stops it.
+#[inline(always)]
+fn varints<T: Copy + Into<i128>>(values: &[T], out: &mut Vec<u8>, wire: impl Fn(i128) -> Option<u64>) -> Option<i128> {
+    out.reserve(values.len());
+    for &v in values {
+        let v = v.into();
+        match wire(v) {
+            Some(w) => write_varint(out, w),
+            None => return Some(v),
+        }
+    }
+    None
 }
 
 /// A float column.
