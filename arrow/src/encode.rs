@@ -649,6 +649,7 @@ impl MessagePlan {
         for f in &self.fields {
             sum ^= match &f.shape {
                 Shape::Int { ints, .. } => ints.touch(rows.clone()),
+                Shape::Varint { values, .. } => values.touch(rows.clone()),
                 Shape::F64 { floats, .. } => touch(&floats[rows.clone()], |x| x.to_bits()),
                 Shape::F32 { floats, .. } => touch(&floats[rows.clone()], |x| x.to_bits() as u64),
                 Shape::Bytes { texts: Texts::Utf8(a), .. } => {
@@ -708,6 +709,11 @@ struct FieldPlan {
 /// dispatched once (not on its shape and then on its value); `implicit`: a singular field
 /// without presence, written only when not the default.
 enum Shape {
+    /// A varint field whose column has the field's own width and signedness.
+    Varint {
+        values: VarintValues,
+        implicit: bool,
+    },
     Int {
         ints: Ints,
         int: IntKind,
@@ -759,7 +765,10 @@ impl Shape {
     /// A singular field reading `value`.
     fn one(value: Value, implicit: bool) -> Shape {
         match value {
-            Value::Int { ints, int } => Shape::Int { ints, int, implicit },
+            Value::Int { ints, int } => match VarintValues::of(&ints, int) {
+                Some(values) => Shape::Varint { values, implicit },
+                None => Shape::Int { ints, int, implicit },
+            },
             Value::Bool(b) => Shape::Bool { values: b.values().clone(), implicit },
             Value::Float { floats: Floats::F64(floats), double: true } => Shape::F64 { floats, implicit },
             Value::Float { floats: Floats::F32(floats), double: false } => Shape::F32 { floats, implicit },
@@ -796,6 +805,7 @@ impl FieldPlan {
         }
         match &self.shape {
             Shape::Int { ints, implicit: true, .. } => ints.all_zero(),
+            Shape::Varint { values, implicit: true } => values.all_zero(),
             Shape::Bool { values, implicit: true } => values.count_set_bits() == 0,
             Shape::F64 { floats, implicit: true } => floats.iter().all(|x| x.to_bits() == 0),
             Shape::F32 { floats, implicit: true } => floats.iter().all(|x| x.to_bits() == 0),
@@ -826,6 +836,15 @@ impl FieldPlan {
         // The commonest fields, integers and text, read once: the value decides both
         // whether it is the default and what is written.
         match &self.shape {
+            Shape::Varint { values, implicit } => {
+                let w = values.wire(i);
+                if *implicit && w == 0 {
+                    return Ok(());
+                }
+                tag(out, self.number, VARINT);
+                write_varint(out, w);
+                Ok(())
+            }
             Shape::Int { ints, int, implicit } => {
                 let v = ints.get(i);
                 if *implicit && v == 0 {
@@ -1443,6 +1462,66 @@ fn varints<T: Copy + Into<i128>>(values: &[T], out: &mut Vec<u8>, wire: impl Fn(
         }
     }
     None
+}
+
+/// The column of a varint field in the field's own width and signedness (as the converter
+/// makes them): every value is in range, and how it is written is matched once per value,
+/// not again on the column's type and the field's kind.
+enum VarintValues {
+    Int32(arrow_buffer::ScalarBuffer<i32>),
+    Int64(arrow_buffer::ScalarBuffer<i64>),
+    Uint32(arrow_buffer::ScalarBuffer<u32>),
+    Uint64(arrow_buffer::ScalarBuffer<u64>),
+    Sint32(arrow_buffer::ScalarBuffer<i32>),
+    Sint64(arrow_buffer::ScalarBuffer<i64>),
+}
+
+impl VarintValues {
+    /// `ints` as the column of an `int` field, if its type is the field's own.
+    fn of(ints: &Ints, int: IntKind) -> Option<VarintValues> {
+        Some(match (ints, int) {
+            (Ints::I32(v), IntKind::Int32) => VarintValues::Int32(v.clone()),
+            (Ints::I64(v), IntKind::Int64) => VarintValues::Int64(v.clone()),
+            (Ints::U32(v), IntKind::Uint32) => VarintValues::Uint32(v.clone()),
+            (Ints::U64(v), IntKind::Uint64) => VarintValues::Uint64(v.clone()),
+            (Ints::I32(v), IntKind::Sint32) => VarintValues::Sint32(v.clone()),
+            (Ints::I64(v), IntKind::Sint64) => VarintValues::Sint64(v.clone()),
+            _ => return None,
+        })
+    }
+
+    /// The varint of the value at `i` (0 exactly when the value is).
+    #[inline(always)]
+    fn wire(&self, i: usize) -> u64 {
+        match self {
+            // Negative int32s are sign-extended to ten bytes, as protobuf writes them.
+            VarintValues::Int32(v) => v[i] as i64 as u64,
+            VarintValues::Int64(v) => v[i] as u64,
+            VarintValues::Uint32(v) => u64::from(v[i]),
+            VarintValues::Uint64(v) => v[i],
+            VarintValues::Sint32(v) => u64::from(zigzag_encode32(v[i])),
+            VarintValues::Sint64(v) => zigzag_encode64(v[i]),
+        }
+    }
+
+    fn all_zero(&self) -> bool {
+        match self {
+            VarintValues::Int32(v) | VarintValues::Sint32(v) => v.iter().all(|&x| x == 0),
+            VarintValues::Int64(v) | VarintValues::Sint64(v) => v.iter().all(|&x| x == 0),
+            VarintValues::Uint32(v) => v.iter().all(|&x| x == 0),
+            VarintValues::Uint64(v) => v.iter().all(|&x| x == 0),
+        }
+    }
+
+    /// [`touch`] of the values at `rows`.
+    fn touch(&self, rows: Range<usize>) -> u64 {
+        match self {
+            VarintValues::Int32(v) | VarintValues::Sint32(v) => touch(&v[rows], |x| x as u64),
+            VarintValues::Int64(v) | VarintValues::Sint64(v) => touch(&v[rows], |x| x as u64),
+            VarintValues::Uint32(v) => touch(&v[rows], |x| x as u64),
+            VarintValues::Uint64(v) => touch(&v[rows], |x| x),
+        }
+    }
 }
 
 /// A float column.
