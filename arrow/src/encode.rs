@@ -775,6 +775,11 @@ impl Shape {
                 Some(values) => Shape::Varint { values, implicit },
                 None => Shape::Int { ints, int, implicit },
             },
+            // An open enum's numbers in an Int32 column: every one is written as it is,
+            // as an `int32` is.
+            Value::Enum { numbers: EnumNumbers::Numbers(Ints::I32(v)), closed: None, .. } => {
+                Shape::Varint { values: VarintValues::Int32(v), implicit }
+            }
             Value::Bool(b) => Shape::Bool { values: b.values().clone(), implicit },
             Value::Float { floats: Floats::F64(floats), double: true } => Shape::F64 { floats, implicit },
             Value::Float { floats: Floats::F32(floats), double: false } => Shape::F32 { floats, implicit },
