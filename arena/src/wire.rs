@@ -235,13 +235,19 @@ pub fn reserve_length(out: &mut Vec<u8>) -> usize {
 /// Writes the length of the body written since `mark` (from [`reserve_length`]) into its
 /// prefix, moving the body right when the length needs more than the byte reserved (bodies
 /// under 128 bytes, the common case, move nothing).
+#[inline]
 pub fn patch_length(out: &mut Vec<u8>, mark: usize) {
-    let body = mark + 1;
-    let len = out.len() - body;
+    let len = out.len() - (mark + 1);
     if len < 0x80 {
         out[mark] = len as u8;
-        return;
+    } else {
+        patch_long_length(out, mark, len);
     }
+}
+
+/// [`patch_length`] of a body of 128 bytes or more: moved right to make room for its length.
+fn patch_long_length(out: &mut Vec<u8>, mark: usize, len: usize) {
+    let body = mark + 1;
     let extra = varint_len(len as u64) - 1;
     out.resize(out.len() + extra, 0);
     out.copy_within(body..body + len, body + extra);
