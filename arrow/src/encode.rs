@@ -1242,6 +1242,14 @@ impl Value {
                 }
                 patch_length(out, mark);
             }
+            // Strings and bytes (map keys and values, list items) written here, not after a
+            // second dispatch in `write_raw`.
+            Value::Bytes(texts) => {
+                let b = texts.get(i);
+                tag(out, number, LEN);
+                write_varint(out, b.len() as u64);
+                out.extend_from_slice(b);
+            }
             scalar => {
                 let wire_type = match scalar {
                     Value::Int { int, .. } => int.wire_type(),
