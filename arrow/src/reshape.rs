@@ -526,7 +526,9 @@ fn take_list<O: OffsetSizeTrait>(
 
 /// `nulls` at `rows` (in range).
 fn take_nulls(nulls: &NullBuffer, rows: &UInt32Array) -> NullBuffer {
-    NullBuffer::new(BooleanBuffer::from_iter(rows.values().iter().map(|&r| nulls.is_valid(r as usize))))
+    // 64 rows a word, not a bit at a time through a builder.
+    let rows = rows.values();
+    NullBuffer::new(BooleanBuffer::collect_bool(rows.len(), |i| nulls.is_valid(rows[i] as usize)))
 }
 
 /// The offsets of a list's `rows` (in range: [`take_rows`] checks them) and the indices of
