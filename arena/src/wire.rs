@@ -196,15 +196,21 @@ pub fn write_varint(out: &mut Vec<u8>, v: u64) {
 }
 
 /// [`write_varint`] of three bytes or more: up to eight as one word ([`varint_bytes`]).
-fn write_long_varint(out: &mut Vec<u8>, mut v: u64) {
-    if v < 1 << 56 {
-        // Eight bytes stored at once, then the ones past the varint dropped again: one
-        // capacity check and one store, where a byte at a time is one of each per byte.
-        let len = varint_len(v);
-        out.extend_from_slice(&varint_bytes(v, len).to_le_bytes());
-        out.truncate(out.len() - (8 - len));
-        return;
+fn write_long_varint(out: &mut Vec<u8>, v: u64) {
+    if v >= 1 << 56 {
+        return write_longest_varint(out, v);
     }
+    // Eight bytes stored at once, then the ones past the varint dropped again: one capacity
+    // check and one store, where a byte at a time is one of each per byte.
+    let len = varint_len(v);
+    out.extend_from_slice(&varint_bytes(v, len).to_le_bytes());
+    out.truncate(out.len() - (8 - len));
+}
+
+/// [`write_varint`] of nine or ten bytes (negative `int32`s and `int64`s, the largest
+/// `uint64`s), apart so that the common lengths' path stays short.
+#[cold]
+fn write_longest_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -263,8 +269,10 @@ fn patch_long_length(out: &mut Vec<u8>, mark: usize, len: usize) {
 
 /// Encoded length of a varint.
 pub const fn varint_len(v: u64) -> usize {
-    let bits = 64 - (v | 1).leading_zeros() as usize;
-    bits.div_ceil(7)
+    // ceil(bits / 7) for bits = log2 + 1 in 1..=64, as a multiply and a shift (`log2` is
+    // the bit scan's own result): exact over that range.
+    let log2 = 63 - (v | 1).leading_zeros() as usize;
+    (log2 * 9 + 73) / 64
 }
 
 /// Skips the value of a field of `wire_type` whose tag ended at `pos`, within `buf[..end]`.
