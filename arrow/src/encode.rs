@@ -161,9 +161,12 @@ impl Encoder {
                 std::hint::black_box(plan.message.touch(row..(row + BLOCK_ROWS).min(batch.num_rows())));
                 if row == BLOCK_ROWS {
                     // The rest of the batch at the first block's bytes per row (an eighth
-                    // spare): a copy or two as the messages grow, not one per doubling.
-                    let rest = values.len() / BLOCK_ROWS * (batch.num_rows() - row);
-                    values.reserve(rest + rest / 8);
+                    // spare): a copy or two as the messages grow, not one per doubling. A
+                    // hint only: never past what the offsets can address (more is an error
+                    // anyway), and a reservation the allocator refuses is let go.
+                    let rest = (values.len() / BLOCK_ROWS).saturating_mul(batch.num_rows() - row);
+                    let room = (i32::MAX as usize).saturating_sub(values.len());
+                    let _ = values.try_reserve(rest.saturating_add(rest / 8).min(room));
                 }
             }
             plan.write_record(row, &mut values)?;
