@@ -1416,13 +1416,14 @@ impl Ints {
                 }
                 IntKind::Sint64 => varints(values, out, |v| i64::try_from(v).ok().map(zigzag_encode64)),
                 IntKind::Fixed32 | IntKind::Fixed64 | IntKind::Sfixed32 | IntKind::Sfixed64 => {
-                    values.iter().map(|&v| v.into()).find(|&v| {
-                        let refused = !int.holds(v);
-                        if !refused {
-                            int.write(v, out);
+                    for &v in values {
+                        let v: i128 = v.into();
+                        if !int.holds(v) {
+                            return Err(out_of_range(at, v, int));
                         }
-                        refused
-                    })
+                        int.write(v, out);
+                    }
+                    None
                 }
             };
             match refused {
