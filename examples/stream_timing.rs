@@ -14,7 +14,9 @@
 //! - `prost`: prost's generated code (`decode` into fresh structs), then a walk of them.
 //!
 //! Prints `MB/s checksum` (10^6 bytes per second, the median over batches calibrated to
-//! ~50 ms, run for `--seconds`); `--seconds 0` prints `0 checksum` after one pass.
+//! ~50 ms, run for `--seconds`); `--seconds 0` prints `0 checksum` after one pass, and
+//! `--passes N` makes it N passes (for callgrind: instructions per call are the difference of
+//! two pass counts divided by theirs).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -24,14 +26,14 @@ use protojit_bench_support::stream_sum::{prost_sum, tree_sum, Kind, StreamSum};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: stream_timing --arm stream|tree|tree_interp|prost --kind osm|osm_header|mvt [--corpus DIR] [--seconds S] FILE"
+        "usage: stream_timing --arm stream|tree|tree_interp|prost --kind osm|osm_header|mvt [--corpus DIR] [--seconds S] [--passes N] FILE"
     );
     std::process::exit(2)
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut arm, mut kind, mut file, mut seconds) = (None, None, None, 0.25f64);
+    let (mut arm, mut kind, mut file, mut seconds, mut passes) = (None, None, None, 0.25f64, 1u64);
     let mut corpus = protojit_bench_support::shared_corpus();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -39,6 +41,7 @@ fn main() {
             "--kind" => kind = Some(args.next().as_deref().and_then(Kind::from_arg).unwrap_or_else(|| usage())),
             "--corpus" => corpus = args.next().map(PathBuf::from).unwrap_or_else(|| usage()),
             "--seconds" => seconds = args.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage()),
+            "--passes" => passes = args.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage()),
             _ => file = Some(PathBuf::from(a)),
         }
     }
@@ -79,6 +82,9 @@ fn main() {
         _ => usage(),
     };
     let sum = run();
+    for _ in 1..passes {
+        black_box(run());
+    }
     if seconds <= 0.0 {
         println!("0 {sum}");
         return;
