@@ -33,6 +33,11 @@ pub(crate) struct Planned {
     /// The message and group fields without columns (cut at `max_recursion`, or
     /// extensions), whose spans the tree's check reads.
     unread: Vec<Unread>,
+    /// By plan message: whether its columns (or those of a message under it in the same
+    /// row space) read strings or bytes from the records, so that moving a chunk needs
+    /// each of its rows' record. A list of messages without any (a tile's features, a
+    /// batch's samples) is moved without listing them.
+    needs_rows: Vec<bool>,
 }
 
 /// A message or group field without a column.
@@ -119,7 +124,16 @@ impl Planned {
             return Err(format!("messages {deepest} deep in the columns exceed the depth limit ({max_depth})"));
         }
         plan.check(layouts).map_err(|e| e.to_string())?;
-        Ok(Planned { plan, first, maps, unread })
+        // A message comes after the field naming it: from the last, its children are known.
+        let mut needs_rows = vec![false; plan.messages.len()];
+        for i in (0..plan.messages.len()).rev() {
+            needs_rows[i] = plan.messages[i].fields.iter().any(|f| match f.cell {
+                PlanCell::Bytes | PlanCell::BytesList => true,
+                PlanCell::Message(j) => needs_rows.get(j).copied().unwrap_or(true),
+                _ => false,
+            });
+        }
+        Ok(Planned { plan, first, maps, unread, needs_rows })
     }
 
     /// The plan the appenders are compiled from.
@@ -171,16 +185,19 @@ impl Compiled<'_> {
     /// Moves the rows of `cols` (records `records`, in order) into the builders under `root`.
     pub(crate) fn flush(&self, root: &mut StructCol, cols: &ChunkColumns, records: &[&[u8]], cx: &mut RowCx) {
         debug_assert_eq!(cols.rows(), records.len());
-        self.flush_struct(root, 0, cols, records, records, cx);
+        self.flush_struct(root, 0, cols, records.len(), records, records, cx);
     }
 
-    /// Moves the rows of plan message `i` (its space's rows, each in the record `rows`
-    /// says; `records` are the chunk's) into the builders under `s`.
+    /// Moves the `n` rows of plan message `i` (its space's rows, each in the record `rows`
+    /// says when it [needs them](Planned::needs_rows), else `rows` is empty; `records` are
+    /// the chunk's) into the builders under `s`.
+    #[allow(clippy::too_many_arguments)]
     fn flush_struct(
         &self,
         s: &mut StructCol,
         i: usize,
         cols: &ChunkColumns,
+        n: usize,
         rows: &[&[u8]],
         records: &[&[u8]],
         cx: &mut RowCx,
@@ -194,14 +211,14 @@ impl Compiled<'_> {
                     if let Some(nulls) = &mut child.nulls {
                         append_validity(nulls, cols.valid(col));
                     }
-                    self.flush_struct(child, j, cols, rows, records, cx);
+                    self.flush_struct(child, j, cols, n, rows, records, cx);
                 }
                 (PlanCell::Message(j), Cell::Time(t)) => self.flush_time(t, j, cols, Some(cols.valid(col)), cx),
                 (PlanCell::Message(j), Cell::Wrapper(v, _)) => {
                     self.flush_wrapper(v, j, cols, Some(cols.valid(col)), rows, cx)
                 }
                 (PlanCell::Message(_), Cell::Marker(v)) => {
-                    v.extend_cells(&vec![1; rows.len()], Some(cols.valid(col)));
+                    v.extend_cells(&vec![1; n], Some(cols.valid(col)));
                 }
                 (cell @ (PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_)), Cell::List(l)) => {
                     let base = *l.offsets.last().expect("offsets start with 0");
@@ -214,15 +231,15 @@ impl Compiled<'_> {
                             items.extend_item_spans(cols.items(col), &ends, rows, cx)
                         }
                         (PlanCell::Messages(j), Cell::Struct(child)) => {
-                            let element_rows = self.element_rows(j, cols, records);
+                            let (n, element_rows) = self.element_rows(j, cols, records);
                             if let Some(nulls) = &mut child.nulls {
-                                nulls.append_n_non_nulls(element_rows.len());
+                                nulls.append_n_non_nulls(n);
                             }
-                            self.flush_struct(child, j, cols, &element_rows, records, cx);
+                            self.flush_struct(child, j, cols, n, &element_rows, records, cx);
                         }
                         (PlanCell::Messages(j), Cell::Time(t)) => self.flush_time(t, j, cols, None, cx),
                         (PlanCell::Messages(j), Cell::Wrapper(v, _)) => {
-                            let element_rows = self.element_rows(j, cols, records);
+                            let (_, element_rows) = self.element_rows(j, cols, records);
                             self.flush_wrapper(v, j, cols, None, &element_rows, cx)
                         }
                         _ => unreachable!("the plan was made from these columns"),
@@ -231,38 +248,36 @@ impl Compiled<'_> {
                 (PlanCell::Messages(j), Cell::Map(m)) => {
                     let base = *m.offsets.last().expect("offsets start with 0");
                     m.offsets.extend(cols.ends(col).iter().map(|&e| base + e as i32));
-                    let element_rows = self.element_rows(j, cols, records);
+                    let (n, element_rows) = self.element_rows(j, cols, records);
                     let [key, value] = &self.planned.plan.messages[j].fields[..] else {
                         unreachable!("a map entry's plan is its key and value")
                     };
                     let first = self.planned.first[j];
                     extend(&mut m.key, key.cell, first, cols, &element_rows, cx);
                     // Every entry has its value (the default where the wire has none).
-                    let present = vec![1u8; element_rows.len()];
+                    let present = vec![1u8; n];
                     match (value.cell, &mut m.value) {
                         (PlanCell::Number | PlanCell::Bytes, Cell::Values(values)) => {
                             extend(values, value.cell, first + 1, cols, &element_rows, cx)
                         }
                         (PlanCell::Message(k), Cell::Struct(child)) => {
                             if let Some(nulls) = &mut child.nulls {
-                                nulls.append_n_non_nulls(element_rows.len());
+                                nulls.append_n_non_nulls(n);
                             }
-                            self.flush_struct(child, k, cols, &element_rows, records, cx);
+                            self.flush_struct(child, k, cols, n, &element_rows, records, cx);
                         }
                         (PlanCell::Message(k), Cell::Time(t)) => self.flush_time(t, k, cols, None, cx),
                         (PlanCell::Message(k), Cell::Wrapper(v, _)) => {
                             self.flush_wrapper(v, k, cols, None, &element_rows, cx)
                         }
-                        (PlanCell::Message(_), Cell::Marker(v)) => {
-                            v.extend_cells(&vec![1; element_rows.len()], Some(&present))
-                        }
+                        (PlanCell::Message(_), Cell::Marker(v)) => v.extend_cells(&vec![1; n], Some(&present)),
                         _ => unreachable!("planned by `add_entry`"),
                     }
                 }
                 _ => unreachable!("the plan was made from these columns"),
             }
         }
-        s.len += rows.len();
+        s.len += n;
     }
 
     /// Appends plan message `j`'s rows (a Timestamp's or Duration's seconds and nanos) to
@@ -308,17 +323,23 @@ impl Compiled<'_> {
         }
     }
 
-    /// The rows of plan message `j` (under a list of messages or a map: a space of its own),
-    /// each with the record it lies in (of `records`, the chunk's).
-    fn element_rows<'r>(&self, j: usize, cols: &ChunkColumns, records: &[&'r [u8]]) -> Vec<&'r [u8]> {
+    /// How many rows plan message `j` (under a list of messages or a map: a space of its
+    /// own) has in the chunk, and, when it [needs them](Planned::needs_rows), the record
+    /// each lies in (of `records`, the chunk's); else none.
+    fn element_rows<'r>(&self, j: usize, cols: &ChunkColumns, records: &[&'r [u8]]) -> (usize, Vec<&'r [u8]>) {
         let bounds = cols.record_bounds(self.planned.first[j]).unwrap_or(&[]);
+        let n = bounds.last().copied().unwrap_or(0) as usize;
+        if !self.planned.needs_rows[j] {
+            return (n, Vec::new());
+        }
         let mut from = 0;
-        let mut rows = Vec::with_capacity(bounds.last().copied().unwrap_or(0) as usize);
+        let mut rows = Vec::with_capacity(n);
         for (record, &end) in records.iter().zip(bounds) {
             rows.extend(std::iter::repeat_n(*record, end as usize - from));
             from = end as usize;
         }
-        rows
+        debug_assert_eq!(rows.len(), n, "a space's bounds end at its rows");
+        (n, rows)
     }
 }
 
