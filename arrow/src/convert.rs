@@ -19,7 +19,7 @@ use crate::compiled::{Compiled, Planned};
 use crate::direct::DirectCx;
 use crate::error::{AppendError, ConvertError, RecordError};
 use crate::framing::{Framing, FramingCheck};
-use crate::gather::CHUNK_RECORDS;
+use crate::gather::{CHUNK_INPUT, CHUNK_RECORDS};
 use crate::options::{ArrowOptions, ConvertPath, StringColumns};
 use crate::reshape::Reshape;
 use crate::schema::Mapper;
@@ -742,10 +742,10 @@ impl BatchBuilder<'_> {
         }
     }
 
-    /// Decodes up to [`CHUNK_RECORDS`] records of `records` into the arena (fewer once the
-    /// batch holds `full_at` bytes of input), then appends them column by column; whether
-    /// `records` may hold more. A record that fails is taken and not appended; those
-    /// before it are.
+    /// Decodes up to [`CHUNK_RECORDS`] records of `records` into the arena (fewer once they
+    /// hold [`CHUNK_INPUT`] bytes, or the batch `full_at`), then appends them column by
+    /// column; whether `records` may hold more. A record that fails is taken and not
+    /// appended; those before it are.
     fn push_chunk<'r>(
         &mut self,
         records: &mut impl Iterator<Item = &'r [u8]>,
@@ -755,7 +755,8 @@ impl BatchBuilder<'_> {
         self.arena.reset();
         let mut rows = Vec::with_capacity(records.size_hint().0.clamp(1, CHUNK_RECORDS));
         let mut outcome = Ok(true);
-        while rows.len() < CHUNK_RECORDS && self.intake.bytes < full_at {
+        let chunk_at = full_at.min(self.intake.bytes.saturating_add(CHUNK_INPUT));
+        while rows.len() < CHUNK_RECORDS && self.intake.bytes < chunk_at {
             let Some(r) = records.next() else {
                 outcome = Ok(false);
                 break;
@@ -796,9 +797,9 @@ impl BatchBuilder<'_> {
     }
 
     /// Reads up to [`CHUNK_RECORDS`] records of `records` into the compiled appender's
-    /// buffers (fewer once the batch holds `full_at` bytes of input), then moves them into
-    /// the columns; whether `records` may hold more. A record the code declines goes
-    /// through the tree, after the rows before it (counted in
+    /// buffers (fewer once they hold [`CHUNK_INPUT`] bytes, or the batch `full_at`), then
+    /// moves them into the columns; whether `records` may hold more. A record the code
+    /// declines goes through the tree, after the rows before it (counted in
     /// [`BatchStats::tree_records`]); one that fails there is taken and not appended.
     fn push_compiled<'r>(
         &mut self,
@@ -809,7 +810,8 @@ impl BatchBuilder<'_> {
         let mut cols = self.chunk.take().unwrap_or_else(|| compiled.appender.columns(CHUNK_RECORDS));
         let mut taken: Vec<&[u8]> = Vec::with_capacity(cols.capacity());
         let mut outcome = Ok(true);
-        while !cols.is_full() && self.intake.bytes < full_at {
+        let chunk_at = full_at.min(self.intake.bytes.saturating_add(CHUNK_INPUT));
+        while !cols.is_full() && self.intake.bytes < chunk_at {
             let Some(r) = records.next() else {
                 outcome = Ok(false);
                 break;
