@@ -220,13 +220,17 @@ impl Compiled<'_> {
                 (PlanCell::Message(_), Cell::Marker(v)) => {
                     v.extend_cells(&vec![1; n], Some(cols.valid(col)));
                 }
-                (cell @ (PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_)), Cell::List(l)) => {
+                (
+                    cell @ (PlanCell::List | PlanCell::List32 | PlanCell::BytesList | PlanCell::Messages(_)),
+                    Cell::List(l),
+                ) => {
                     let base = *l.offsets.last().expect("offsets start with 0");
                     let ends = cols.ends(col);
                     // A batch's items are bounded by its input (`MAX_BATCH_INPUT`), so they fit.
                     l.offsets.extend(ends.iter().map(|&e| base + e as i32));
                     match (cell, &mut l.item) {
                         (PlanCell::List, Cell::Values(items)) => items.extend_cells(cols.items(col), None),
+                        (PlanCell::List32, Cell::Values(items)) => items.extend_items32(cols.items32(col)),
                         (PlanCell::BytesList, Cell::Values(items)) => {
                             items.extend_item_spans(cols.items(col), &ends, rows, cx)
                         }
@@ -429,6 +433,9 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
             Cell::List(l) => match &l.item {
                 Cell::Values(v) if !v.is_nullable() => match v.data {
                     Data::Text { .. } | Data::View(_) => PlanCell::BytesList,
+                    // Items of 4 bytes where the column takes 32 bits (as every 32-bit
+                    // number's and enum's does).
+                    Data::I32(_) | Data::U32(_) | Data::F32(_) | Data::Enum(..) => PlanCell::list_of(slot.kind),
                     _ => PlanCell::List,
                 },
                 Cell::Struct(child) => PlanCell::Messages(add(layouts, LayoutIndex::new(slot.child), child, plan)?),
@@ -597,6 +604,18 @@ impl Values {
                 }
             }
             None => self.extend_masked(cells.iter().copied()),
+        }
+    }
+
+    /// Appends the items of a list of 32-bit numbers or enums ([`PlanCell::List32`]: a
+    /// cell's low 32 bits) as this column's type, which takes 32 bits.
+    pub(crate) fn extend_items32(&mut self, items: &[u32]) {
+        match &mut self.data {
+            Data::I32(v) => v.extend(items.iter().map(|&c| c as i32)),
+            Data::U32(v) => v.extend_from_slice(items),
+            Data::F32(v) => v.extend(items.iter().map(|&c| f32::from_bits(c))),
+            Data::Enum(keys, dict) => keys.extend(items.iter().map(|&c| dict.key(c as i32))),
+            _ => unreachable!("a list of 32-bit items is planned for a 32-bit column only"),
         }
     }
 

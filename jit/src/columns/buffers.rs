@@ -12,7 +12,8 @@ use super::plan::{ColKind, Shape};
 struct ColPtrs {
     values: *mut u64,
     valid: *mut u8,
-    items: *mut u64,
+    /// 8-byte items, or 4-byte ones ([`ColKind::Items32`]).
+    items: *mut u8,
     items_len: u64,
 }
 pub(super) const VALUES: i32 = std::mem::offset_of!(ColPtrs, values) as i32;
@@ -202,8 +203,22 @@ struct ChunkColumn {
     valid: Vec<u8>,
     /// Lists of numbers, strings and bytes: the items of every row so far.
     items: Vec<u64>,
+    /// Lists of 32-bit numbers and enums ([`ColKind::Items32`]): their items, instead.
+    items32: Vec<u32>,
+    /// Whether its items are `items32`.
+    narrow: bool,
     /// The row space it lies in.
     space: usize,
+}
+
+impl ChunkColumn {
+    fn items_len(&self) -> usize {
+        if self.narrow {
+            self.items32.len()
+        } else {
+            self.items.len()
+        }
+    }
 }
 
 // SAFETY: the raw pointers in `ptrs` point into `cols`' own buffers, which move with them.
@@ -275,10 +290,19 @@ impl ChunkColumns {
         &self.cols[col].valid[..self.space_rows(col)]
     }
 
-    /// A list column's items (lists of numbers, strings, bytes), all rows'.
+    /// A list column's items (lists of numbers, strings, bytes), all rows'; none for one
+    /// of [`PlanCell::List32`](super::PlanCell::List32) (its items are
+    /// [`items32`](Self::items32)).
     #[inline]
     pub fn items(&self, col: usize) -> &[u64] {
         &self.cols[col].items
+    }
+
+    /// A [`PlanCell::List32`](super::PlanCell::List32) column's items, all rows'; none for
+    /// another.
+    #[inline]
+    pub fn items32(&self, col: usize) -> &[u32] {
+        &self.cols[col].items32
     }
 
     /// A list column's item ends, one per row of its space: row `r`'s items (or, for a
@@ -309,7 +333,8 @@ impl ChunkColumns {
     #[inline]
     pub fn last_items(&self, col: usize) -> std::ops::Range<usize> {
         let from = self.item_cols.iter().position(|&c| c == col).map_or(0, |i| self.before.items[i]);
-        from.min(self.cols[col].items.len())..self.cols[col].items.len()
+        let len = self.cols[col].items_len();
+        from.min(len)..len
     }
 
     /// Undoes the last record appended (at most once after it). Panics if there is none.
@@ -324,6 +349,7 @@ impl ChunkColumns {
         }
         for (i, &c) in self.item_cols.iter().enumerate() {
             self.cols[c].items.truncate(self.before.items[i]);
+            self.cols[c].items32.truncate(self.before.items[i]);
         }
     }
 
@@ -353,6 +379,7 @@ impl ChunkColumns {
         }
         for c in &mut self.cols {
             c.items.clear();
+            c.items32.clear();
         }
         self.rows = 0;
         self.before.undoable = false;
@@ -361,11 +388,13 @@ impl ChunkColumns {
     /// Buffers for `capacity` records of the columns of `shape`, for appender `id` (the
     /// spaces of lists of messages start as large and grow as needed).
     pub(super) fn new(id: u64, shape: &Shape, capacity: usize) -> ChunkColumns {
-        let mut cols: Vec<ChunkColumn> = (shape.space_of_col.iter())
-            .map(|&space| ChunkColumn {
+        let mut cols: Vec<ChunkColumn> = (shape.space_of_col.iter().zip(&shape.kinds))
+            .map(|(&space, &kind)| ChunkColumn {
                 values: vec![0; capacity],
                 valid: vec![0; capacity],
                 items: Vec::new(),
+                items32: Vec::new(),
+                narrow: kind == ColKind::Items32,
                 space: space as usize,
             })
             .collect();
@@ -373,12 +402,14 @@ impl ChunkColumns {
             .map(|c| ColPtrs {
                 values: c.values.as_mut_ptr(),
                 valid: c.valid.as_mut_ptr(),
-                items: c.items.as_mut_ptr(),
+                items: c.items.as_mut_ptr().cast(),
                 items_len: 0,
             })
             .collect();
-        let item_cols: Vec<usize> =
-            (shape.kinds.iter().enumerate()).filter(|(_, &k)| k == ColKind::Items).map(|(i, _)| i).collect();
+        let item_cols: Vec<usize> = (shape.kinds.iter().enumerate())
+            .filter(|(_, &k)| matches!(k, ColKind::Items | ColKind::Items32))
+            .map(|(i, _)| i)
+            .collect();
         let mut space_cols = vec![Vec::new(); shape.spaces];
         for (c, &s) in shape.space_of_col.iter().enumerate() {
             space_cols[s as usize].push(c);
@@ -404,10 +435,15 @@ impl ChunkColumns {
             let (c, p) = (&mut self.cols[l], &mut self.ptrs[l]);
             // Every item takes at least one byte of the record: the code never grows a
             // list's items.
-            c.items.reserve(record.len());
-            p.items = c.items.as_mut_ptr();
-            p.items_len = c.items.len() as u64;
-            self.before.items[i] = c.items.len();
+            if c.narrow {
+                c.items32.reserve(record.len());
+                p.items = c.items32.as_mut_ptr().cast();
+            } else {
+                c.items.reserve(record.len());
+                p.items = c.items.as_mut_ptr().cast();
+            }
+            p.items_len = c.items_len() as u64;
+            self.before.items[i] = c.items_len();
         }
         for (s, rows) in self.spaces.iter().enumerate() {
             self.before.rows[s] = rows.rows;
@@ -432,9 +468,15 @@ impl ChunkColumns {
         if ok {
             for &l in &self.item_cols {
                 let (c, p) = (&mut self.cols[l], &self.ptrs[l]);
-                // SAFETY: the code wrote items `len..items_len`, within the capacity
-                // reserved above.
-                unsafe { c.items.set_len(p.items_len as usize) };
+                // SAFETY: the code wrote items `len..items_len` (of the column's width),
+                // within the capacity reserved above.
+                unsafe {
+                    if c.narrow {
+                        c.items32.set_len(p.items_len as usize)
+                    } else {
+                        c.items.set_len(p.items_len as usize)
+                    }
+                };
             }
             for s in 1..self.spaces.len() {
                 self.bounds[s].push(self.spaces[s].rows as u32);

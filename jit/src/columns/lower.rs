@@ -180,7 +180,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
             let single = self.b.create_block();
             self.b.append_block_param(single, self.ptr);
             self.tags.push((slot.tag(), single, Target::Field(k, false)));
-            if f.cell == PlanCell::List && slot.kind.is_packable() {
+            if matches!(f.cell, PlanCell::List | PlanCell::List32) && slot.kind.is_packable() {
                 let packed = self.b.create_block();
                 self.b.append_block_param(packed, self.ptr);
                 self.tags.push((slot.number << 3 | 2, packed, Target::Field(k, true)));
@@ -250,7 +250,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
     fn end_cells(&mut self) {
         for (k, f) in self.msg.fields.iter().enumerate() {
             let end = match f.cell {
-                PlanCell::List | PlanCell::BytesList | PlanCell::Spans => {
+                PlanCell::List | PlanCell::List32 | PlanCell::BytesList | PlanCell::Spans => {
                     let col = self.col(k);
                     self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN)
                 }
@@ -370,7 +370,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         let own = self.tags.iter().filter(|t| matches!(t.2, Target::Field(j, _) if j == k));
         if matches!(
             self.msg.fields[k].cell,
-            PlanCell::List | PlanCell::BytesList | PlanCell::Messages(_) | PlanCell::Spans
+            PlanCell::List | PlanCell::List32 | PlanCell::BytesList | PlanCell::Messages(_) | PlanCell::Spans
         ) {
             // The same list again: its unpacked tag (a packed run is usually whole).
             expected.extend(own.filter(|t| !t.2.packed()).map(|t| (t.0, t.1)));
@@ -499,12 +499,12 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 self.push(k, cell);
                 stop
             }
-            PlanCell::List if !packed => {
+            PlanCell::List | PlanCell::List32 if !packed => {
                 let (v, next) = self.number(kind, k, q, self.end, false);
                 self.push(k, v);
                 next
             }
-            PlanCell::List => {
+            PlanCell::List | PlanCell::List32 => {
                 // A packed run: the items' address and count in registers for the run,
                 // the count stored back once at its end.
                 let (start, stop) = self.read_length(q, self.end);
@@ -522,9 +522,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 self.b.ins().brif(over, after, &[], item, &[]);
                 self.b.switch_to_block(item);
                 let (v, next) = self.number(kind, k, p, stop, true);
-                let at = self.b.ins().ishl_imm_u(len, 3);
-                let cell = self.b.ins().iadd(items, at);
-                self.b.ins().store(buffers(), v, cell, 0);
+                self.store_item(f.cell, items, len, v);
                 let len1 = self.b.ins().iadd_imm_s(len, 1);
                 self.b.ins().jump(run, &[BlockArg::Value(next), BlockArg::Value(len1)]);
                 self.b.switch_to_block(after);
@@ -598,6 +596,21 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         self.b.ins().iadd_imm_s(cols, (first + k) as i64 * COL_SIZE)
     }
 
+    /// Writes item `len` of a list whose items are at `items`: 8 bytes, or its low 4 for a
+    /// [`PlanCell::List32`].
+    fn store_item(&mut self, cell: PlanCell, items: Value, len: Value, v: Value) {
+        if cell == PlanCell::List32 {
+            let at = self.b.ins().ishl_imm_u(len, 2);
+            let item = self.b.ins().iadd(items, at);
+            let v = self.b.ins().ireduce(types::I32, v);
+            self.b.ins().store(buffers(), v, item, 0);
+        } else {
+            let at = self.b.ins().ishl_imm_u(len, 3);
+            let item = self.b.ins().iadd(items, at);
+            self.b.ins().store(buffers(), v, item, 0);
+        }
+    }
+
     /// Writes cell `v` and the presence byte of field `k` at the row.
     fn put(&mut self, k: usize, v: Value) {
         let col = self.col(k);
@@ -620,9 +633,7 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         let col = self.col(k);
         let items = self.b.ins().load(self.ptr, buffers(), col, ITEMS);
         let len = self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
-        let at = self.b.ins().ishl_imm_u(len, 3);
-        let cell = self.b.ins().iadd(items, at);
-        self.b.ins().store(buffers(), v, cell, 0);
+        self.store_item(self.msg.fields[k].cell, items, len, v);
         let len = self.b.ins().iadd_imm_s(len, 1);
         self.b.ins().store(buffers(), len, col, ITEMS_LEN);
     }

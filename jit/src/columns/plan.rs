@@ -58,6 +58,11 @@ pub enum PlanCell {
     Message(usize),
     /// A repeated number, bool or enum: the items, as [`PlanCell::Number`]'s cells.
     List,
+    /// A repeated number of 32 bits or an enum (`int32`, `uint32`, `sint32`, `fixed32`,
+    /// `sfixed32`, `float`, `enum`): the items as [`PlanCell::List`]'s, 4 bytes each (a
+    /// cell's low 32 bits: all a 32-bit column takes), so that a long packed run writes
+    /// and is read back at half the bytes.
+    List32,
     /// A repeated string or bytes field: the items, as [`PlanCell::Bytes`]'s cells.
     BytesList,
     /// A repeated message, or a map (its entries, messages of a key and a value, in wire
@@ -92,6 +97,33 @@ pub enum PlanError {
 /// in proportion. (A plan's depth, the code's stack depth, is at most this too.)
 const MAX_PLAN_MESSAGES: usize = 256;
 
+impl PlanCell {
+    /// The cell of a repeated number, bool or enum field of `kind`:
+    /// [`PlanCell::List32`] where its items fit, else [`PlanCell::List`].
+    pub fn list_of(kind: FieldKind) -> PlanCell {
+        if is_32_bits(kind) {
+            PlanCell::List32
+        } else {
+            PlanCell::List
+        }
+    }
+}
+
+/// Whether a field of `kind` is a number of 32 bits or an enum (its items fit
+/// [`PlanCell::List32`]).
+fn is_32_bits(kind: FieldKind) -> bool {
+    matches!(
+        kind,
+        FieldKind::Int32
+            | FieldKind::Uint32
+            | FieldKind::Sint32
+            | FieldKind::Enum
+            | FieldKind::Fixed32
+            | FieldKind::Sfixed32
+            | FieldKind::Float
+    )
+}
+
 /// What a column holds besides its cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ColKind {
@@ -99,6 +131,8 @@ pub(super) enum ColKind {
     Cells,
     /// Items (a list of numbers, strings or bytes); its cells are its rows' item ends.
     Items,
+    /// Items of 4 bytes ([`PlanCell::List32`]); its cells as [`ColKind::Items`]'.
+    Items32,
     /// A list of messages: its cells are its rows' ends in the elements' space.
     Rows,
 }
@@ -178,6 +212,7 @@ pub(super) fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, 
                     slot.repetition == Repetition::Singular && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
                 }
                 PlanCell::List => slot.repetition == Repetition::Repeated && number,
+                PlanCell::List32 => slot.repetition == Repetition::Repeated && is_32_bits(slot.kind),
                 PlanCell::BytesList => {
                     slot.repetition == Repetition::Repeated && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
                 }
@@ -210,6 +245,7 @@ pub(super) fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, 
             }
             kinds.push(match f.cell {
                 PlanCell::List | PlanCell::BytesList | PlanCell::Spans => ColKind::Items,
+                PlanCell::List32 => ColKind::Items32,
                 PlanCell::Messages(_) => ColKind::Rows,
                 _ => ColKind::Cells,
             });
