@@ -26,11 +26,13 @@ pub(crate) const CHUNK_RECORDS: usize = 256;
 
 /// The input a chunk holds at most (it closes after the record that reaches it; a record
 /// may be larger): whole tiles or OSM blocks fill the compiled path's buffers with up to
-/// eight bytes per input byte, and the chunked path's arena with their trees, which must
-/// stay in cache too. Without it, 200 tiles (14.6 MB) went into one chunk: ~100 MB of
-/// cells, written once, page-faulted in and read back from memory; with 1 MiB chunks the
-/// CLI's Parquet export of them takes 15% less time (OSM ways blocks 10% less).
-pub(crate) const CHUNK_INPUT: usize = 1 << 20;
+/// eight bytes per input byte (the chunked path's arena with their trees), which a builder
+/// keeps and reuses. Without it 200 tiles (14.6 MB) went into one chunk: ~100 MB of cells,
+/// page-faulted in, written once and read back; with 4 MiB chunks the CLI's Parquet export
+/// of them takes 11% less time (60 OSM ways blocks 9% less). Not less: a batch split into
+/// chunks grows its columns chunk by chunk (a copy into fresh memory each time), which for
+/// 1 MiB chunks made three OSM blocks converted in-process 60% slower.
+pub(crate) const CHUNK_INPUT: usize = 4 << 20;
 
 /// A column reads messages of its own type only (the struct it belongs to).
 const SAME: &str = "a column reads messages of its own type";

@@ -231,9 +231,9 @@ fn corpus_payloads_read_directly_equal_the_tree() {
             let p = paths(&schema, type_name, &options);
             // Every public payload's type is read by the compiled appenders: no fallback.
             assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled, "{file}: {:?}", p.compiled.path_note());
-            // Three copies: the larger payloads (OSM blocks, tiles) span more than one chunk
-            // by their bytes (a chunk closes once it holds a MiB of input).
-            let handed = convert_all(&p, &[bytes.clone(), bytes.clone(), bytes.clone()], file);
+            // Eight copies: the larger payloads (OSM blocks, tiles) span more than one chunk
+            // by their bytes (a chunk closes once it holds 4 MiB of input).
+            let handed = convert_all(&p, &vec![bytes.clone(); 8], file);
             assert_eq!(handed, 0, "{file}: records handed to the tree");
             let mut k = p.compiled.builder();
             k.append(&bytes).unwrap();
