@@ -6,7 +6,7 @@
 //! cells become each column's values and validity in one pass per column, strings are
 //! copied from their records, and list offsets come from the items' ends.
 
-use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder};
 use protojit::DecodeOptions;
 use protojit_arena::stream::WireValue;
 use protojit_arena::stream::{check_fields, check_message};
@@ -575,14 +575,15 @@ impl Values {
             return;
         }
         if let Data::Bool(b) = &mut self.data {
-            // Eight rows a byte, 64 a word: not a bit at a time.
-            let bits = match valid {
-                Some(valid) => BooleanBuffer::collect_bool(cells.len(), |i| cells[i] != 0 && valid[i] != 0),
-                None => BooleanBuffer::collect_bool(cells.len(), |i| cells[i] != 0),
-            };
-            b.append_buffer(&bits);
+            // 64 rows a word; a chunk's field is mostly present in every row or in none.
+            let present = valid.map_or(Presence::All, presence);
+            match (present, valid) {
+                (Presence::None, _) => b.append_n(cells.len(), false),
+                (Presence::Mixed, Some(valid)) => b.append_buffer(&nonzero_bits(cells, Some(valid))),
+                _ => b.append_buffer(&nonzero_bits(cells, None)),
+            }
             if let (Some(n), Some(valid)) = (&mut self.nulls, valid) {
-                append_validity(n, valid);
+                append_presence(n, valid, present);
             }
             return;
         }
@@ -682,6 +683,35 @@ impl Values {
             }
         }
     }
+}
+
+/// One bit per cell, set where the cell is not 0 (and, with `valid`, its presence byte is
+/// not 0 either): a word per 64 cells, without bounds checks inside the word, so that the
+/// compiler vectorizes it (as `BooleanBuffer::collect_bool`'s closure per bit is not).
+fn nonzero_bits(cells: &[u64], valid: Option<&[u8]>) -> BooleanBuffer {
+    let word = |cells: &[u64], valid: Option<&[u8]>| {
+        let mut w = 0u64;
+        for (j, &c) in cells.iter().enumerate() {
+            w |= u64::from(c != 0) << j;
+        }
+        if let Some(valid) = valid {
+            let mut m = 0u64;
+            for (j, &b) in valid.iter().enumerate() {
+                m |= u64::from(b != 0) << j;
+            }
+            w &= m;
+        }
+        w
+    };
+    let mut words = Vec::with_capacity(cells.len().div_ceil(64));
+    match valid {
+        Some(valid) => {
+            let valid = &valid[..cells.len()];
+            words.extend(cells.chunks(64).zip(valid.chunks(64)).map(|(c, v)| word(c, Some(v))));
+        }
+        None => words.extend(cells.chunks(64).map(|c| word(c, None))),
+    }
+    BooleanBuffer::new(Buffer::from_vec(words), 0, cells.len())
 }
 
 /// Appends one validity bit per presence byte, a whole run at once where the chunk's
