@@ -66,6 +66,29 @@ fn every_thread_count_writes_the_same_bytes() {
     assert_eq!(ids(&read_parquet(&target)), (1..=n as i32).collect::<Vec<_>>());
 }
 
+/// Big records (300 KB each) make work items of a few records each (an item of Parquet
+/// output closes at 1 MiB of input): the file is the same whatever cuts the items (one
+/// record each with `--batch-size 1`, the byte limit, more threads), and holds every
+/// record in order.
+#[test]
+fn parquet_of_big_records_does_not_depend_on_the_items() {
+    let tmp = TempDir::new("columns-jobs-big");
+    let label = "x".repeat(300_000);
+    let records: Vec<Vec<u8>> = (1..=12).map(|id| reading(id, &label, f64::from(id))).collect();
+    let input = tmp.write("in.bin", &delimited(records.iter().map(Vec::as_slice)));
+    let (one, want) = output(&tmp, &input, "parquet", "1", &["--batch-size", "1"]);
+    ok(&one);
+    let want = want.expect("--jobs 1 wrote its file");
+    for (jobs, extra) in [("1", &[][..]), ("2", &[][..]), ("3", &["--batch-size", "5"][..])] {
+        let (out, got) = output(&tmp, &input, "parquet", jobs, extra);
+        ok(&out);
+        assert!(got.as_ref() == Some(&want), "--jobs {jobs} {extra:?}: another file than one record an item");
+    }
+    let target = tmp.path("check.parquet");
+    ok(&decode(&tmp, &input, &["-o", "parquet", "--jobs", "2", "--output-file", target.to_str().unwrap()]));
+    assert_eq!(ids(&read_parquet(&target)), (1..=12).collect::<Vec<_>>());
+}
+
 /// Bad records at 42 and 1,500 of 2,000 (batches of 100): without --keep-going the run
 /// fails at record 42 and leaves no Parquet file; with it both are reported, in order, and
 /// the output is what one thread writes.
