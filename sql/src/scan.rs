@@ -19,6 +19,12 @@ use protojit_arrow::{AppendError, Converter};
 /// may take in (`protojit_arrow::MAX_BATCH_INPUT`), so every record fits a batch.
 pub const MAX_RECORD: u64 = 1 << 29;
 
+/// The input a batch takes in at most (it closes after the record that reaches it), so that
+/// a scan of big records (whole tiles, OSM blocks) holds a few MiB of them at a time, as it
+/// does 8,192 small ones: with the row count alone, a batch of 8,192 vector tiles would
+/// take in ~600 MB and make several GB of columns.
+pub const BATCH_INPUT: usize = 8 << 20;
+
 /// Why a scan of one file or buffer failed, with where.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -102,6 +108,8 @@ pub struct RecordScanner {
     /// Complete records, oldest first.
     segments: VecDeque<Segment>,
     ready: usize,
+    /// The bytes of the `ready` records' bodies.
+    ready_bytes: usize,
     /// Bytes after the last complete record: a record (or a length prefix) still arriving.
     tail: Vec<u8>,
     /// File offset of `tail[0]`.
@@ -127,6 +135,7 @@ impl RecordScanner {
             source_name,
             segments: VecDeque::new(),
             ready: 0,
+            ready_bytes: 0,
             tail: Vec::new(),
             tail_offset: 0,
             framed: 0,
@@ -167,14 +176,16 @@ impl RecordScanner {
         let records: VecDeque<_> =
             records.iter().zip(first_number..).map(|(r, n)| (r.clone(), r.start as u64, n)).collect();
         scanner.ready = records.len();
+        scanner.ready_bytes = records.iter().map(|(r, _, _)| r.len()).sum();
         scanner.framed = first_number.saturating_sub(1) + records.len() as u64;
         scanner.segments.push_back(Segment { buffer, records });
         scanner
     }
 
-    /// Whether a whole batch of records is waiting (so no more input is needed for now).
+    /// Whether a whole batch of records is waiting (so no more input is needed for now):
+    /// `batch_size` records, or [`BATCH_INPUT`] bytes of them.
     pub fn has_batch(&self) -> bool {
-        self.ready >= self.batch_size
+        self.ready >= self.batch_size || self.ready_bytes >= BATCH_INPUT
     }
 
     /// Takes in the next bytes of the stream.
@@ -232,6 +243,7 @@ impl RecordScanner {
         if !records.is_empty() {
             bytes.truncate(at);
             self.ready += records.len();
+            self.ready_bytes += records.iter().map(|(r, _, _)| r.len()).sum::<usize>();
             self.segments.push_back(Segment { buffer: Buffer::from_vec(bytes), records });
         }
         Ok(())
@@ -253,7 +265,9 @@ impl RecordScanner {
         let mut builder = self.converter.builder();
         // The rows this batch will hold, so that its columns are sized once.
         builder.reserve(self.ready.min(self.batch_size));
-        while builder.len() < self.batch_size && !builder.is_full() {
+        // The batch's input so far: it closes at `BATCH_INPUT`.
+        let mut input = 0;
+        while builder.len() < self.batch_size && !builder.is_full() && input < BATCH_INPUT {
             let Some(segment) = self.segments.front_mut() else { break };
             // The segment's records a chunk at a time (`append_many_in`); the last one
             // taken is the one an error is about.
@@ -261,14 +275,21 @@ impl RecordScanner {
             let before = builder.len();
             let mut last = None;
             let queue = &mut segment.records;
+            let mut took = 0;
             let mut taken = std::iter::from_fn(|| {
+                if input + took >= BATCH_INPUT {
+                    return None;
+                }
                 let (range, offset, record) = queue.pop_front()?;
+                took += range.len();
                 last = Some((offset, record));
                 Some(range)
             })
             .take(want);
             let appended = builder.append_many_in(&segment.buffer, &mut taken);
             drop(taken);
+            input += took;
+            self.ready_bytes -= took;
             self.ready -= builder.len() - before;
             if let Err(error) = appended {
                 self.ready -= 1;
@@ -371,6 +392,48 @@ mod tests {
         for chunk in [1, 2, 3, 7, 64, 1000, data.len()] {
             let rows = rows_in_chunks(&data, chunk, 32).unwrap();
             assert_eq!(rows, vec![32, 32, 32, 4], "chunk {chunk}");
+        }
+    }
+
+    /// Big records make batches by their bytes: 1.5 MiB each, a batch closes after the
+    /// sixth (9 MiB), whatever the chunking; every record is converted once, in order.
+    #[test]
+    fn a_batch_closes_at_its_input_limit() {
+        use datafusion::arrow::array::{cast::AsArray, types::Int64Type};
+        let varint = |out: &mut Vec<u8>, mut v: usize| {
+            while v >= 0x80 {
+                out.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+        };
+        let s = "x".repeat(3 << 19);
+        let mut data = Vec::new();
+        for i in 0..10u8 {
+            let mut body = vec![0x08, i, 0x12];
+            varint(&mut body, s.len());
+            body.extend_from_slice(s.as_bytes());
+            varint(&mut data, body.len());
+            data.extend_from_slice(&body);
+        }
+        for chunk in [1 << 16, 5 << 20, data.len()] {
+            let mut scan = scanner(8192);
+            let (mut rows, mut a) = (Vec::new(), Vec::new());
+            let mut take = |b: RecordBatch| {
+                rows.push(b.num_rows());
+                a.extend(b.column(0).as_primitive::<Int64Type>().values().iter().copied());
+            };
+            for c in data.chunks(chunk) {
+                scan.push(c).unwrap();
+                while let Some(b) = scan.next_batch(false).unwrap() {
+                    take(b);
+                }
+            }
+            while let Some(b) = scan.next_batch(true).unwrap() {
+                take(b);
+            }
+            assert_eq!(rows, vec![6, 4], "chunk {chunk}");
+            assert_eq!(a, (0..10).collect::<Vec<i64>>(), "chunk {chunk}");
         }
     }
 
