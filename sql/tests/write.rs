@@ -340,7 +340,7 @@ async fn extensions_as_a_table_option_are_columns() {
          extend M { optional string note = 100; }",
     )
     .unwrap();
-    let schema = Schema::from_proto_files(&[proto], &[dir.clone()]).unwrap();
+    let schema = Schema::from_proto_files(&[proto], std::slice::from_ref(&dir)).unwrap();
     let m = schema.pool().get_message_by_name("x.M").unwrap();
     let note = schema.pool().get_extension_by_name("x.note").unwrap();
     let records: Vec<Vec<u8>> = (0..3)
