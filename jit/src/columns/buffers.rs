@@ -202,21 +202,55 @@ struct ChunkColumn {
     /// One presence byte per row (1 where the field was met).
     valid: Vec<u8>,
     /// Lists of numbers, strings and bytes: the items of every row so far.
-    items: Vec<u64>,
-    /// Lists of 32-bit numbers and enums ([`ColKind::Items32`]): their items, instead.
-    items32: Vec<u32>,
-    /// Whether its items are `items32`.
-    narrow: bool,
+    items: Items,
     /// The row space it lies in.
     space: usize,
 }
 
-impl ChunkColumn {
-    fn items_len(&self) -> usize {
-        if self.narrow {
-            self.items32.len()
-        } else {
-            self.items.len()
+/// A column's list items: 8 bytes each, or 4 ([`ColKind::Items32`]).
+enum Items {
+    Wide(Vec<u64>),
+    Narrow(Vec<u32>),
+}
+
+impl Items {
+    fn len(&self) -> usize {
+        match self {
+            Items::Wide(v) => v.len(),
+            Items::Narrow(v) => v.len(),
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match self {
+            Items::Wide(v) => v.truncate(len),
+            Items::Narrow(v) => v.truncate(len),
+        }
+    }
+
+    /// Makes room for `more` items; where the items start.
+    fn reserve(&mut self, more: usize) -> *mut u8 {
+        match self {
+            Items::Wide(v) => {
+                v.reserve(more);
+                v.as_mut_ptr().cast()
+            }
+            Items::Narrow(v) => {
+                v.reserve(more);
+                v.as_mut_ptr().cast()
+            }
+        }
+    }
+
+    /// # Safety
+    /// Items `len()..len` are written, within the capacity.
+    unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self {
+                Items::Wide(v) => v.set_len(len),
+                Items::Narrow(v) => v.set_len(len),
+            }
         }
     }
 }
@@ -295,14 +329,20 @@ impl ChunkColumns {
     /// [`items32`](Self::items32)).
     #[inline]
     pub fn items(&self, col: usize) -> &[u64] {
-        &self.cols[col].items
+        match &self.cols[col].items {
+            Items::Wide(v) => v,
+            Items::Narrow(_) => &[],
+        }
     }
 
     /// A [`PlanCell::List32`](super::PlanCell::List32) column's items, all rows'; none for
     /// another.
     #[inline]
     pub fn items32(&self, col: usize) -> &[u32] {
-        &self.cols[col].items32
+        match &self.cols[col].items {
+            Items::Narrow(v) => v,
+            Items::Wide(_) => &[],
+        }
     }
 
     /// A list column's item ends, one per row of its space: row `r`'s items (or, for a
@@ -333,7 +373,7 @@ impl ChunkColumns {
     #[inline]
     pub fn last_items(&self, col: usize) -> std::ops::Range<usize> {
         let from = self.item_cols.iter().position(|&c| c == col).map_or(0, |i| self.before.items[i]);
-        let len = self.cols[col].items_len();
+        let len = self.cols[col].items.len();
         from.min(len)..len
     }
 
@@ -349,7 +389,6 @@ impl ChunkColumns {
         }
         for (i, &c) in self.item_cols.iter().enumerate() {
             self.cols[c].items.truncate(self.before.items[i]);
-            self.cols[c].items32.truncate(self.before.items[i]);
         }
     }
 
@@ -378,8 +417,7 @@ impl ChunkColumns {
             self.bounds[s].clear();
         }
         for c in &mut self.cols {
-            c.items.clear();
-            c.items32.clear();
+            c.items.truncate(0);
         }
         self.rows = 0;
         self.before.undoable = false;
@@ -392,9 +430,7 @@ impl ChunkColumns {
             .map(|(&space, &kind)| ChunkColumn {
                 values: vec![0; capacity],
                 valid: vec![0; capacity],
-                items: Vec::new(),
-                items32: Vec::new(),
-                narrow: kind == ColKind::Items32,
+                items: if kind == ColKind::Items32 { Items::Narrow(Vec::new()) } else { Items::Wide(Vec::new()) },
                 space: space as usize,
             })
             .collect();
@@ -402,7 +438,7 @@ impl ChunkColumns {
             .map(|c| ColPtrs {
                 values: c.values.as_mut_ptr(),
                 valid: c.valid.as_mut_ptr(),
-                items: c.items.as_mut_ptr().cast(),
+                items: c.items.reserve(0),
                 items_len: 0,
             })
             .collect();
@@ -435,15 +471,9 @@ impl ChunkColumns {
             let (c, p) = (&mut self.cols[l], &mut self.ptrs[l]);
             // Every item takes at least one byte of the record: the code never grows a
             // list's items.
-            if c.narrow {
-                c.items32.reserve(record.len());
-                p.items = c.items32.as_mut_ptr().cast();
-            } else {
-                c.items.reserve(record.len());
-                p.items = c.items.as_mut_ptr().cast();
-            }
-            p.items_len = c.items_len() as u64;
-            self.before.items[i] = c.items_len();
+            p.items = c.items.reserve(record.len());
+            p.items_len = c.items.len() as u64;
+            self.before.items[i] = c.items.len();
         }
         for (s, rows) in self.spaces.iter().enumerate() {
             self.before.rows[s] = rows.rows;
@@ -470,13 +500,7 @@ impl ChunkColumns {
                 let (c, p) = (&mut self.cols[l], &self.ptrs[l]);
                 // SAFETY: the code wrote items `len..items_len` (of the column's width),
                 // within the capacity reserved above.
-                unsafe {
-                    if c.narrow {
-                        c.items32.set_len(p.items_len as usize)
-                    } else {
-                        c.items.set_len(p.items_len as usize)
-                    }
-                };
+                unsafe { c.items.set_len(p.items_len as usize) };
             }
             for s in 1..self.spaces.len() {
                 self.bounds[s].push(self.spaces[s].rows as u32);
