@@ -400,13 +400,7 @@ mod tests {
     #[test]
     fn a_batch_closes_at_its_input_limit() {
         use datafusion::arrow::array::{cast::AsArray, types::Int64Type};
-        let varint = |out: &mut Vec<u8>, mut v: usize| {
-            while v >= 0x80 {
-                out.push(v as u8 | 0x80);
-                v >>= 7;
-            }
-            out.push(v as u8);
-        };
+        let varint = |out: &mut Vec<u8>, v: usize| protojit_arena::wire::write_varint(out, v as u64);
         let s = "x".repeat(3 << 19);
         let mut data = Vec::new();
         for i in 0..10u8 {
