@@ -499,7 +499,8 @@ impl Converter {
     }
 
     /// Batches of at most `batch_size` records from a delimited stream held in memory (a row
-    /// each, unless [`ArrowOptions::explode`] makes a row of each element).
+    /// each, unless [`ArrowOptions::explode`] makes a row of each element); a batch also
+    /// closes after the record that takes its input to [`STREAM_BATCH_INPUT`] bytes.
     pub fn convert_delimited<'c, 'd>(&'c self, data: &'d [u8], batch_size: usize) -> DelimitedBatches<'c, 'd> {
         DelimitedBatches {
             builder: self.builder(),
@@ -570,6 +571,14 @@ impl std::fmt::Debug for BatchBuilder<'_> {
 /// Bytes of input one batch may take: Arrow's `Utf8` and `Binary` columns have 32-bit
 /// offsets, and a string column holds at most the input bytes it came from.
 pub const MAX_BATCH_INPUT: usize = 1 << 30;
+
+/// Bytes of input after which a batch read from a stream closes (after the record that
+/// reaches them), whatever its row count: [`Converter::convert_delimited`]'s batches, the
+/// CLI's `-o arrow`, an SQL scan's and Python's `read_delimited`. A stream of big records
+/// (whole tiles, OSM blocks) then makes batches of a few MiB of input, as a batch of small
+/// records does, not one of every column of `batch_size` tiles (8,192 tiles are ~600 MB of
+/// input and several GB of columns).
+pub const STREAM_BATCH_INPUT: usize = 8 << 20;
 
 /// Bytes of input from which a batch is full ([`BatchBuilder::is_full`]).
 const FULL: usize = MAX_BATCH_INPUT / 2;
@@ -1016,24 +1025,33 @@ impl Iterator for DelimitedBatches<'_, '_> {
         if self.builder.is_empty() {
             self.builder.reserve(self.batch_size.min(1 << 16));
         }
-        while self.builder.len() < self.batch_size && !self.builder.is_full() {
+        // The batch's input so far (skipped records' too): it closes at `STREAM_BATCH_INPUT`.
+        let mut input = 0;
+        while self.builder.len() < self.batch_size && !self.builder.is_full() && input < STREAM_BATCH_INPUT {
             // The records up to the batch's size, a chunk at a time; the stream's own
             // errors end them, and the last record taken is the one an error is about.
             let want = self.batch_size - self.builder.len();
             let (mut last, mut stream_error, mut ended) = (None, None, false);
             let records = &mut self.records;
-            let mut taken = std::iter::from_fn(|| match records.next() {
-                Some(Ok(r)) => {
-                    last = Some((r.number, r.offset));
-                    Some(r.bytes)
+            let mut taken = std::iter::from_fn(|| {
+                if input >= STREAM_BATCH_INPUT {
+                    // The record that reached the limit was the batch's last.
+                    return None;
                 }
-                Some(Err(e)) => {
-                    stream_error = Some(e);
-                    None
-                }
-                None => {
-                    ended = true;
-                    None
+                match records.next() {
+                    Some(Ok(r)) => {
+                        last = Some((r.number, r.offset));
+                        input += r.bytes.len();
+                        Some(r.bytes)
+                    }
+                    Some(Err(e)) => {
+                        stream_error = Some(e);
+                        None
+                    }
+                    None => {
+                        ended = true;
+                        None
+                    }
                 }
             })
             .take(want);

@@ -132,7 +132,7 @@ mod wkt;
 
 #[cfg(feature = "clap")]
 pub use args::{MappingArgs, OtherMappingArgs};
-pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT};
+pub use convert::{BatchBuilder, Converter, DelimitedBatches, MAX_BATCH_INPUT, STREAM_BATCH_INPUT};
 pub use encode::Encoder;
 pub use error::{AppendError, ConvertError, EncodeError, RecordError};
 pub use framing::{Framing, FramingError};

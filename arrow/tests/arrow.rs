@@ -309,6 +309,37 @@ fn binary_arrays_and_delimited_streams_give_the_same_rows() {
     assert_eq!(arrow_select::concat::concat_batches(&whole.schema(), &batches).unwrap(), whole);
 }
 
+/// A delimited stream of big records: a batch closes after the record that takes its input
+/// to `STREAM_BATCH_INPUT`, whatever `batch_size` allows; the rows are all there, in order.
+#[test]
+fn delimited_batches_close_at_their_input_limit() {
+    let schema = Schema::from_proto_source(
+        "big.proto",
+        r#"syntax = "proto3"; package big; message Blob { int32 id = 1; bytes data = 2; }"#,
+    )
+    .unwrap();
+    let converter = Converter::new(&schema, "big.Blob", &ArrowOptions::default()).unwrap();
+    // Records of a quarter of the limit and a few bytes: the fourth reaches it.
+    let quarter = protojit_arrow::STREAM_BATCH_INPUT / 4;
+    let mut stream = Vec::new();
+    for id in 1..=10u8 {
+        let mut record = vec![0x08, id, 0x12];
+        protojit_arena::wire::write_varint(&mut record, quarter as u64);
+        record.resize(record.len() + quarter, id);
+        protojit_arena::wire::write_varint(&mut stream, record.len() as u64);
+        stream.extend_from_slice(&record);
+    }
+    let batches: Vec<RecordBatch> = converter.convert_delimited(&stream, 1000).map(Result::unwrap).collect();
+    assert_eq!(batches.iter().map(RecordBatch::num_rows).collect::<Vec<_>>(), [4, 4, 2]);
+    let ids: Vec<i32> =
+        batches.iter().flat_map(|b| b.column(0).as_primitive::<Int32Type>().values().to_vec()).collect();
+    assert_eq!(ids, (1..=10).collect::<Vec<_>>());
+    // Small records still make batches of `batch_size` rows.
+    let small: Vec<u8> = (0..100).flat_map(|_| [2u8, 0x08, 1]).collect();
+    let sizes: Vec<usize> = converter.convert_delimited(&small, 30).map(|b| b.unwrap().num_rows()).collect();
+    assert_eq!(sizes, [30, 30, 30, 10]);
+}
+
 /// Every `Utf8View` / `BinaryView` array under `array` (through structs, lists and maps).
 fn view_arrays<'a>(array: &'a ArrayRef, out: &mut Vec<&'a ArrayRef>) {
     match array.data_type() {

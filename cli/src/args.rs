@@ -244,8 +244,9 @@ pub struct DecodeArgs {
     /// under this name only once it is complete).
     #[arg(long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
-    /// With --output arrow: rows per record batch (Parquet output: row groups of up to
-    /// 1,048,576 rows, the Parquet writer's default, whatever this says).
+    /// With --output arrow: rows per record batch, at most (a batch also closes once its
+    /// records hold 8 MiB; Parquet output: row groups of up to 1,048,576 rows, the Parquet
+    /// writer's default, whatever this says).
     #[arg(long, value_name = "ROWS", default_value_t = 8192)]
     pub batch_size: usize,
     #[command(flatten)]

@@ -13,7 +13,7 @@ use protojit_arrow::parquet::file::properties::WriterProperties;
 use protojit_arrow::parquet::file::writer::SerializedFileWriter;
 use protojit_arrow::{
     ArrowOptions, BatchBuilder, ConvertPath, Converter, EnumColumns, MappingArgs, OtherMappingArgs, RecordBatch,
-    MAX_BATCH_INPUT,
+    STREAM_BATCH_INPUT,
 };
 
 use crate::args::{DecodeArgs, Output};
@@ -321,17 +321,17 @@ fn job_records(args: &DecodeArgs) -> usize {
 /// Records in one work item of Parquet output at most (see [`job_records`]).
 const PARQUET_ITEM_RECORDS: usize = 2048;
 
-/// Input bytes in one work item at most (it closes after the record that reaches them):
-/// half of [`MAX_BATCH_INPUT`] (where a batch builder is full), and for Parquet output
-/// [`PARQUET_ITEM_BYTES`], so that a stream of big records (whole tiles, OSM blocks) is
-/// shared between threads and each item's buffers are reused by the next: 200 tiles were
-/// one item, converted by one thread into one batch of every column at once. The file is
-/// the same (its row groups are cut by rows).
+/// Input bytes in one work item at most (it closes after the record that reaches them), so
+/// that a stream of big records (whole tiles, OSM blocks) is shared between threads and
+/// each item's buffers are reused by the next (200 tiles were one item, converted by one
+/// thread into one batch of every column at once): for Arrow output the library's bound on
+/// a stream's batch ([`STREAM_BATCH_INPUT`]: an item is a batch), for Parquet output
+/// [`PARQUET_ITEM_BYTES`] (the file is the same: its row groups are cut by rows).
 fn job_bytes(args: &DecodeArgs) -> usize {
     if args.output == Output::Parquet {
         PARQUET_ITEM_BYTES
     } else {
-        MAX_BATCH_INPUT / 2
+        STREAM_BATCH_INPUT
     }
 }
 

@@ -5,6 +5,8 @@
 
 mod support;
 
+use protojit_arrow::arrow_ipc::reader::StreamReader;
+use protojit_arrow::RecordBatch;
 use support::columns::{fails, ids, read_parquet, stream};
 use support::*;
 
@@ -87,6 +89,27 @@ fn parquet_of_big_records_does_not_depend_on_the_items() {
     let target = tmp.path("check.parquet");
     ok(&decode(&tmp, &input, &["-o", "parquet", "--jobs", "2", "--output-file", target.to_str().unwrap()]));
     assert_eq!(ids(&read_parquet(&target)), (1..=12).collect::<Vec<_>>());
+}
+
+/// An Arrow stream of big records: a batch closes once its records hold 8 MiB of input
+/// (`STREAM_BATCH_INPUT`), however many rows `--batch-size` allows, and the stream is the
+/// same at every `--jobs`.
+#[test]
+fn arrow_batches_of_big_records_close_at_their_input_limit() {
+    let tmp = TempDir::new("columns-jobs-arrow-big");
+    let label = "y".repeat(1 << 20);
+    let records: Vec<Vec<u8>> = (1..=20).map(|id| reading(id, &label, f64::from(id))).collect();
+    let input = tmp.write("in.bin", &delimited(records.iter().map(Vec::as_slice)));
+    let (one, want) = output(&tmp, &input, "arrow", "1", &[]);
+    ok(&one);
+    let want = want.expect("stdout");
+    let batches: Vec<RecordBatch> = StreamReader::try_new(want.as_slice(), None).unwrap().map(Result::unwrap).collect();
+    // Each record is a little over 1 MiB: the eighth reaches the limit.
+    assert_eq!(batches.iter().map(RecordBatch::num_rows).collect::<Vec<_>>(), [8, 8, 4]);
+    assert_eq!(ids(&batches), (1..=20).collect::<Vec<_>>());
+    let (two, got) = output(&tmp, &input, "arrow", "2", &[]);
+    ok(&two);
+    assert!(got.as_ref() == Some(&want), "--jobs 2 wrote another stream");
 }
 
 /// Bad records at 42 and 1,500 of 2,000 (batches of 100): without --keep-going the run

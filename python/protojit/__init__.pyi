@@ -226,7 +226,8 @@ class Converter:
     ) -> pa.RecordBatchReader:
         """A ``pa.RecordBatchReader`` over the varint-delimited records
         (``writeDelimitedTo``) of a file (a path or a binary file object) or of bytes,
-        read as the batches are: memory stays bounded however large the file. With
+        read as the batches are: memory stays bounded however large the file (a batch
+        closes at ``batch_size`` records or once it holds 8 MiB of input). With
         ``compression="auto"`` a ``.gz``, ``.zst``, ``.bz2`` or ``.xz`` name, else the
         first bytes, say how to decompress. ``errors`` overrides the converter's;
         ``max_record`` refuses records longer than that many bytes (default 4 GiB - 1).

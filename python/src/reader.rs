@@ -34,8 +34,10 @@ impl Read for PyReader {
 }
 
 /// Input bytes a chunk may take, whatever its record count: the bound on a reader's memory
-/// (with the batch made of it).
-const CHUNK_BYTES: usize = 64 << 20;
+/// (with the batch made of it), the library's for every stream
+/// ([`STREAM_BATCH_INPUT`](protojit_arrow::STREAM_BATCH_INPUT)): a stream of big records
+/// (whole tiles, OSM blocks) makes batches of a few MiB of input, as small records do.
+pub const CHUNK_BYTES: usize = protojit_arrow::STREAM_BATCH_INPUT;
 
 /// Records of a stream in one buffer: each record's place in the stream and in the buffer.
 pub struct Chunk {

@@ -80,6 +80,16 @@ def same_rows(table: pa.Table, whole: pa.Table):
     assert table.combine_chunks().equals(whole.combine_chunks())
 
 
+def test_a_batch_closes_at_8_mib_of_input(conv):
+    # 24 records of 1 MiB each (field9, a string): batches of at most 8 MiB of input, plus
+    # the record that reaches it, however many rows `batch_size` allows.
+    big = [varint(9 << 3 | 2) + varint(1 << 20) + bytes([65 + i]) * (1 << 20) for i in range(24)]
+    batches = list(conv.read_delimited(delimited(big), batch_size=1000))
+    assert [b.num_rows for b in batches] == [8, 8, 8]
+    texts = [s.as_py() for b in batches for s in b.column("field9")]
+    assert texts == [chr(65 + i) * (1 << 20) for i in range(24)]
+
+
 def test_batches_of_a_file(conv, stream, whole, tmp_path):
     path = tmp_path / "records.bin"
     path.write_bytes(stream)

@@ -22,8 +22,8 @@ pub const MAX_RECORD: u64 = 1 << 29;
 /// The input a batch takes in at most (it closes after the record that reaches it), so that
 /// a scan of big records (whole tiles, OSM blocks) holds a few MiB of them at a time, as it
 /// does 8,192 small ones: with the row count alone, a batch of 8,192 vector tiles would
-/// take in ~600 MB and make several GB of columns.
-pub const BATCH_INPUT: usize = 8 << 20;
+/// take in ~600 MB and make several GB of columns. The library's bound for every stream.
+pub const BATCH_INPUT: usize = protojit_arrow::STREAM_BATCH_INPUT;
 
 /// Why a scan of one file or buffer failed, with where.
 #[derive(Debug, thiserror::Error)]
