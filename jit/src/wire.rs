@@ -317,19 +317,17 @@ pub(crate) trait Wire<'b> {
         (v, np)
     }
 
-    /// A varint at `p` before `end` where registers are scarce (a packed run's items, in
-    /// a loop): two bytes inline, then a byte loop (`varint_bytes`), without the word reads
+    /// A varint at `p`, which is before `end` (the caller checked it), where registers are
+    /// scarce (a packed run's items, in a loop whose head compares `p` with the run's
+    /// end): two bytes inline, then a byte loop (`varint_bytes`), without the word reads
     /// of `read_varint`, whose extra values cost the loop registers.
     fn read_varint_compact(&mut self, p: Value, end: Value) -> (Value, Value) {
         let ptr = self.ptr();
         let b = self.b();
-        let [load, second, read, long, slow, join] = [(); 6].map(|_| b.create_block());
+        let [second, read, long, slow, join] = [(); 5].map(|_| b.create_block());
         b.set_cold_block(slow);
         let v = b.append_block_param(join, types::I64);
         let np = b.append_block_param(join, ptr);
-        let inside = b.ins().icmp(IntCC::UnsignedLessThan, p, end);
-        b.ins().brif(inside, load, &[], slow, &[]);
-        b.switch_to_block(load);
         let b0 = b.ins().uload8(types::I64, input_flags(), p, 0);
         let p1 = b.ins().iadd_imm_s(p, 1);
         let short = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, b0, 0x80);

@@ -400,7 +400,8 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
     /// position after it.
     fn number(&mut self, kind: FieldKind, k: usize, p: Value, end: Value, packed: bool) -> (Value, Value) {
         let (v, next) = match kind.fixed_width() {
-            // In a packed run's loop, the loop's values keep their registers.
+            // In a packed run's loop, the loop's values keep their registers (the loop's
+            // head has checked that `p` is before `end`, the run's end).
             0 if packed => self.read_varint_compact(p, end),
             0 if matches!(kind, FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64) => {
                 self.read_varint_wide(p, end)
