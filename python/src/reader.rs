@@ -37,7 +37,7 @@ impl Read for PyReader {
 /// (with the batch made of it), the library's for every stream
 /// ([`STREAM_BATCH_INPUT`](protojit_arrow::STREAM_BATCH_INPUT)): a stream of big records
 /// (whole tiles, OSM blocks) makes batches of a few MiB of input, as small records do.
-pub const CHUNK_BYTES: usize = protojit_arrow::STREAM_BATCH_INPUT;
+const CHUNK_BYTES: usize = protojit_arrow::STREAM_BATCH_INPUT;
 
 /// Records of a stream in one buffer: each record's place in the stream and in the buffer.
 pub struct Chunk {
