@@ -166,7 +166,11 @@ class Schema:
         - ``errors``: a record that does not decode raises :class:`DecodeError`
           (``"raise"``) or is left out (``"skip"``), counted in the result schema's
           metadata (``protojit.skipped``) and in :attr:`Converter.skipped`.
-        - ``threads``: cores to use on large inputs (the rows stay in order).
+        - ``threads``: cores to use on large inputs (the rows stay in order). Each converts
+          a share of the records, then their batches are joined by a copy: it pays on
+          narrow projections and expensive records; on a wide table of small records the
+          copy into fresh memory takes about what the second core gains (BENCHMARKS.md,
+          "Python").
 
         Bad values raise ``ValueError`` saying what to use; a bad path or type,
         :class:`SchemaError`."""
