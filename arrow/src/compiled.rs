@@ -146,6 +146,7 @@ impl Compiled<'_> {
     /// Whether the row just appended is the mapping's (else the tree takes the record, and
     /// says what is wrong with it, if anything is): no map of it holds a key twice, and the messages without columns in it are well formed (checked
     /// as the tree checks them, with `options`).
+    #[inline]
     pub(crate) fn row_ok(
         &self,
         cols: &ChunkColumns,
@@ -153,6 +154,13 @@ impl Compiled<'_> {
         layouts: &Layouts,
         options: &DecodeOptions,
     ) -> bool {
+        // Most plans have neither (a call per record saved).
+        (self.planned.maps.is_empty() && self.planned.unread.is_empty())
+            || self.row_checks_ok(cols, record, layouts, options)
+    }
+
+    /// [`row_ok`](Self::row_ok)'s checks of the maps' keys and the unread messages.
+    fn row_checks_ok(&self, cols: &ChunkColumns, record: &[u8], layouts: &Layouts, options: &DecodeOptions) -> bool {
         self.planned.maps.iter().all(|m| keys_distinct(m, cols, record))
             && self.planned.unread.iter().all(|u| {
                 cols.items(u.col)[cols.last_items(u.col)].iter().all(|&cell| {

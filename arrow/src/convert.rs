@@ -616,6 +616,7 @@ impl BatchBuilder<'_> {
 
     /// Strips `record`'s framing and checks the batch's input limit: its schema id (0
     /// without framing) and the message.
+    #[inline]
     fn admit<'r>(&self, record: &'r [u8]) -> Result<(i32, &'r [u8]), AppendError> {
         let (schema_id, message) = match &self.converter.framing {
             None => (0, record),
