@@ -708,7 +708,7 @@ impl Converter {
 
     /// Batches of at most `batch_size` rows from a varint-delimited file (a path, a binary
     /// file object, or bytes), as a `pyarrow.RecordBatchReader` that reads as it goes; a
-    /// batch also closes once it holds 8 MiB of input (`reader::CHUNK_BYTES`).
+    /// batch also closes once it holds 8 MiB of input (`STREAM_BATCH_INPUT`).
     /// `compression`: 'auto' (by the file's extension, else its first bytes), 'none',
     /// 'gzip', 'zstd', 'bzip2' or 'xz'. `errors` overrides the converter's.
     #[pyo3(signature = (source, *, batch_size = 65536, compression = "auto", errors = None, max_record = None))]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use arrow_buffer::Buffer;
 use protojit::compression::{decompressed, Compression};
 use protojit::delimited::{ReadError, RecordInfo, RecordReader};
+use protojit_arrow::STREAM_BATCH_INPUT;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -33,12 +34,6 @@ impl Read for PyReader {
     }
 }
 
-/// Input bytes a chunk may take, whatever its record count: the bound on a reader's memory
-/// (with the batch made of it), the library's for every stream
-/// ([`STREAM_BATCH_INPUT`](protojit_arrow::STREAM_BATCH_INPUT)): a stream of big records
-/// (whole tiles, OSM blocks) makes batches of a few MiB of input, as small records do.
-const CHUNK_BYTES: usize = protojit_arrow::STREAM_BATCH_INPUT;
-
 /// Records of a stream in one buffer: each record's place in the stream and in the buffer.
 pub struct Chunk {
     pub buffer: Buffer,
@@ -58,7 +53,8 @@ impl Chunks {
         Chunks { reader, pending: None, done: false }
     }
 
-    /// The next chunk of at most `max_records` records (fewer past [`CHUNK_BYTES`]);
+    /// The next chunk of at most `max_records` records (fewer past the library's bound on a
+    /// stream's batch, [`STREAM_BATCH_INPUT`]: the bound on a reader's memory);
     /// `None` at the end. After an error, `None`.
     pub fn next_chunk(&mut self, max_records: usize) -> Result<Option<Chunk>, ReadError> {
         if let Some(e) = self.pending.take() {
@@ -69,7 +65,7 @@ impl Chunks {
             return Ok(None);
         }
         let (mut data, mut run) = (Vec::new(), Vec::new());
-        match self.reader.read_run(&mut data, &mut run, max_records, CHUNK_BYTES) {
+        match self.reader.read_run(&mut data, &mut run, max_records, STREAM_BATCH_INPUT) {
             Ok(more) => self.done = !more,
             Err(e) if run.is_empty() => {
                 self.done = true;
