@@ -3,8 +3,11 @@
 //! The plan names every column the converter builds (`ColumnPlan`, in the builders'
 //! order: a struct's columns, depth first), so a chunk is moved by walking the builders
 //! and the plan side by side. The machine code writes one row per record; here a chunk's
-//! cells become each column's values and validity in one pass per column, strings are
-//! copied from their records, and list offsets come from the items' ends.
+//! cells become each column's values and validity in one pass per column, and list offsets
+//! come from the items' ends. A string or bytes column outside a oneof takes its values
+//! from the code itself: its builder's data is lent to the chunk, the code writes each
+//! value there, and only the offsets are made here; other strings (oneof members, map
+//! entries, wrappers, lists) are copied from their records.
 
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder};
 use protojit::DecodeOptions;
@@ -38,6 +41,8 @@ pub(crate) struct Planned {
     /// each of its rows' record. A list of messages without any (a tile's features, a
     /// batch's samples) is moved without listing them.
     needs_rows: Vec<bool>,
+    /// Whether any column is [`PlanCell::Text`] (whose data the chunks borrow).
+    texts: bool,
 }
 
 /// A message or group field without a column.
@@ -133,7 +138,8 @@ impl Planned {
                 _ => false,
             });
         }
-        Ok(Planned { plan, first, maps, unread, needs_rows })
+        let texts = plan.messages.iter().any(|m| m.fields.iter().any(|f| f.cell == PlanCell::Text));
+        Ok(Planned { plan, first, maps, unread, needs_rows, texts })
     }
 
     /// The plan the appenders are compiled from.
@@ -190,6 +196,56 @@ impl Compiled<'_> {
             })
     }
 
+    /// Lends each text column's data (its builder's bytes) to `cols`, whose code appends
+    /// the chunk's values to it ([`PlanCell::Text`]); [`take_text`](Self::take_text) gives
+    /// it back. Between the two, the builders' text columns are not written.
+    pub(crate) fn lend_text(&self, root: &mut StructCol, cols: &mut ChunkColumns) {
+        if self.planned.texts {
+            self.text_columns(root, 0, &mut |col, v| {
+                if let Data::Text { data, .. } = &mut v.data {
+                    cols.lend_text(col, std::mem::take(data));
+                }
+            });
+        }
+    }
+
+    /// Gives each text column's data back to its builder, with the values the chunk's
+    /// code appended (a column not lent keeps its own).
+    pub(crate) fn take_text(&self, root: &mut StructCol, cols: &mut ChunkColumns) {
+        if self.planned.texts {
+            self.text_columns(root, 0, &mut |col, v| {
+                if let (Data::Text { data, .. }, Some(bytes)) = (&mut v.data, cols.take_text(col)) {
+                    *data = bytes;
+                }
+            });
+        }
+    }
+
+    /// Calls `f` with each [`PlanCell::Text`] column under `s` (plan message `i`) and its
+    /// builder.
+    fn text_columns(&self, s: &mut StructCol, i: usize, f: &mut impl FnMut(usize, &mut Values)) {
+        let first = self.planned.first[i];
+        for (k, c) in s.columns.iter_mut().enumerate() {
+            match (self.planned.plan.messages[i].fields[k].cell, &mut c.cell) {
+                (PlanCell::Text, Cell::Values(v)) => f(first + k, v),
+                (PlanCell::Message(j), Cell::Struct(child)) => self.text_columns(child, j, f),
+                (PlanCell::Messages(j), Cell::List(l)) => {
+                    if let Cell::Struct(child) = &mut l.item {
+                        self.text_columns(child, j, f);
+                    }
+                }
+                (PlanCell::Messages(j), Cell::Map(m)) => {
+                    if let (PlanCell::Message(v), Cell::Struct(child)) =
+                        (self.planned.plan.messages[j].fields[1].cell, &mut m.value)
+                    {
+                        self.text_columns(child, v, f);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Moves the rows of `cols` (records `records`, in order) into the builders under `root`.
     pub(crate) fn flush(&self, root: &mut StructCol, cols: &ChunkColumns, records: &[&[u8]], cx: &mut RowCx) {
         debug_assert_eq!(cols.rows(), records.len());
@@ -215,6 +271,7 @@ impl Compiled<'_> {
             let col = first + k;
             match (self.planned.plan.messages[i].fields[k].cell, &mut c.cell) {
                 (cell @ (PlanCell::Number | PlanCell::Bytes), Cell::Values(v)) => extend(v, cell, col, cols, rows, cx),
+                (PlanCell::Text, Cell::Values(v)) => v.extend_text(cols.values(col), cols.valid(col)),
                 (PlanCell::Message(j), Cell::Struct(child)) => {
                     if let Some(nulls) = &mut child.nulls {
                         append_validity(nulls, cols.valid(col));
@@ -431,6 +488,10 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
         let what = |kind: &str| format!("{}: {kind}", c.field.name());
         let cell = match &c.cell {
             Cell::Values(v) if c.read.is_some() => match v.data {
+                // Offsets and data: the code writes the bytes into the chunk's text, moved
+                // in one copy (a oneof member's cell is moved from the record: the code
+                // may clear it from the row after writing it).
+                Data::Text { .. } if slot.oneof == NO_INDEX => PlanCell::Text,
                 Data::Text { .. } | Data::View(_) => PlanCell::Bytes,
                 _ => PlanCell::Number,
             },
@@ -638,6 +699,30 @@ impl Values {
             Data::F32(v) => v.extend(cells.map(|c| f32::from_bits(c as u32))),
             Data::F64(v) => v.extend(cells.map(f64::from_bits)),
             Data::Bool(_) | Data::Enum(..) | Data::Text { .. } | Data::View(_) => unreachable!("taken above"),
+        }
+    }
+
+    /// Appends one row per cell of a string or bytes column the code wrote
+    /// ([`PlanCell::Text`]) into its data (lent, and given back: `Compiled::take_text`): a
+    /// present row's bytes are where its cell (`start | len << 32`) says, one row's after
+    /// another's; an absent row is null where the column is nullable, else empty (the
+    /// default).
+    pub(crate) fn extend_text(&mut self, cells: &[u64], valid: &[u8]) {
+        let Data::Text { offsets, data, .. } = &mut self.data else {
+            unreachable!("text is planned for a column of offsets and data only")
+        };
+        // Rows absent before the first present one end where the column's data did.
+        // (A batch's text is bounded by its input, `MAX_BATCH_INPUT`, so ends fit.)
+        let mut end = *offsets.last().expect("offsets start with 0") as u32;
+        offsets.extend(cells.iter().zip(valid).map(|(&c, &v)| {
+            if v != 0 {
+                end = (c as u32).wrapping_add((c >> 32) as u32);
+            }
+            end as i32
+        }));
+        debug_assert_eq!(end as usize, data.len(), "a column's data ends with its last row's bytes");
+        if let Some(n) = &mut self.nulls {
+            append_validity(n, valid);
         }
     }
 

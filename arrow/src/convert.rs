@@ -820,6 +820,9 @@ impl BatchBuilder<'_> {
         let mut cols = self.chunk.take().unwrap_or_else(|| compiled.appender.columns(CHUNK_RECORDS));
         let mut taken: Vec<&[u8]> = Vec::with_capacity(cols.capacity());
         let mut outcome = Ok(true);
+        // Whether the text columns' data is lent to `cols` (from the first record the code
+        // reads after the builders were last written, to the next move).
+        let mut lent = false;
         let chunk_at = full_at.min(self.intake.bytes.saturating_add(CHUNK_INPUT));
         while !cols.is_full() && self.intake.bytes < chunk_at {
             let Some(r) = records.next() else {
@@ -833,6 +836,11 @@ impl BatchBuilder<'_> {
                     break;
                 }
             };
+            if !lent {
+                let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+                compiled.lend_text(root, &mut cols);
+                lent = true;
+            }
             if compiled.appender.append(&mut cols, message) {
                 if compiled.row_ok(
                     &cols,
@@ -849,6 +857,7 @@ impl BatchBuilder<'_> {
             // Declined: the rows before it go in first, then the tree reads it (and says
             // what is wrong with it, if anything is).
             self.move_chunk(&mut cols, &mut taken);
+            lent = false;
             match self.push_tree(message) {
                 Ok(()) => {
                     self.cx.stats.tree_records += 1;
@@ -867,13 +876,15 @@ impl BatchBuilder<'_> {
         outcome
     }
 
-    /// Moves the compiled path's rows into the columns, and empties the buffers.
+    /// Moves the compiled path's rows into the columns (the text columns' data back first,
+    /// where it was lent), and empties the buffers.
     fn move_chunk(&mut self, cols: &mut ChunkColumns, taken: &mut Vec<&[u8]>) {
+        let compiled = self.converter.appender().expect("the compiled path has its appender");
+        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
+        compiled.take_text(root, cols);
         if cols.rows() == 0 {
             return;
         }
-        let compiled = self.converter.appender().expect("the compiled path has its appender");
-        let Cell::Struct(root) = &mut self.root else { unreachable!("the root is a struct") };
         root.pad_deep();
         compiled.flush(root, cols, taken, &mut self.cx);
         let cell = self.converter.compiled.as_ref().expect("the compiled path has its cell");

@@ -662,6 +662,65 @@ fn compiled_appenders_check_utf8_at_every_position() {
     convert_all(&p, &recs, "strings in elements of a list of messages with a byte that is not ASCII");
 }
 
+/// Strings and bytes outside oneofs the compiled code writes straight into their columns'
+/// data (no cell moved): values of every length to 40 at the record's end and before
+/// other fields; a value met again, longer or shorter, replacing its row's bytes (also in
+/// a message met twice); a record failing after its strings leaving none of its bytes
+/// behind, and one the map check hands to the tree neither: all as the tree converts
+/// them, the clean ones all the code's.
+#[test]
+fn compiled_appenders_write_strings_straight_into_their_columns() {
+    let schema = Schema::from_proto_source("c.proto", COMPILED3).unwrap();
+    let p = paths(&schema, "c3.Row3", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    // `st` 14, `by` 15, `i32` 1, `inner` 17 { `b` 2 }.
+    let st = |t: &[u8]| [&[0x72, t.len() as u8][..], t].concat();
+    let by = |t: &[u8]| [&[0x7a, t.len() as u8][..], t].concat();
+    let inner_b = |t: &[u8]| [&[0x8a, 0x01, t.len() as u8 + 2, 0x12, t.len() as u8][..], t].concat();
+    let (mut clean, mut failing) = (Vec::new(), Vec::new());
+    for len in 0..=40 {
+        let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        clean.push(st(&text));
+        clean.push([st(&text), vec![0x08, 0x01], by(&[0xff, 0x00]), inner_b(&text)].concat());
+        clean.push([st(&text), st(b"xyz"), by(&text), by(b"")].concat());
+        clean.push([st(b"xyz"), st(&text), inner_b(b"xyz"), inner_b(&text)].concat());
+        clean.push([inner_b(&text), vec![0x08, 0x02], inner_b(b"q")].concat());
+        // The same strings, then a field that is malformed (a length past the end).
+        failing.push([st(&text), by(&text), inner_b(&text), vec![0x72, 0x7f]].concat());
+    }
+    let mut recs = Vec::new();
+    for (c, f) in clean.iter().zip(&failing) {
+        recs.push(c.clone());
+        recs.push(f.clone());
+    }
+    convert_all(&p, &recs, "strings straight into their columns");
+    let mut b = p.compiled.builder();
+    for r in &clean {
+        b.append(r).unwrap();
+    }
+    assert_eq!(b.stats().tree_records, 0, "clean records declined");
+    // A record whose map holds a key twice: the code writes its `name`, then the map check
+    // hands it to the tree, which writes it again.
+    let schema = Schema::from_proto_source("c.proto", COMPILED_MAPS).unwrap();
+    let p = paths(&schema, "cm.Row", &ArrowOptions::default());
+    assert_eq!(p.compiled.path(), ConvertPath::DirectCompiled);
+    let name = |t: &[u8]| [&[0x4a, t.len() as u8][..], t].concat();
+    let label = |k: u8, v: u8| vec![0x0a, 0x06, 0x0a, 0x01, k, 0x12, 0x01, v];
+    let recs = vec![
+        name(b"first"),
+        [name(b"twice"), label(b'k', b'a'), label(b'k', b'b')].concat(),
+        [name(b"after"), label(b'k', b'a')].concat(),
+        [label(b'k', b'a'), name(b"x"), label(b'k', b'b'), name(b"a longer name than sixteen bytes")].concat(),
+        name(b""),
+    ];
+    convert_all(&p, &recs, "a map key twice after a name");
+    let mut b = p.compiled.builder();
+    for r in &recs {
+        b.append(r).unwrap();
+    }
+    assert_eq!(b.stats().tree_records, 2, "the two records with a key twice");
+}
+
 /// A map holding a key twice goes to the tree (one entry per distinct key, the last): keys
 /// equal as their type reads them, not as written (an `int32` in 5 or 10 bytes; an absent
 /// key and the empty string), counted; distinct keys stay the code's.

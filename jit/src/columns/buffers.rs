@@ -12,14 +12,17 @@ use super::plan::{ColKind, Shape};
 struct ColPtrs {
     values: *mut u64,
     valid: *mut u8,
-    /// 8-byte items, or 4-byte ones ([`ColKind::Items32`]).
+    /// 8-byte items, or 4-byte ones ([`ColKind::Items32`]), or a text column's bytes.
     items: *mut u8,
     items_len: u64,
+    /// A text column's bytes it has room for (the code asks `pa_text_room` for more).
+    items_cap: u64,
 }
 pub(super) const VALUES: i32 = std::mem::offset_of!(ColPtrs, values) as i32;
 pub(super) const VALID: i32 = std::mem::offset_of!(ColPtrs, valid) as i32;
 pub(super) const ITEMS: i32 = std::mem::offset_of!(ColPtrs, items) as i32;
 pub(super) const ITEMS_LEN: i32 = std::mem::offset_of!(ColPtrs, items_len) as i32;
+pub(super) const ITEMS_CAP: i32 = std::mem::offset_of!(ColPtrs, items_cap) as i32;
 pub(super) const COL_SIZE: i64 = std::mem::size_of::<ColPtrs>() as i64;
 
 /// A row space's rows so far and how many its columns hold. Space 0 is the records' (its
@@ -67,6 +70,8 @@ macro_rules! foreach_append_helper {
             utf8: pa_utf8(*mut AppendCtx, *const u8, usize, *const u8) -> u32;
             skip_group: pa_skip_group(*const u8, *const u8, u64, u64, u64) -> *const u8;
             grow: pa_grow(*mut AppendCtx, u64) -> u64;
+            copy: pa_copy(*mut u8, *const u8, usize) -> u64;
+            text_room: pa_text_room(*mut AppendCtx, u64, u64, u64) -> u64;
         }
     };
 }
@@ -91,6 +96,55 @@ pub(super) unsafe extern "C" fn pa_varint(_: *mut AppendCtx, p: *const u8, end: 
 pub(super) unsafe extern "C" fn pa_utf8(_: *mut AppendCtx, p: *const u8, len: usize, _: *const u8) -> u32 {
     // SAFETY: the caller passes a range of the record it reads.
     runtime::is_utf8(unsafe { std::slice::from_raw_parts(p, len) }) as u32
+}
+
+/// Copies the `len` bytes at `src` to `dst`: a [`PlanCell::Text`](super::PlanCell::Text) value
+/// its inline copy leaves. Called by compiled code. Never panics.
+///
+/// # Safety
+/// `src..src + len` is readable, `dst..dst + len` writable, and they do not overlap.
+pub(super) unsafe extern "C" fn pa_copy(dst: *mut u8, src: *const u8, len: usize) -> u64 {
+    // SAFETY: the caller's contract: the value lies in the record, `dst` in the column's
+    // lent bytes, within the room `pa_text_room` made.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+    0
+}
+
+/// Bytes past a text column's value that the code may write: a short value is copied as
+/// [`COPY_SLACK`] bytes, whatever its length, so it asks for room for that many more.
+pub(super) const COPY_SLACK: usize = 16;
+
+/// Makes room for `need` bytes in text column `col`, whose code has written `written`
+/// (its values before the record, and the record's so far), re-pointing the code's
+/// pointer: 1, or 0 (the record is declined) where `need` passes the 32-bit positions its
+/// cells hold. Called by compiled code when a value would not fit. Never panics.
+///
+/// # Safety
+/// As [`pa_grow`]'s; `written` is the column's `items_len`, within its capacity, every
+/// byte below it written.
+pub(super) unsafe extern "C" fn pa_text_room(ctx: *mut AppendCtx, col: u64, written: u64, need: u64) -> u64 {
+    if need > u64::from(u32::MAX) || written > need {
+        return 0;
+    }
+    // SAFETY: the caller's context (as `pa_grow`'s); only the fields named are borrowed.
+    unsafe {
+        let chunk = (*ctx).chunk;
+        let cols = &mut (*chunk).cols;
+        let Some(c) = cols.get_mut(col as usize) else { return 0 };
+        let Some(v) = &mut c.text else { return 0 };
+        if written as usize > v.capacity() {
+            return 0;
+        }
+        // The bytes written are kept by the move: the vector holds them for it (its
+        // length is otherwise 0: `items_len` says how many bytes it holds).
+        v.set_len(written as usize);
+        v.reserve(need as usize - written as usize);
+        v.set_len(0);
+        let p = &mut *(*ctx).cols.add(col as usize);
+        p.items = v.as_mut_ptr();
+        p.items_cap = v.capacity() as u64;
+        1
+    }
 }
 
 /// Skips a group whose start tag (field `number`) ended at `p`, in a message at nesting
@@ -175,6 +229,10 @@ pub struct ChunkColumns {
     ptrs: Vec<ColPtrs>,
     /// The columns with items (lists of numbers, strings, bytes).
     item_cols: Vec<usize>,
+    /// The text columns ([`ColKind::Text`]): while lent bytes (`lend_text`), their first
+    /// `items_len` bytes are the column's (their vectors hold them with a length of 0; the
+    /// code writes them).
+    text_cols: Vec<usize>,
     /// Per row space: its rows so far (space 0's `rows` is unused: `self.rows` counts), the
     /// columns in it, and (spaces past 0) its rows at the end of each record so far.
     spaces: Vec<SpaceRows>,
@@ -205,6 +263,9 @@ struct ChunkColumn {
     items: Items,
     /// The row space it lies in.
     space: usize,
+    /// A text column's lent bytes (`ChunkColumns::lend_text`), with a length of 0: the
+    /// code's `items_len` counts them.
+    text: Option<Vec<u8>>,
 }
 
 /// A column's list items: 8 bytes each, or 4 ([`ColKind::Items32`]).
@@ -345,6 +406,38 @@ impl ChunkColumns {
         }
     }
 
+    /// Lends [`PlanCell::Text`](super::PlanCell::Text) column `col` the bytes its values
+    /// are appended to (a column builder's data): the code writes each value after them
+    /// (its cell `start | len << 32` there), and [`take_text`](Self::take_text) gives them
+    /// back with the values. Panics if `col` is not a text column or holds lent bytes.
+    pub fn lend_text(&mut self, col: usize, bytes: Vec<u8>) {
+        assert!(self.text_cols.contains(&col), "column {col} is not a text column");
+        let (c, p) = (&mut self.cols[col], &mut self.ptrs[col]);
+        assert!(c.text.is_none(), "column {col} holds lent bytes");
+        let v = c.text.insert(bytes);
+        p.items_len = v.len() as u64;
+        // Its length is 0 while lent (`items_len` counts): the code writes past it.
+        v.truncate(0);
+        p.items = v.as_mut_ptr();
+        p.items_cap = v.capacity() as u64;
+    }
+
+    /// The bytes lent to text column `col`, with the values of the rows appended since
+    /// after them; `None` when it holds none (or is not a text column).
+    pub fn take_text(&mut self, col: usize) -> Option<Vec<u8>> {
+        let (c, p) = (self.cols.get_mut(col)?, &mut self.ptrs[col]);
+        let mut bytes = c.text.take()?;
+        // SAFETY: the first `items_len` bytes are the ones lent (their length then) and
+        // those the code wrote after them, one value after another (a declined or
+        // dropped record's cut off by `rewind`), within the capacity `pa_text_room`
+        // made; `min` keeps it within the capacity whatever `items_len` says.
+        unsafe { bytes.set_len((p.items_len as usize).min(bytes.capacity())) };
+        p.items = std::ptr::NonNull::dangling().as_ptr();
+        p.items_len = 0;
+        p.items_cap = 0;
+        Some(bytes)
+    }
+
     /// A list column's item ends, one per row of its space: row `r`'s items (or, for a
     /// list of messages, its elements' rows) are `ends[r - 1]..ends[r]`, from 0 for the
     /// first row.
@@ -394,7 +487,21 @@ impl ChunkColumns {
 
     /// Every row written since `before` absent again: record row `row` and the other
     /// spaces' rows past their `before` (cells keep what was written: presence decides).
+    /// A text column's bytes are cut back to where the first of those rows' values starts
+    /// (the rows' values are its last bytes; a column the record did not write keeps its
+    /// own).
     fn rewind(&mut self, row: usize) {
+        for &t in &self.text_cols {
+            let s = self.cols[t].space;
+            let rows = if s == 0 { row..row + 1 } else { self.before.rows[s] as usize..self.spaces[s].rows as usize };
+            let c = &self.cols[t];
+            if let Some(r) = rows.clone().find(|&r| c.valid[r] != 0) {
+                // Never past what it holds (the cell is the code's; `take_text` trusts
+                // `items_len` to count written bytes, whatever was lent in between).
+                let p = &mut self.ptrs[t];
+                p.items_len = p.items_len.min(c.values[r] & 0xffff_ffff);
+            }
+        }
         for (s, members) in self.space_cols.iter().enumerate() {
             let rows = if s == 0 { row..row + 1 } else { self.before.rows[s] as usize..self.spaces[s].rows as usize };
             for &c in members {
@@ -416,6 +523,7 @@ impl ChunkColumns {
             self.spaces[s].rows = 0;
             self.bounds[s].clear();
         }
+        // (A text column's bytes stay: they are lent, and given back by `take_text`.)
         for c in &mut self.cols {
             c.items.truncate(0);
         }
@@ -432,6 +540,7 @@ impl ChunkColumns {
                 valid: vec![0; capacity],
                 items: if kind == ColKind::Items32 { Items::Narrow(Vec::new()) } else { Items::Wide(Vec::new()) },
                 space: space as usize,
+                text: None,
             })
             .collect();
         let ptrs = (cols.iter_mut())
@@ -440,12 +549,15 @@ impl ChunkColumns {
                 valid: c.valid.as_mut_ptr(),
                 items: c.items.reserve(0),
                 items_len: 0,
+                items_cap: 0,
             })
             .collect();
         let item_cols: Vec<usize> = (shape.kinds.iter().enumerate())
             .filter(|(_, &k)| matches!(k, ColKind::Items | ColKind::Items32))
             .map(|(i, _)| i)
             .collect();
+        let text_cols: Vec<usize> =
+            (shape.kinds.iter().enumerate()).filter(|(_, &k)| k == ColKind::Text).map(|(i, _)| i).collect();
         let mut space_cols = vec![Vec::new(); shape.spaces];
         for (c, &s) in shape.space_of_col.iter().enumerate() {
             space_cols[s as usize].push(c);
@@ -453,7 +565,19 @@ impl ChunkColumns {
         let spaces = vec![SpaceRows { rows: 0, capacity: capacity as u64 }; shape.spaces];
         let before = Before { rows: vec![0; shape.spaces], items: vec![0; item_cols.len()], undoable: false };
         let bounds = vec![Vec::new(); shape.spaces];
-        ChunkColumns { appender: id, capacity, rows: 0, ptrs, cols, item_cols, bounds, spaces, space_cols, before }
+        ChunkColumns {
+            appender: id,
+            capacity,
+            rows: 0,
+            ptrs,
+            cols,
+            item_cols,
+            text_cols,
+            bounds,
+            spaces,
+            space_cols,
+            before,
+        }
     }
 
     /// Runs `root` on `record` as the next row: `true`, or `false` when the code declines
@@ -490,8 +614,10 @@ impl ChunkColumns {
             // writes cell and presence byte `row` (< capacity, the length of every
             // space-0 column's `values` and `valid`) of the record's columns, rows below
             // their space's capacity of the others (growing a space through `pa_grow`
-            // first), and list items at `items_len` (fewer than the capacity reserved
-            // above: each takes a byte of the record); it reads only `record`.
+            // first), list items at `items_len` (fewer than the capacity reserved
+            // above: each takes a byte of the record), and a text column's bytes from
+            // below its `items_len` (where a row's value is replaced) up to `items_cap`
+            // (asking `pa_text_room` for more first); it reads only `record`.
             let r = unsafe { root(&mut ctx, record.as_ptr(), end, row as u64) };
             r == end
         };
@@ -509,8 +635,8 @@ impl ChunkColumns {
             self.before.undoable = true;
             return true;
         }
-        // Declined: the rows it wrote absent again (list items past `len` were never
-        // taken into the vectors).
+        // Declined: the rows it wrote absent again (list items and text past `len` were
+        // never taken into the vectors).
         self.rewind(row);
         self.before.undoable = false;
         false

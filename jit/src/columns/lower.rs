@@ -8,11 +8,11 @@ use cranelift_frontend::FunctionBuilder;
 use protojit_arena::{DecodeErrorKind, FieldKind, Layouts, NO_INDEX};
 
 use super::buffers::{
-    self, foreach_append_helper, AppendCtx, COL_SIZE, CTX_COLS, CTX_END, CTX_SPACES, CTX_START, ITEMS, ITEMS_LEN,
-    SPACE_CAPACITY, SPACE_ROWS, SPACE_SIZE, VALID, VALUES,
+    self, foreach_append_helper, AppendCtx, COL_SIZE, CTX_COLS, CTX_END, CTX_SPACES, CTX_START, ITEMS, ITEMS_CAP,
+    ITEMS_LEN, SPACE_CAPACITY, SPACE_ROWS, SPACE_SIZE, VALID, VALUES,
 };
 use super::plan::{ColumnPlan, PlanCell, PlanMessage, Shape};
-use crate::wire::{helper_table, Helper, Wire};
+use crate::wire::{helper_table, input_flags, Helper, Wire};
 
 foreach_append_helper!(helper_table AppendHelpers, buffers;);
 
@@ -453,6 +453,15 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 self.put(k, cell);
                 stop
             }
+            PlanCell::Text => {
+                let (start, stop) = self.read_length(q, self.end);
+                let len = self.b.ins().isub(stop, start);
+                if kind == FieldKind::String {
+                    self.utf8(start, len, q);
+                }
+                self.copy_text(k, start, len);
+                stop
+            }
             PlanCell::Message(j) => {
                 let (start, stop) = self.child_span(j, q);
                 let col = self.col(k);
@@ -625,6 +634,86 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
     fn present(&mut self, col: Value) {
         let valid = self.b.ins().load(self.ptr, buffers(), col, VALID);
         let at = self.b.ins().iadd(valid, self.row);
+        let one = self.b.ins().iconst(types::I8, 1);
+        self.b.ins().store(buffers(), one, at, 0);
+    }
+
+    /// Writes the `len` bytes at `start` (in the record) as field `k`'s value at the row
+    /// ([`PlanCell::Text`]): copied to the end of the column's text, or, where the row has
+    /// a value already (met again), over it (the row's are the text's last bytes: rows are
+    /// written in order, and a space's current row is its last); its cell is where they lie.
+    fn copy_text(&mut self, k: usize, start: Value, len: Value) {
+        let col = self.col(k);
+        let valid = self.b.ins().load(self.ptr, buffers(), col, VALID);
+        let at = self.b.ins().iadd(valid, self.row);
+        let set = self.b.ins().uload8(types::I32, buffers(), at, 0);
+        let again = self.b.create_block();
+        self.b.set_cold_block(again);
+        let fresh = self.b.create_block();
+        let body = self.b.create_block();
+        let from = self.b.append_block_param(body, types::I64);
+        self.b.ins().brif(set, again, &[], fresh, &[]);
+        // A first value: after the column's bytes.
+        self.b.switch_to_block(fresh);
+        let n = self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
+        self.b.ins().jump(body, &[BlockArg::Value(n)]);
+        // Met again: over the row's value, where its cell says.
+        self.b.switch_to_block(again);
+        let values = self.b.ins().load(self.ptr, buffers(), col, VALUES);
+        let offset = self.b.ins().ishl_imm_u(self.row, 3);
+        let cell_at = self.b.ins().iadd(values, offset);
+        let cell = self.b.ins().load(types::I64, buffers(), cell_at, 0);
+        let before = self.b.ins().band_imm_u(cell, 0xffff_ffff);
+        self.b.ins().jump(body, &[BlockArg::Value(before)]);
+        self.b.switch_to_block(body);
+        // Room for the value and `COPY_SLACK` bytes past it (a short value is copied as
+        // 16 bytes).
+        const _: () = assert!(buffers::COPY_SLACK == 16);
+        let need = self.b.ins().iadd(from, len);
+        let need = self.b.ins().iadd_imm_s(need, 16);
+        let cap = self.b.ins().load(types::I64, buffers(), col, ITEMS_CAP);
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, need, cap);
+        let grow = self.b.create_block();
+        self.b.set_cold_block(grow);
+        let room = self.b.create_block();
+        self.b.ins().brif(over, grow, &[], room, &[]);
+        self.b.switch_to_block(grow);
+        let index = self.b.ins().iconst(types::I64, (self.shape.first_col[self.index] + k) as i64);
+        let written = self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
+        let call = self.call(self.helpers.text_room, &[self.ctx, index, written, need]);
+        let grown = self.b.inst_results(call)[0];
+        self.b.ins().brif(grown, room, &[], self.decline, &[]);
+        self.b.switch_to_block(room);
+        let text = self.b.ins().load(self.ptr, buffers(), col, ITEMS);
+        let dst = self.b.ins().iadd(text, from);
+        // A short value with 16 readable bytes before the input's end: two words copied.
+        let input_end = self.input_end();
+        let avail = self.b.ins().isub(input_end, start);
+        let readable = self.b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, avail, 16);
+        let short = self.b.ins().icmp_imm_u(IntCC::UnsignedLessThanOrEqual, len, 16);
+        let both = self.b.ins().band(short, readable);
+        let inline = self.b.create_block();
+        let long = self.b.create_block();
+        let copied = self.b.create_block();
+        self.b.ins().brif(both, inline, &[], long, &[]);
+        self.b.switch_to_block(inline);
+        let w0 = self.b.ins().load(types::I64, input_flags(), start, 0);
+        let w1 = self.b.ins().load(types::I64, input_flags(), start, 8);
+        self.b.ins().store(buffers(), w0, dst, 0);
+        self.b.ins().store(buffers(), w1, dst, 8);
+        self.b.ins().jump(copied, &[]);
+        self.b.switch_to_block(long);
+        self.call(self.helpers.copy, &[dst, start, len]);
+        self.b.ins().jump(copied, &[]);
+        self.b.switch_to_block(copied);
+        let end = self.b.ins().iadd(from, len);
+        self.b.ins().store(buffers(), end, col, ITEMS_LEN);
+        let span = self.b.ins().ishl_imm_u(len, 32);
+        let cell = self.b.ins().bor(from, span);
+        let values = self.b.ins().load(self.ptr, buffers(), col, VALUES);
+        let offset = self.b.ins().ishl_imm_u(self.row, 3);
+        let cell_at = self.b.ins().iadd(values, offset);
+        self.b.ins().store(buffers(), cell, cell_at, 0);
         let one = self.b.ins().iconst(types::I8, 1);
         self.b.ins().store(buffers(), one, at, 0);
     }

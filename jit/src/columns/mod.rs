@@ -6,8 +6,11 @@
 //! [`Appender::append`] runs that code on a record, writing row `n` of a [`ChunkColumns`]:
 //! a cell of eight bytes per column and row (the value's bits; for strings and bytes, where
 //! they lie in the record), a presence byte per column and row, and the items of repeated
-//! fields (numbers, and where strings and bytes lie). The elements of a list of messages
-//! (or a map's entries) are rows of a row space of their own, which grows as they come.
+//! fields (numbers, and where strings and bytes lie). Strings and bytes outside oneofs
+//! ([`PlanCell::Text`]) are written straight into their column's data, which the caller
+//! lends ([`ChunkColumns::lend_text`]): their cells say where they lie there. The elements
+//! of a list of messages (or a map's entries) are rows of a row space of their own, which
+//! grows as they come.
 //!
 //! The code handles the shapes records usually have, and **declines** the rest: a
 //! closed enum's undeclared value, a `string` that is not UTF-8, a known number with

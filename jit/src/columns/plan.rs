@@ -54,6 +54,12 @@ pub enum PlanCell {
     /// (every occurrence, also one a later one replaces) that is not UTF-8 declines the
     /// record.
     Bytes,
+    /// A singular string or bytes field outside a oneof, written straight into its column:
+    /// the code copies its bytes into the column's text ([`ChunkColumns::text`](super::ChunkColumns::text)), rows
+    /// in order, and its cell is `start | len << 32` there. A value met again in the row
+    /// replaces the row's bytes (the last is the row's, as in the tree); a `string` that is
+    /// not UTF-8 declines the record, as for [`PlanCell::Bytes`].
+    Text,
     /// A singular message: its presence; its fields are those of `messages[index]`.
     Message(usize),
     /// A repeated number, bool or enum: the items, as [`PlanCell::Number`]'s cells.
@@ -133,6 +139,9 @@ pub(super) enum ColKind {
     Items,
     /// Items of 4 bytes ([`PlanCell::List32`]); its cells as [`ColKind::Items`]'.
     Items32,
+    /// Bytes ([`PlanCell::Text`]): its rows' values, one after another; its cells where
+    /// each row's lie.
+    Text,
     /// A list of messages: its cells are its rows' ends in the elements' space.
     Rows,
 }
@@ -211,6 +220,13 @@ pub(super) fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, 
                 PlanCell::Bytes => {
                     slot.repetition == Repetition::Singular && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
                 }
+                // Outside oneofs: a member cleared from the row would leave its bytes in
+                // the column's text.
+                PlanCell::Text => {
+                    slot.repetition == Repetition::Singular
+                        && matches!(slot.kind, FieldKind::String | FieldKind::Bytes)
+                        && slot.oneof == NO_INDEX
+                }
                 PlanCell::List => slot.repetition == Repetition::Repeated && number,
                 PlanCell::List32 => slot.repetition == Repetition::Repeated && is_32_bits(slot.kind),
                 PlanCell::BytesList => {
@@ -246,6 +262,7 @@ pub(super) fn check_plan(layouts: &Layouts, plan: &ColumnPlan) -> Result<Shape, 
             kinds.push(match f.cell {
                 PlanCell::List | PlanCell::BytesList | PlanCell::Spans => ColKind::Items,
                 PlanCell::List32 => ColKind::Items32,
+                PlanCell::Text => ColKind::Text,
                 PlanCell::Messages(_) => ColKind::Rows,
                 _ => ColKind::Cells,
             });
