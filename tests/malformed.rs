@@ -892,3 +892,42 @@ fn utf8_checks() {
         assert_eq!(decoder3.decode(bad, &arena).unwrap_err().kind, K::InvalidUtf8, "{engine:?}");
     }
 }
+
+/// Strings of every length to 40 and longer ones to 300 (the compiled check's inline two
+/// words up to 16 bytes, the validator's 16-byte steps past them), with a byte that is not
+/// UTF-8, a cut character or a whole two-byte one at every position, or around each step's
+/// ends: every engine refuses exactly the text that is not UTF-8 and reads the rest back.
+#[test]
+fn utf8_checks_around_every_step_of_long_strings() {
+    let s3 = schema3();
+    let mut texts = Vec::new();
+    for len in (1..=40usize).chain([47, 48, 49, 63, 64, 65, 100, 127, 128, 200, 255, 256, 257, 300]) {
+        for at in (0..len).filter(|at| len <= 40 || [0, 7, 8, 15].contains(&(at % 16)) || at + 17 > len) {
+            for odd in [&[0xffu8][..], &[0xc3], &[0xc3, 0xa9], &[0xe2, 0x82]] {
+                let mut text = vec![b'a'; len];
+                text.splice(at..at + 1, odd.iter().copied());
+                texts.push(text);
+            }
+        }
+    }
+    for engine in common::ENGINES {
+        let decoder = s3.decoder_with_options("malformed3.P", &EngineOptions::default().with_kind(engine)).unwrap();
+        let arena = Arena::new();
+        for text in &texts {
+            // Field `s` (1), its length as a varint.
+            let mut input = vec![0x0a];
+            let mut n = text.len();
+            while n >= 0x80 {
+                input.push(n as u8 | 0x80);
+                n >>= 7;
+            }
+            input.push(n as u8);
+            input.extend_from_slice(text);
+            let got = decoder.decode(&input, &arena);
+            match std::str::from_utf8(text) {
+                Ok(s) => assert_eq!(got.unwrap().get("s").unwrap().as_str(), Some(s), "{engine:?} {text:02x?}"),
+                Err(_) => assert_eq!(got.unwrap_err().kind, K::InvalidUtf8, "{engine:?} {text:02x?}"),
+            }
+        }
+    }
+}

@@ -603,9 +603,11 @@ fn compiled_appenders_read_well_known_types() {
     convert_all(&p, &[far.to_vec()], "a timestamp out of range");
 }
 
-/// The compiled code checks strings for ASCII eight bytes at a time, then byte by byte:
-/// a byte that is not UTF-8 at every position of strings of every length up to 20 fails the
-/// record as the tree fails it; valid multi-byte text at every position converts alike.
+/// The compiled code checks strings of up to 16 bytes for ASCII inline (two words), the
+/// rest by the validator (16 bytes a step, then the SIMD one): a byte that is not UTF-8 at
+/// every position of strings of every length up to 20, and around every 16-byte step of
+/// longer ones, fails the record as the tree fails it; valid multi-byte text there converts
+/// alike.
 #[test]
 fn compiled_appenders_check_utf8_at_every_position() {
     let schema = Schema::from_proto_source("c.proto", COMPILED3).unwrap();
@@ -899,12 +901,20 @@ fn compiled_appenders_leave_no_row_of_a_record_declined_inside_a_list_element() 
     assert_eq!(k.stats().tree_records, 0, "the code reads the next record");
 }
 
-/// Texts of every length up to 20 with a byte that is not UTF-8, or a valid two-byte
-/// character, at every position.
+/// Texts with a byte that is not UTF-8, or a valid two-byte character: at every position of
+/// every length up to 20, and around the 16-byte steps of lengths to 120 (a one-byte length
+/// prefix).
 fn texts_not_ascii() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for len in 1..=20usize {
-        for at in 0..len {
+    // Every position to 20 bytes (the inline two-word check, and past it); longer, the
+    // positions around the validator's 16-byte steps, and the last 16.
+    for len in (1..=20usize).chain([31, 32, 33, 47, 63, 64, 65, 100, 120]) {
+        let positions: Vec<usize> = if len <= 20 {
+            (0..len).collect()
+        } else {
+            (0..len).filter(|at| [0, 7, 8, 15].contains(&(at % 16)) || at + 17 > len).collect()
+        };
+        for at in positions {
             for bad in [&[0xffu8][..], &[0xc3], &[0xc3, 0xa9]] {
                 let mut text = vec![b'a'; len];
                 text.splice(at..at + 1, bad.iter().copied());
