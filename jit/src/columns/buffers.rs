@@ -142,7 +142,7 @@ pub(super) unsafe extern "C" fn pa_text_room(ctx: *mut AppendCtx, col: u64, writ
         v.set_len(0);
         let p = &mut *(*ctx).cols.add(col as usize);
         p.items = v.as_mut_ptr();
-        p.items_cap = v.capacity() as u64;
+        p.items_cap = (v.capacity() as u64).min(u64::from(u32::MAX));
         1
     }
 }
@@ -419,7 +419,8 @@ impl ChunkColumns {
         // Its length is 0 while lent (`items_len` counts): the code writes past it.
         v.truncate(0);
         p.items = v.as_mut_ptr();
-        p.items_cap = v.capacity() as u64;
+        // Cells hold 32-bit positions: past them the code asks for room, which declines.
+        p.items_cap = (v.capacity() as u64).min(u64::from(u32::MAX));
     }
 
     /// The bytes lent to text column `col`, with the values of the rows appended since
