@@ -479,16 +479,10 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 let row = self.b.ins().load(types::I64, buffers(), space, SPACE_ROWS);
                 let capacity = self.b.ins().load(types::I64, buffers(), space, SPACE_CAPACITY);
                 let full = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, row, capacity);
-                let grow = self.b.create_block();
-                self.b.set_cold_block(grow);
-                let room = self.b.create_block();
-                self.b.ins().brif(full, grow, &[], room, &[]);
-                self.b.switch_to_block(grow);
-                let index = self.b.ins().iconst(types::I64, self.shape.space_of_message[j] as i64);
-                let call = self.call(self.helpers.grow, &[self.ctx, index]);
-                let grown = self.b.inst_results(call)[0];
-                self.b.ins().brif(grown, room, &[], self.decline, &[]);
-                self.b.switch_to_block(room);
+                self.make_room(full, |l| {
+                    let index = l.b.ins().iconst(types::I64, l.shape.space_of_message[j] as i64);
+                    l.call(l.helpers.grow, &[l.ctx, index])
+                });
                 // Counted before its fields are read: a record declined inside the
                 // element must find the row among those it wrote (and rewind it).
                 let next = self.b.ins().iadd_imm_s(row, 1);
@@ -673,17 +667,11 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         let need = self.b.ins().iadd_imm_s(need, 16);
         let cap = self.b.ins().load(types::I64, buffers(), col, ITEMS_CAP);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, need, cap);
-        let grow = self.b.create_block();
-        self.b.set_cold_block(grow);
-        let room = self.b.create_block();
-        self.b.ins().brif(over, grow, &[], room, &[]);
-        self.b.switch_to_block(grow);
-        let index = self.b.ins().iconst(types::I64, (self.shape.first_col[self.index] + k) as i64);
-        let written = self.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
-        let call = self.call(self.helpers.text_room, &[self.ctx, index, written, need]);
-        let grown = self.b.inst_results(call)[0];
-        self.b.ins().brif(grown, room, &[], self.decline, &[]);
-        self.b.switch_to_block(room);
+        self.make_room(over, |l| {
+            let index = l.b.ins().iconst(types::I64, (l.shape.first_col[l.index] + k) as i64);
+            let written = l.b.ins().load(types::I64, buffers(), col, ITEMS_LEN);
+            l.call(l.helpers.text_room, &[l.ctx, index, written, need])
+        });
         let text = self.b.ins().load(self.ptr, buffers(), col, ITEMS);
         let dst = self.b.ins().iadd(text, from);
         // A short value with 16 readable bytes before the input's end: two words copied.
@@ -716,6 +704,20 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
         self.b.ins().store(buffers(), cell, cell_at, 0);
         let one = self.b.ins().iconst(types::I8, 1);
         self.b.ins().store(buffers(), one, at, 0);
+    }
+
+    /// Continues in a new block; where `short` is set, first through a cold block where
+    /// `grow` calls a helper that makes room: 1, or 0 to decline the record.
+    fn make_room(&mut self, short: Value, grow: impl FnOnce(&mut Self) -> cranelift_codegen::ir::Inst) {
+        let cold = self.b.create_block();
+        self.b.set_cold_block(cold);
+        let room = self.b.create_block();
+        self.b.ins().brif(short, cold, &[], room, &[]);
+        self.b.switch_to_block(cold);
+        let call = grow(self);
+        let grown = self.b.inst_results(call)[0];
+        self.b.ins().brif(grown, room, &[], self.decline, &[]);
+        self.b.switch_to_block(room);
     }
 
     /// Appends item `v` to list field `k`.
