@@ -488,9 +488,9 @@ fn add(layouts: &Layouts, li: LayoutIndex, s: &StructCol, plan: &mut ColumnPlan)
         let what = |kind: &str| format!("{}: {kind}", c.field.name());
         let cell = match &c.cell {
             Cell::Values(v) if c.read.is_some() => match v.data {
-                // Offsets and data: the code writes the bytes into the chunk's text, moved
-                // in one copy (a oneof member's cell is moved from the record: the code
-                // may clear it from the row after writing it).
+                // Offsets and data: the code writes the bytes straight into the builder's
+                // data, lent to each chunk (a oneof member's cell is moved from its record:
+                // the code may clear it from the row after writing it).
                 Data::Text { .. } if slot.oneof == NO_INDEX => PlanCell::Text,
                 Data::Text { .. } | Data::View(_) => PlanCell::Bytes,
                 _ => PlanCell::Number,
