@@ -43,6 +43,8 @@ pub(super) struct Lower<'a, 'b, 'f> {
     /// Every label: its tag, its block (the value's position as parameter), what it does.
     tags: Vec<(u32, Block, Target)>,
     ctx: Value,
+    /// The context's column pointers (`AppendCtx::cols`), loaded once.
+    cols: Value,
     end: Value,
     row: Value,
     /// `next(p)`: the loop head.
@@ -147,8 +149,11 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 truncated
             }
         };
+        // The column pointers' table does not move while the code runs.
+        let cols = b.ins().load(ptr, buffers(), params[0], CTX_COLS);
         b.ins().jump(next, &[BlockArg::Value(params[1])]);
         Lower {
+            cols,
             b,
             ptr,
             layouts,
@@ -595,9 +600,8 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
 
     /// The column pointers of field `k` of this message.
     fn col(&mut self, k: usize) -> Value {
-        let cols = self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_COLS);
         let first = self.shape.first_col[self.index];
-        self.b.ins().iadd_imm_s(cols, (first + k) as i64 * COL_SIZE)
+        self.b.ins().iadd_imm_s(self.cols, (first + k) as i64 * COL_SIZE)
     }
 
     /// Writes item `len` of a list whose items are at `items`: 8 bytes, or its low 4 for a
