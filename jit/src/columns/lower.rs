@@ -43,8 +43,13 @@ pub(super) struct Lower<'a, 'b, 'f> {
     /// Every label: its tag, its block (the value's position as parameter), what it does.
     tags: Vec<(u32, Block, Target)>,
     ctx: Value,
-    /// The context's column pointers (`AppendCtx::cols`), loaded once.
+    /// The context's column pointers (`AppendCtx::cols`), loaded once; its row spaces,
+    /// where the message has a list of messages.
     cols: Value,
+    spaces: Option<Value>,
+    /// The record's first byte and its end (`AppendCtx::start`, `end`), where the
+    /// message's fields read them; else loaded where they are.
+    input: Option<[Value; 2]>,
     end: Value,
     row: Value,
     /// `next(p)`: the loop head.
@@ -94,11 +99,17 @@ impl<'b> Wire<'b> for Lower<'_, 'b, '_> {
     }
 
     fn input_start(&mut self) -> Value {
-        self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_START)
+        match self.input {
+            Some([start, _]) => start,
+            None => self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_START),
+        }
     }
 
     fn input_end(&mut self) -> Value {
-        self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_END)
+        match self.input {
+            Some([_, end]) => end,
+            None => self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_END),
+        }
     }
 
     fn core(&self) -> (Helper, Helper, StackSlot) {
@@ -149,15 +160,31 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
                 truncated
             }
         };
-        // The column pointers' table does not move while the code runs.
+        // The column pointers' and row spaces' tables do not move while the code runs, nor
+        // does the record: loaded once, those the message's fields use (a value kept in a
+        // register or a stack slot through the function costs where it is not used).
+        let msg = &plan.messages[index];
+        let layout = layouts.get(msg.layout);
+        let uses = |f: fn(PlanCell, FieldKind) -> bool| msg.fields.iter().any(|g| f(g.cell, layout.slot(g.slot).kind));
         let cols = b.ins().load(ptr, buffers(), params[0], CTX_COLS);
+        let spaces = uses(|c, _| matches!(c, PlanCell::Messages(_)))
+            .then(|| b.ins().load(ptr, buffers(), params[0], CTX_SPACES));
+        // Strings and bytes (their spans, the UTF-8 check's reach) and 64-bit varints near
+        // the input's end read the record's bounds.
+        let input = uses(|c, k| {
+            matches!(c, PlanCell::Bytes | PlanCell::Text | PlanCell::BytesList | PlanCell::Spans)
+                || matches!(k, FieldKind::String | FieldKind::Int64 | FieldKind::Uint64 | FieldKind::Sint64)
+        })
+        .then(|| [CTX_START, CTX_END].map(|at| b.ins().load(ptr, buffers(), params[0], at)));
         b.ins().jump(next, &[BlockArg::Value(params[1])]);
         Lower {
             cols,
+            spaces,
+            input,
             b,
             ptr,
             layouts,
-            msg: &plan.messages[index],
+            msg,
             shape,
             index,
             children,
@@ -318,7 +345,10 @@ impl<'a, 'b, 'f> Lower<'a, 'b, 'f> {
 
     /// The address of the row space of plan message `j`.
     fn space(&mut self, j: usize) -> Value {
-        let spaces = self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_SPACES);
+        let spaces = match self.spaces {
+            Some(spaces) => spaces,
+            None => self.b.ins().load(self.ptr, buffers(), self.ctx, CTX_SPACES),
+        };
         self.b.ins().iadd_imm_s(spaces, self.shape.space_of_message[j] as i64 * SPACE_SIZE)
     }
 
