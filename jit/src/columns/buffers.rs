@@ -636,8 +636,8 @@ impl ChunkColumns {
             self.before.undoable = true;
             return true;
         }
-        // Declined: the rows it wrote absent again (list items and text past `len` were
-        // never taken into the vectors).
+        // Declined: the rows it wrote absent again (list items past `len` were never taken
+        // into the vectors; a text column's bytes are cut back by `rewind`).
         self.rewind(row);
         self.before.undoable = false;
         false
